@@ -1,0 +1,56 @@
+"""The one exception family of the core, and the exit code each member maps to.
+
+The core raises; only `cli.py` turns an error into a message on stderr and an exit code.
+
+Exit codes, shared by every command:
+  0  success
+  2  usage error (bad option, no input on a terminal) — Typer's own code
+  3  bad input (unreadable file, not JSON, not a transcript)
+  4  cannot fit (the smallest possible request is larger than the model's window)
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+EXIT_BAD_INPUT = 3
+EXIT_CANNOT_FIT = 4
+
+
+class CtxfitError(Exception):
+    """Base of every error ctxfit reports to a person."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
+class BadInput(CtxfitError):
+    """The input is not a transcript ctxfit can read; names the file, the line and the problem."""
+
+    exit_code = EXIT_BAD_INPUT
+
+    def __init__(self, path: str, line: int | None, problem: str) -> None:
+        self.path, self.line, self.problem = path, line, problem
+        where = f"{path}:{line}" if line else path
+        super().__init__(f"{where}: {problem}")
+
+
+class UsageProblem(CtxfitError):
+    """The command was called in a way that cannot work (e.g. no input on a terminal)."""
+
+    exit_code = EXIT_USAGE
+
+
+class CannotFit(CtxfitError):
+    """Even the smallest request is larger than the model's window: it can never be sent."""
+
+    exit_code = EXIT_CANNOT_FIT
+
+    def __init__(self, message: str, *, smallest: int, window: int) -> None:
+        self.smallest, self.window = smallest, window
+        super().__init__(message)
+
+
+class MissingExtra(CtxfitError):
+    """An optional dependency (a real tokenizer) is not installed; says what to install."""
+
+    exit_code = EXIT_USAGE

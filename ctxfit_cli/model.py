@@ -1,0 +1,115 @@
+"""The transcript model every dialect is read into.
+
+A `Message` is immutable: its parts, its role, and the exact JSON bytes it is sent as when
+nothing about it changes. Its estimates are computed once per counter and kept in `memo`, so an
+agent loop that calls ctxfit before every request pays only for the messages that are new.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Iterable, Literal
+
+Dialect = Literal["openai", "anthropic"]
+
+
+class PartKind(StrEnum):
+    TEXT = "text"
+    THINKING = "thinking"
+    TOOL_CALL = "tool_call"
+    TOOL_RESULT = "tool_result"
+    IMAGE = "image"
+
+
+class Role(StrEnum):
+    SYSTEM = "system"  # the system prompt (OpenAI system/developer messages, Anthropic `system`)
+    TOOLS = "tools"  # the tool definitions, counted as one unit
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"  # an OpenAI tool-result message
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One countable piece of a message.
+
+    `text` is exactly what is counted: the text of a text block, the serialized arguments of a
+    tool call, the text content of a tool result. `tool` and `call_id` are counted too (they are
+    sent); `image_tokens` holds the estimate of any image or document inside the part.
+    """
+
+    kind: PartKind
+    text: str = ""
+    tool: str = ""
+    call_id: str = ""
+    image_tokens: int = 0
+    is_error: bool = False
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Message:
+    role: Role
+    parts: tuple[Part, ...]
+    #: The JSON this message is sent as when unchanged (original bytes where the input had them).
+    raw: bytes
+    #: 1-based line of the input where the message starts (0 when it was made by ctxfit).
+    line: int = 0
+    #: Per-counter cached estimates; never part of equality or output.
+    memo: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def call_ids(self) -> tuple[str, ...]:
+        return tuple(p.call_id for p in self.parts if p.kind is PartKind.TOOL_CALL)
+
+    @property
+    def result_ids(self) -> tuple[str, ...]:
+        return tuple(p.call_id for p in self.parts if p.kind is PartKind.TOOL_RESULT)
+
+    @property
+    def is_human_turn(self) -> bool:
+        """A user message carrying human input (text, images), not only tool results."""
+        if self.role is not Role.USER:
+            return False
+        return not self.parts or any(p.kind is not PartKind.TOOL_RESULT for p in self.parts)
+
+
+@dataclass(slots=True)
+class Transcript:
+    """A conversation as read from one input (a file, a line of requests, or stdin).
+
+    `messages` may be a lazy iterator while streaming (`estimate` never holds a whole file);
+    `materialize` turns it into a tuple and splits the system prompt off.
+    """
+
+    path: str
+    format: str  # the input format: openai, anthropic, claude-code, codex, request
+    dialect: Dialect  # the request dialect it is sent as
+    messages: Iterable[Message]
+    system: tuple[Message, ...] = ()
+    tools: Message | None = None
+    #: Other top-level fields of a request object (model, max_tokens, ...), kept as raw JSON.
+    extra: tuple[tuple[str, bytes], ...] = ()
+    line: int = 1
+
+    def materialize(self) -> "Transcript":
+        """Hold every message, with leading system messages moved to `system`."""
+        messages = tuple(self.messages)
+        split = 0
+        while split < len(messages) and messages[split].role is Role.SYSTEM:
+            split += 1
+        return Transcript(
+            path=self.path,
+            format=self.format,
+            dialect=self.dialect,
+            messages=messages[split:],
+            system=self.system + messages[:split],
+            tools=self.tools,
+            extra=self.extra,
+            line=self.line,
+        )
+
+    @property
+    def fixed(self) -> tuple[Message, ...]:
+        """What every request carries whatever is trimmed: system prompt and tool definitions."""
+        return self.system + ((self.tools,) if self.tools is not None else ())
