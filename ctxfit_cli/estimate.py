@@ -1,9 +1,10 @@
 """Estimating messages and whole transcripts.
 
 The rounding rule, the same everywhere: inside one message, the characters of each *kind* of
-content (user text, tool call, tool result, ...) are summed per writing system, and each sum is
-rounded up once (`Counter.tokens`). A message's estimate is the sum of its kinds, plus its images,
-plus `MESSAGE_OVERHEAD`. Estimates therefore add up across messages exactly, and each message is
+content (user text, assistant text, thinking, tool calls) are summed per writing system, and
+each sum is rounded up once (`Counter.tokens`); each tool result is rounded on its own, so that
+clearing one frees an exact number of tokens. A message's estimate is the sum of those, plus its
+images, plus `MESSAGE_OVERHEAD`. Estimates therefore add up across messages exactly, and each message is
 estimated once per counter (the result is kept on the immutable message).
 
 >>> from ctxfit_cli.model import Message, Part, PartKind, Role
@@ -40,6 +41,9 @@ class MessageCost:
     chars: int
     #: What chars ÷ 4 would say for the same message (same overhead and images).
     naive: int
+    #: Tokens of each tool result in the message, in order (each result is rounded on its own,
+    #: images inside it included), so clearing one saves an exact, additive amount.
+    results: tuple[int, ...] = ()
 
 
 def part_kind(role: Role, part: Part) -> str:
@@ -80,17 +84,26 @@ def parts_cost(role: Role, parts: tuple[Part, ...], counter: Counter = SEED) -> 
 def _compute_cost(role: Role, parts: tuple[Part, ...], counter: Counter) -> MessageCost:
     vectors: dict[str, Vector] = {}
     scripts: dict[str, Vector] = {}
+    results: list[int] = []
     image_tokens = chars = 0
     for part in parts:
         kind = part_kind(role, part)
         image_tokens += part.image_tokens
+        own: Vector | None = None
         for text in part_texts(part):
             chars += len(text)
             measured = counter.measure(text)
-            vectors[kind] = add(vectors[kind], measured) if kind in vectors else measured
             seed = measured if counter is SEED else SEED.measure(text)
             scripts[kind] = add(scripts[kind], seed) if kind in scripts else seed
+            own = measured if own is None else add(own, measured)
+        if part.kind is PartKind.TOOL_RESULT and role is not Role.SYSTEM:
+            results.append((counter.tokens(own) if own else 0) + part.image_tokens)
+        elif own is not None:
+            vectors[kind] = add(vectors[kind], own) if kind in vectors else own
     by_kind = {kind: counter.tokens(vector) for kind, vector in vectors.items()}
+    if results:
+        by_kind["tool_results"] = sum(results) - sum(
+            p.image_tokens for p in parts if p.kind is PartKind.TOOL_RESULT)
     if image_tokens:
         by_kind["images"] = by_kind.get("images", 0) + image_tokens
     by_kind["overhead"] = MESSAGE_OVERHEAD
@@ -100,6 +113,7 @@ def _compute_cost(role: Role, parts: tuple[Part, ...], counter: Counter) -> Mess
         scripts=scripts,
         chars=chars,
         naive=naive_tokens(chars) + image_tokens + MESSAGE_OVERHEAD,
+        results=tuple(results),
     )
 
 

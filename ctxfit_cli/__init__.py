@@ -1,0 +1,1 @@
+"""ctxfit: keep long LLM-agent conversations inside the model's context window."""

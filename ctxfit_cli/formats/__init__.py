@@ -1,0 +1,132 @@
+"""Input formats, auto-detected, all read into one `Transcript` model.
+
+| format        | what it is                                               | sent as    |
+|---------------|----------------------------------------------------------|------------|
+| `openai`      | Chat Completions messages, one per line                  | openai     |
+| `anthropic`   | Messages API messages, one per line (optional system line) | anthropic |
+| `claude-code` | Claude Code session log                                  | anthropic  |
+| `codex`       | Codex CLI rollout file                                   | openai     |
+| `request`     | a whole request object `{"messages": [...], ...}` (one per file or per line), or a JSON list of messages | its own |
+"""
+
+from __future__ import annotations
+
+from itertools import chain
+from typing import BinaryIO, Iterable, Iterator
+
+from ..errors import BadInput
+from ..model import Dialect, Message, Part, PartKind, Role, Transcript
+from ..reading import Record, read_records
+from . import anthropic, claude_code, codex, openai
+from .common import Where, dumps, json_text, type_name
+
+FORMATS = ("openai", "anthropic", "claude-code", "codex", "request")
+_PARSERS = {"openai": openai.parse_message, "anthropic": anthropic.parse_message}
+#: How many chat lines to look at for a feature that only one dialect has before assuming OpenAI.
+_SNIFF_LIMIT = 1000
+
+
+def read_transcripts(name: str, stream: BinaryIO, format: str | None = None) -> Iterator[Transcript]:
+    """Every transcript in one input (several only for a file of request objects, one per line).
+
+    Messages are parsed lazily, so a JSON Lines transcript can be streamed without holding it.
+    """
+    records = read_records(name, stream)
+    first = next(records)
+    records = chain([first], records)
+    format = format or detect(name, first)
+    if format == "request":
+        for record in records:
+            yield _request(name, record)
+        return
+    if format == "claude-code":
+        dialect: Dialect = "anthropic"
+        records = claude_code.to_anthropic(records, name)
+    elif format == "codex":
+        dialect = "openai"
+        records = codex.to_openai(records, name)
+    elif format in _PARSERS:
+        dialect = format
+    else:
+        dialect, records = _chat_dialect(records)
+        format = dialect
+    parse = _PARSERS[dialect]
+    messages = (parse(r.value, r.raw, Where(name, r.line)) for r in records)
+    yield Transcript(name, format, dialect, _require_messages(name, messages))
+
+
+def detect(name: str, first: Record) -> str:
+    """The format of an input, from its first record."""
+    value = first.value
+    if isinstance(value, list):
+        return "request"
+    if not isinstance(value, dict):
+        raise BadInput(name, first.line, f"expected a JSON object per line, got {type_name(value)}")
+    if isinstance(value.get("messages"), list):
+        return "request"
+    if codex.sniff(value):
+        return "codex"
+    if claude_code.sniff(value):
+        return "claude-code"
+    if "role" in value:
+        return "chat"
+    raise BadInput(name, first.line, 'not a transcript: expected a message with "role", a Claude Code '
+                   'or Codex record, or a request object with "messages" (see --format)')
+
+
+def _chat_dialect(records: Iterator[Record]) -> tuple[Dialect, Iterator[Record]]:
+    seen: list[Record] = []
+    for record in records:
+        seen.append(record)
+        verdict = openai.sniff(record.value) if isinstance(record.value, dict) else None
+        if verdict is not None or len(seen) >= _SNIFF_LIMIT:
+            return ("openai" if verdict is not False else "anthropic"), chain(seen, records)
+    return "openai", iter(seen)
+
+
+def _require_messages(name: str, messages: Iterable[Message]) -> Iterator[Message]:
+    """Pass messages through; complain at the end if there was no conversation at all."""
+    conversation = False
+    for message in messages:
+        conversation = conversation or message.role not in (Role.SYSTEM, Role.TOOLS)
+        yield message
+    if not conversation:
+        raise BadInput(name, None, "has no messages: nothing from a user, assistant or tool was found")
+
+
+def _request(name: str, record: Record) -> Transcript:
+    where = Where(name, record.line)
+    value = record.value
+    if isinstance(value, list):
+        value = {"messages": value}
+    if not isinstance(value, dict) or not isinstance(value.get("messages"), list):
+        raise where.fail('a request must be an object with a "messages" list')
+    items = value["messages"]
+    dialect = _request_dialect(value)
+    parse = _PARSERS[dialect]
+    messages = tuple(
+        parse(item, dumps(item), where.at("messages").at(i)) for i, item in enumerate(items)
+    )
+    system: tuple[Message, ...] = ()
+    if "system" in value:
+        system = (anthropic.system_message(value["system"], dumps(value["system"]), where.at("system")),)
+    tools = None
+    if value.get("tools") is not None:
+        tools = Message(Role.TOOLS, (Part(PartKind.TEXT, json_text(value["tools"])),), dumps(value["tools"]), record.line)
+    extra = tuple((k, dumps(v)) for k, v in value.items() if k not in ("messages", "system", "tools"))
+    transcript = Transcript(name, "request", dialect, list(_require_messages(name, messages)),
+                            system, tools, extra, record.line)
+    return transcript
+
+
+def _request_dialect(request: dict) -> Dialect:
+    if "system" in request:
+        return "anthropic"
+    for message in request["messages"]:
+        verdict = openai.sniff(message) if isinstance(message, dict) else None
+        if verdict is not None:
+            return "openai" if verdict else "anthropic"
+    tools = request.get("tools")
+    if isinstance(tools, list) and tools and isinstance(tools[0], dict) and "input_schema" in tools[0]:
+        return "anthropic"
+    return "openai"

@@ -1,0 +1,98 @@
+"""Anthropic Messages.
+
+`role` is user or assistant (a JSONL transcript may start with a `{"role": "system"}` line, which
+becomes the request's `system`). `content` is a string or a list of blocks: `text`, `image`,
+`document`, `thinking`, `redacted_thinking`, `tool_use`, `tool_result` (whose content is a string
+or a list of text and image blocks). Server-side tool blocks (`server_tool_use`,
+`web_search_tool_result`, ...) live inside one assistant message and are counted as text, since
+they carry no call the client must answer. Thinking signatures are not counted (they are opaque
+and not billed as input text).
+"""
+
+from __future__ import annotations
+
+from ..images import DEFAULT_IMAGE_TOKENS, image_tokens_from_base64, pdf_tokens_from_base64
+from ..model import Message, Part, PartKind, Role
+from .common import Where, expect_dict, expect_str, json_text, type_name
+
+ROLES = {"system": Role.SYSTEM, "user": Role.USER, "assistant": Role.ASSISTANT}
+
+
+def parse_message(value: object, raw: bytes, where: Where) -> Message:
+    """One Anthropic message (already parsed JSON) into the transcript model."""
+    message = expect_dict(value, where, "a message")
+    if "role" not in message:
+        raise where.fail('missing "role"')
+    role = message["role"]
+    if role not in ROLES:
+        raise where.fail(f"unknown role {role!r}; expected one of: user, assistant (or a first system line)")
+    return Message(ROLES[role], content_parts(message.get("content"), where.at("content")), raw, where.line)
+
+
+def system_message(system: object, raw: bytes, where: Where) -> Message:
+    """The `system` field of a request (a string or a list of text blocks)."""
+    return Message(Role.SYSTEM, content_parts(system, where), raw, where.line)
+
+
+def content_parts(content: object, where: Where) -> tuple[Part, ...]:
+    if isinstance(content, str):
+        return (Part(PartKind.TEXT, content),) if content else ()
+    if content is None:
+        raise where.fail('missing "content"')
+    if not isinstance(content, list):
+        raise where.fail(f"content must be a string or a list of blocks, got {type_name(content)}")
+    return tuple(_block(item, where.at(i)) for i, item in enumerate(content))
+
+
+def _block(value: object, where: Where) -> Part:
+    block = expect_dict(value, where, "a content block")
+    kind = block.get("type")
+    if kind == "text":
+        return Part(PartKind.TEXT, expect_str(block.get("text"), where, '"text"'))
+    if kind == "thinking":
+        return Part(PartKind.THINKING, expect_str(block.get("thinking"), where, '"thinking"'))
+    if kind == "redacted_thinking":
+        return Part(PartKind.THINKING, str(block.get("data", "")))
+    if kind == "tool_use":
+        call_id = expect_str(block.get("id"), where, 'a tool_use "id"')
+        name = expect_str(block.get("name"), where, 'a tool_use "name"')
+        return Part(PartKind.TOOL_CALL, json_text(block.get("input", {})), name, call_id)
+    if kind == "tool_result":
+        call_id = expect_str(block.get("tool_use_id"), where, 'a tool_result "tool_use_id"')
+        text, images = _result_content(block.get("content", ""), where.at("content"))
+        return Part(PartKind.TOOL_RESULT, text, "", call_id, images, bool(block.get("is_error")))
+    if kind == "image":
+        return Part(PartKind.IMAGE, image_tokens=_image_tokens(block.get("source")))
+    if kind == "document":
+        return _document(block.get("source"), where)
+    if not isinstance(kind, str):
+        raise where.fail('a content block needs a "type"')
+    return Part(PartKind.TEXT, json_text(block))  # server tool blocks and future types: all counted
+
+
+def _result_content(content: object, where: Where) -> tuple[str, int]:
+    if isinstance(content, str):
+        return content, 0
+    parts = content_parts(content, where)
+    return "\n".join(p.text for p in parts if p.text), sum(p.image_tokens for p in parts)
+
+
+def _image_tokens(source: object) -> int:
+    if isinstance(source, dict) and source.get("type") == "base64" and isinstance(source.get("data"), str):
+        return image_tokens_from_base64(source["data"])
+    return DEFAULT_IMAGE_TOKENS
+
+
+def _document(source: object, where: Where) -> Part:
+    if not isinstance(source, dict):
+        return Part(PartKind.IMAGE, image_tokens=DEFAULT_IMAGE_TOKENS)
+    kind, data = source.get("type"), source.get("data")
+    if kind == "text" and isinstance(data, str):
+        return Part(PartKind.TEXT, data)
+    if kind == "content":
+        parts = content_parts(source.get("content", []), where.at("source").at("content"))
+        return Part(PartKind.TEXT, "\n".join(p.text for p in parts),
+                    image_tokens=sum(p.image_tokens for p in parts))
+    if kind == "base64" and isinstance(data, str):
+        return Part(PartKind.IMAGE, image_tokens=pdf_tokens_from_base64(data))
+    return Part(PartKind.IMAGE, image_tokens=DEFAULT_IMAGE_TOKENS)

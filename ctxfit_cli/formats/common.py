@@ -1,0 +1,58 @@
+"""Small helpers every dialect reader shares: where a value came from, and how to complain."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import orjson
+
+from ..errors import BadInput
+
+#: One fixed option set for every JSON that ctxfit writes itself (sorted keys would reorder the
+#: user's fields, so insertion order is kept; orjson output is compact and deterministic).
+JSON_OPTIONS = 0
+
+
+def dumps(value: object) -> bytes:
+    """Serialize a value the one way ctxfit always does."""
+    return orjson.dumps(value, option=JSON_OPTIONS)
+
+
+@dataclass(frozen=True, slots=True)
+class Where:
+    """A place in the input: file, line, and a JSON path inside a multi-line document."""
+
+    path: str
+    line: int
+    inside: str = ""
+
+    def at(self, key: str | int) -> "Where":
+        step = f"[{key}]" if isinstance(key, int) else (f".{key}" if self.inside else key)
+        return Where(self.path, self.line, self.inside + step)
+
+    def fail(self, problem: str) -> BadInput:
+        return BadInput(self.path, self.line, f"{self.inside}: {problem}" if self.inside else problem)
+
+
+def type_name(value: object) -> str:
+    return {
+        dict: "an object", list: "a list", str: "a string", int: "a number", float: "a number",
+        bool: "a boolean", type(None): "null",
+    }.get(type(value), type(value).__name__)
+
+
+def expect_dict(value: object, where: Where, what: str) -> dict:
+    if not isinstance(value, dict):
+        raise where.fail(f"{what} must be a JSON object, got {type_name(value)}")
+    return value
+
+
+def expect_str(value: object, where: Where, what: str) -> str:
+    if not isinstance(value, str):
+        raise where.fail(f"{what} must be a string, got {type_name(value)}")
+    return value
+
+
+def json_text(value: object) -> str:
+    """Compact JSON of a value, as it is counted when a dialect sends it as JSON."""
+    return dumps(value).decode("utf-8")

@@ -1,0 +1,36 @@
+"""Opening the inputs a command names: paths, or `-` for standard input."""
+
+from __future__ import annotations
+
+import sys
+from contextlib import closing
+from typing import Iterator
+
+from .errors import UsageProblem
+from .formats import read_transcripts
+from .model import Transcript
+from .reading import open_input
+
+
+def resolve_paths(paths: list[str] | None) -> list[str]:
+    """The inputs to read: the given paths, or `-` when data is piped in and none is given."""
+    if paths:
+        if paths.count("-") > 1:
+            raise UsageProblem("standard input (-) can be read only once")
+        if "-" in paths and sys.stdin.isatty():
+            raise UsageProblem("'-' reads standard input, but it is a terminal: pipe a transcript in")
+        return paths
+    if sys.stdin is None or sys.stdin.isatty():
+        raise UsageProblem("no input: give a transcript path, or pipe one in and use '-'")
+    return ["-"]
+
+
+def transcripts(path: str, format: str | None) -> Iterator[Transcript]:
+    """The transcripts in one input, streamed; the file is closed when iteration ends."""
+    stream = open_input(path, sys.stdin.buffer if path == "-" else None)
+    name = "<stdin>" if path == "-" else path
+    if path == "-":
+        yield from read_transcripts(name, stream, format)
+        return
+    with closing(stream):
+        yield from read_transcripts(name, stream, format)

@@ -1,0 +1,25 @@
+"""The constant texts ctxfit puts into requests.
+
+They never contain counts, times or ids: a note that changed from one request to the next would
+change the request's prefix and break the provider's prompt cache.
+"""
+
+#: Replaces the content of a cleared tool result (DESIGN §4, stage 1).
+CLEARED_RESULT = (
+    "[This tool result was cleared to keep the conversation within the model's context. "
+    "Run the tool again if you need its output.]"
+)
+
+#: Added to the first message when older turns or rounds are left out (stages 2 and 3).
+TRIMMED_HISTORY = (
+    "[Earlier conversation was trimmed to keep it within the model's context. "
+    "The first message and the most recent steps are shown in full.]"
+)
+
+#: What the agent must know about its safety net (DESIGN §5).
+AGENT_NOTE = (
+    "Context management: when this conversation grows beyond what the model can take at once, "
+    "the oldest tool results are cleared automatically and the newest stay whole. Do not stop a "
+    "long task early to save space: carry on with the work, and if you need the content of a "
+    "result that was cleared, run the tool again (for example, read the file again)."
+)
