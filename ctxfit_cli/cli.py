@@ -18,7 +18,11 @@ from .errors import EXIT_BAD_INPUT, CtxfitError
 from .estimate import TranscriptEstimate, combine
 from .formats import FORMATS
 from .inputs import resolve_paths, transcripts
-from .notes import AGENT_NOTE
+from .fitting import FitOptions
+from .notes import AGENT_NOTE, TOO_LONG
+from .errors import CannotFit, UsageProblem
+from .outputs import atomic_write
+from .payload import fit_transcript
 
 EXIT_CODES = """\b
 Exit codes: 0 success · 2 usage error · 3 bad input (file, line and problem on stderr) ·
@@ -152,6 +156,148 @@ def note(json: Json = False) -> None:
         write_json({"note": AGENT_NOTE})
     else:
         sys.stdout.write(AGENT_NOTE + "\n")
+
+
+# --- fit and plan ---------------------------------------------------------------------------
+
+Lowwater = Annotated[
+    Optional[float],
+    typer.Option("--lowwater", min=0.01, max=1.0,
+                 help="When clearing, clear whole batches until the request is at most this share "
+                      "of the budget (e.g. 0.75), so the next requests need no clearing."),
+]
+BatchSize = Annotated[int, typer.Option("--batch-size", min=1, help="Tool results cleared per batch.")]
+ProtectShare = Annotated[
+    float, typer.Option("--protect-share", min=0.0, max=1.0,
+                        help="Share of the budget kept for the newest tool results, never cleared.")]
+MinClear = Annotated[
+    int, typer.Option("--min-clear-tokens", min=0,
+                      help="Results this small are never cleared (it would save nothing).")]
+TellAgent = Annotated[bool, typer.Option("--tell-agent", help="Add the agent note (ctxfit note) to the system prompt.")]
+
+
+def _options(budget: int, window: int, lowwater: float | None, batch_size: int,
+             protect_share: float, min_clear_tokens: int) -> FitOptions:
+    if window < budget:
+        raise UsageProblem(f"--window ({window:,}) is smaller than --budget ({budget:,})")
+    return FitOptions(budget=budget, window=window, lowwater=lowwater, batch_size=batch_size,
+                      protect_share=protect_share, min_clear_tokens=min_clear_tokens)
+
+
+def _single(path: str | None) -> str:
+    return resolve_paths([path] if path else None)[0]
+
+
+def _cannot_fit(name: str, plan) -> CannotFit:
+    return CannotFit(
+        f"{name}: {TOO_LONG} (the smallest request — system prompt, first message and newest "
+        f"round — is {plan.tokens_after:,} tokens; the model's window is {plan.window:,})",
+        smallest=plan.tokens_after, window=plan.window)
+
+
+@app.command(epilog=EXIT_CODES)
+@reports_errors
+def fit(
+    path: Annotated[Optional[str], typer.Argument(help="Transcript file, or - for standard input.", show_default=False)] = None,
+    budget: Budget = DEFAULT_BUDGET,
+    window: Window = DEFAULT_WINDOW,
+    output: Annotated[Optional[str], typer.Option("--output", "-o", help="Write the payload to FILE (atomically) instead of stdout.")] = None,
+    report: Annotated[Optional[str], typer.Option("--report", help="Write the fitting report to FILE as JSON.")] = None,
+    tell_agent: TellAgent = False,
+    lowwater: Lowwater = None,
+    batch_size: BatchSize = 4,
+    protect_share: ProtectShare = 0.25,
+    min_clear_tokens: MinClear = 100,
+    json: Json = False,
+    format: Format = None,
+) -> None:
+    """Write the request payload that fits the budget (DESIGN §4).
+
+    \b
+    To send a long agent transcript within 400,000 tokens:
+        ctxfit fit session.jsonl --budget 400000 > request.json
+    To check what was sent:
+        ctxfit fit session.jsonl --budget 400000 | ctxfit estimate -
+    To tell the agent about its safety net as well:
+        ctxfit fit session.jsonl --tell-agent -o request.json
+
+    The payload is one JSON object in the input's dialect (a Claude Code log becomes an
+    Anthropic Messages request). A summary goes to stderr. If even the smallest request is over
+    the budget but within --window, that request is written and the overrun reported; if it is
+    over the window, nothing is written and the exit code is 4.
+    """
+    format = _check_format(format)
+    options = _options(budget, window, lowwater, batch_size, protect_share, min_clear_tokens)
+    source = _single(path)
+    outputs, reports = [], []
+    for transcript in transcripts(source, format):
+        fitted = fit_transcript(transcript.materialize(), options, tell_agent=tell_agent)
+        if fitted.plan.cannot_fit:
+            raise _cannot_fit(transcript.path, fitted.plan)
+        outputs.append(fitted.payload)
+        reports.append(_fit_report(transcript, fitted))
+    err = render.stderr_console()
+    for entry in reports:
+        render.fit_summary(err, entry)
+    if json:
+        document = {"reports": reports, "payloads": [orjson.Fragment(p) for p in outputs]}
+        data = orjson.dumps(document) + b"\n"
+    else:
+        data = b"".join(p + b"\n" for p in outputs)
+    if report:
+        atomic_write(report, orjson.dumps(reports[0] if len(reports) == 1 else reports, option=orjson.OPT_INDENT_2) + b"\n")
+    if output:
+        atomic_write(output, data)
+    else:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+
+
+def _fit_report(transcript, fitted) -> dict:
+    plan = fitted.plan.to_dict()
+    plan["tokens_sent"] = fitted.tokens
+    return {"path": transcript.path, "format": transcript.format, "dialect": transcript.dialect,
+            "messages_sent": len(fitted.messages), **plan}
+
+
+@app.command(name="plan", epilog=EXIT_CODES)
+@reports_errors
+def plan_command(
+    path: Annotated[Optional[str], typer.Argument(help="Transcript file, or - for standard input.", show_default=False)] = None,
+    budget: Budget = DEFAULT_BUDGET,
+    window: Window = DEFAULT_WINDOW,
+    tell_agent: TellAgent = False,
+    lowwater: Lowwater = None,
+    batch_size: BatchSize = 4,
+    protect_share: ProtectShare = 0.25,
+    min_clear_tokens: MinClear = 100,
+    json: Json = False,
+    format: Format = None,
+) -> None:
+    """Show the clearing plan: which results each batch clears, and what else is dropped.
+
+    \b
+    To see what fitting a transcript into 400,000 tokens would do:
+        ctxfit plan session.jsonl --budget 400000
+    As JSON, for a script:
+        ctxfit plan session.jsonl --budget 400000 --json | jq '.batches[].freed'
+
+    A plan that cannot fit the window is still shown; the exit code is then 4.
+    """
+    format = _check_format(format)
+    options = _options(budget, window, lowwater, batch_size, protect_share, min_clear_tokens)
+    entries = []
+    for transcript in transcripts(_single(path), format):
+        fitted = fit_transcript(transcript.materialize(), options, tell_agent=tell_agent)
+        entries.append(_fit_report(transcript, fitted))
+    if json:
+        write_json(entries[0] if len(entries) == 1 else entries)
+    else:
+        out = render.console(sys.stdout)
+        for entry in entries:
+            render.plan_report(out, entry)
+    if any(e["cannot_fit"] for e in entries):
+        raise typer.Exit(CannotFit.exit_code)
 
 
 def main() -> None:

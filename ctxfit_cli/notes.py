@@ -23,3 +23,10 @@ AGENT_NOTE = (
     "long task early to save space: carry on with the work, and if you need the content of a "
     "result that was cleared, run the tool again (for example, read the file again)."
 )
+
+#: What the person sees when even the smallest request is larger than the model's window.
+#: It asks for a user action; it is not an outage, and retrying cannot help.
+TOO_LONG = (
+    "This conversation is too long for the model to process at once. Start a new chat for the "
+    "next step — everything you have made so far stays."
+)

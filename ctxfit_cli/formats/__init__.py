@@ -109,7 +109,9 @@ def _request(name: str, record: Record) -> Transcript:
     )
     system: tuple[Message, ...] = ()
     if "system" in value:
-        system = (anthropic.system_message(value["system"], dumps(value["system"]), where.at("system")),)
+        # Kept as a system *message*, like the first line of an Anthropic JSONL transcript.
+        as_message = {"role": "system", "content": value["system"]}
+        system = (anthropic.system_message(value["system"], dumps(as_message), where.at("system")),)
     tools = None
     if value.get("tools") is not None:
         tools = Message(Role.TOOLS, (Part(PartKind.TEXT, json_text(value["tools"])),), dumps(value["tools"]), record.line)

@@ -1,0 +1,470 @@
+"""Planning what to send: the three stages of DESIGN §4, cache-safe by construction.
+
+The plan for a history is computed by walking it forward, request by request (a request is made
+before every assistant message, and one more at the end). Two numbers only ever grow along the
+walk: how many batches of old tool results are cleared, and where the kept history starts. So as
+a conversation grows, each request's cleared set contains the previous one's and the kept start
+never moves back — the provider's prefix cache keeps working — and the plan is still a pure
+function of the history: fitting the same history twice gives the same plan.
+
+Stages, each tried only when the one before was not enough:
+
+1. **clear** — replace the oldest tool results by a constant note, in batches of `batch_size`
+   counted from the oldest candidate. The newest results that fit together in
+   `protect_share` of the budget stay whole (always at least one); results of at most
+   `min_clear_tokens` are never cleared.
+2. **turns** — keep the first message (with a note), and the newest whole user turns.
+3. **rounds** — inside the newest turn: the first message, the note, the turn's own opening
+   message, and the newest whole tool rounds.
+
+The kept start moves in steps of at least `drop_step` of the budget, so after a cut the
+request is well under the budget and the next requests reuse the cache.
+
+>>> from ctxfit_cli.model import Message, Part, PartKind, Role
+>>> user = Message(Role.USER, (Part(PartKind.TEXT, "hi"),), b'{"role":"user","content":"hi"}')
+>>> plan_fit([user], budget=100).stage
+'none'
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+from typing import Callable, Iterator, Sequence
+
+from .counting import SEED, Counter
+from .estimate import message_cost, parts_cost
+from .model import Message, Part, PartKind, Role
+from .notes import CLEARED_RESULT, TRIMMED_HISTORY
+
+DEFAULT_WINDOW = 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class FitOptions:
+    """How to fit. Defaults are DESIGN §4's."""
+
+    budget: int
+    window: int = DEFAULT_WINDOW
+    batch_size: int = 4
+    protect_share: float = 0.25
+    #: Results this small are left alone: clearing one would save next to nothing (the note
+    #: itself costs ~30 tokens) and would still change the prefix and break the cache.
+    min_clear_tokens: int = 100
+    #: If set (e.g. 0.75), stage 1 clears whole batches until the request is at most this share
+    #: of the budget, so the next several requests need no clearing at all.
+    lowwater: float | None = None
+    drop_step: float = 0.25
+    counter: Counter = SEED
+
+    def __post_init__(self) -> None:
+        if self.budget <= 0 or self.window <= 0:
+            raise ValueError("budget and window must be positive")
+        if self.batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        if not 0 <= self.protect_share <= 1 or not 0 < self.drop_step <= 1:
+            raise ValueError("protect_share must be in [0, 1] and drop_step in (0, 1]")
+        if self.lowwater is not None and not 0 < self.lowwater <= 1:
+            raise ValueError("lowwater must be in (0, 1]")
+
+
+@dataclass(frozen=True, slots=True)
+class ResultRef:
+    """One tool result of the history: where it is, what it costs, what clearing it saves."""
+
+    index: int  # message index in the conversation (system prompt excluded)
+    part: int  # part index inside that message
+    call_id: str
+    tool: str
+    tokens: int
+    saving: int
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    number: int  # 1-based, counted from the oldest candidate
+    results: tuple[ResultRef, ...]
+    freed: int
+    tokens_after: int  # request size once this batch and all before it are cleared
+    cleared: bool  # part of this plan (False: would come next)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What to send for one request. Apply it with `payload.build_payload`."""
+
+    stage: str  # "none" | "clear" | "turns" | "rounds"
+    budget: int
+    window: int
+    tokens_before: int
+    tokens_after: int
+    fixed_tokens: int  # system prompt and tool definitions
+    batches: tuple[Batch, ...]
+    protected: tuple[ResultRef, ...]
+    too_small: tuple[ResultRef, ...]
+    first: int  # index of the first message (-1 if there is no user message)
+    start: int  # first kept index after the head; == messages count when nothing is dropped
+    anchor: int | None  # the newest turn's opening message, kept in stage "rounds"
+    dropped: tuple[tuple[int, int], ...]  # [from, to) message index ranges left out
+    messages: int  # messages in the history
+    overrun: bool  # smallest request is over the budget but within the window: sent anyway
+    cannot_fit: bool  # smallest request is over the window: nothing can be sent
+
+    @property
+    def cleared(self) -> tuple[ResultRef, ...]:
+        return tuple(r for b in self.batches if b.cleared for r in b.results)
+
+    @property
+    def fits(self) -> bool:
+        return self.tokens_after <= self.budget
+
+    def to_dict(self) -> dict:
+        """The JSON shape of a plan (shared by `plan --json`, `fit --report` and replay)."""
+        ref = lambda r: {"index": r.index, "tool": r.tool, "id": r.call_id, "tokens": r.tokens}
+        return {
+            "stage": self.stage,
+            "budget": self.budget,
+            "window": self.window,
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+            "fixed_tokens": self.fixed_tokens,
+            "fits": self.fits,
+            "overrun": self.overrun,
+            "cannot_fit": self.cannot_fit,
+            "messages": self.messages,
+            "cleared_results": sum(len(b.results) for b in self.batches if b.cleared),
+            "batches": [
+                {"number": b.number, "cleared": b.cleared, "freed": b.freed,
+                 "tokens_after": b.tokens_after, "results": [ref(r) for r in b.results]}
+                for b in self.batches
+            ],
+            "protected": [ref(r) for r in self.protected],
+            "too_small": [ref(r) for r in self.too_small],
+            "kept_start": self.start,
+            "anchor": self.anchor,
+            "dropped": [{"from": a, "to": b} for a, b in self.dropped],
+        }
+
+
+def plan_fit(messages: Sequence[Message], *, budget: int, fixed: Sequence[Message] = (),
+             options: FitOptions | None = None, **option_values) -> Plan:
+    """Plan the request for a conversation (system prompt and tools passed as `fixed`).
+
+    Options are those of `FitOptions`: `window`, `batch_size`, `protect_share`,
+    `min_clear_tokens`, `lowwater`, `drop_step`, `counter`. The input is never modified.
+    """
+    options = options or FitOptions(budget=budget, **option_values)
+    fitter = Fitter(options, fixed)
+    fitter.extend(messages)
+    return fitter.plan()
+
+
+class Fitter:
+    """The forward walk, kept between calls so an agent loop pays only for what is new.
+
+    >>> fitter = Fitter(FitOptions(budget=400_000))
+    >>> # before each model request:  plan = fitter.update(history)
+    """
+
+    def __init__(self, options: FitOptions, fixed: Sequence[Message] = (), *,
+                 dialect: str = "openai", on_request: Callable[[Plan], None] | None = None) -> None:
+        self.options = options
+        self.counter = options.counter
+        self.dialect = dialect
+        #: Called with the plan of every request the walk passes (used by replay).
+        self.on_request = on_request
+        self.fixed = tuple(fixed)
+        self.fixed_tokens = sum(message_cost(m, self.counter).tokens for m in self.fixed)
+        self.messages: list[Message] = []
+        self.cost_prefix = [0]  # tokens of messages[:i]
+        self.floor_prefix = [0]  # the same with every clearable result cleared
+        self.results: list[ResultRef] = []
+        self.result_index: list[int] = []  # message index of each result, for bisect
+        self.tool_names: dict[str, str] = {}
+        self.candidates: list[ResultRef] = []
+        self.candidate_index: list[int] = []
+        self.saving_prefix = [0]  # savings of candidates[:i]
+        self.too_small: list[ResultRef] = []
+        self.first = -1
+        self.turn_starts: list[int] = []  # human user messages after the first message
+        self.round_starts: list[int] = []  # assistant messages after the first message
+        self.turn_steps: list[int] = []  # turn starts that are step positions (stable)
+        self.round_steps: list[int] = []  # step positions among the newest turn's rounds
+        self.note_tokens = 0
+        # Walk state; the ratchets (cleared batches, start) are committed at request points.
+        self.protect_from = 0  # results[protect_from:protected_end] are protected
+        self.protected_end = 0
+        self.protect_sum = 0
+        self.cleared_batches = 0
+        self.start = 0  # kept start; 0 while nothing is dropped
+        self.requests = 0
+
+    # --- growing the history ----------------------------------------------------------------
+
+    def update(self, history: Sequence[Message]) -> Plan:
+        """The plan for `history`, which must extend the history seen before (same objects)."""
+        known = len(self.messages)
+        if len(history) < known or (known and (history[0] is not self.messages[0]
+                                               or history[known - 1] is not self.messages[-1])):
+            raise ValueError("update() needs the same history grown at the end; start a new Fitter")
+        self.extend(history[known:])
+        return self.plan()
+
+    def extend(self, new: Sequence[Message]) -> None:
+        """Add messages; the request made before each assistant message is walked through."""
+        for message in new:
+            if message.role is Role.ASSISTANT and self.messages:
+                self._commit(len(self.messages))
+            self._append(message)
+
+    def _append(self, message: Message) -> None:
+        i = len(self.messages)
+        self.messages.append(message)
+        cost = message_cost(message, self.counter)
+        floor = cost.tokens
+        for part in message.parts:
+            if part.kind is PartKind.TOOL_CALL and part.call_id:
+                self.tool_names[part.call_id] = part.tool
+        result_parts = [(j, p) for j, p in enumerate(message.parts) if p.kind is PartKind.TOOL_RESULT]
+        for (j, part), tokens in zip(result_parts, cost.results):
+            saving = tokens - self._cleared_tokens(part)
+            tool = part.tool or self.tool_names.get(part.call_id, "")
+            self.results.append(ResultRef(i, j, part.call_id, tool, tokens, saving))
+            self.result_index.append(i)
+            if self.first >= 0 and self._clearable(self.results[-1]):
+                floor -= saving
+        self.cost_prefix.append(self.cost_prefix[-1] + cost.tokens)
+        self.floor_prefix.append(self.floor_prefix[-1] + floor)
+        if self.first < 0:
+            if message.role is Role.USER:
+                self.first = i
+                self.note_tokens = self._note_delta(message)
+        elif message.is_human_turn:
+            self._add_turn(i)
+        elif message.role is Role.ASSISTANT:
+            self._add_round(i)
+
+    def _clearable(self, ref: ResultRef) -> bool:
+        return ref.index > self.first and ref.tokens > self.options.min_clear_tokens and ref.saving > 0
+
+    def _cleared_tokens(self, part: Part) -> int:
+        cleared = Part(PartKind.TOOL_RESULT, CLEARED_RESULT, part.tool, part.call_id)
+        return parts_cost(Role.TOOL, (cleared,), self.counter).results[0]
+
+    def _note_delta(self, first: Message) -> int:
+        """What adding the trimmed-history note to the first message costs (0 if it has it)."""
+        if has_trim_note(first):
+            return 0
+        with_note = parts_cost(first.role, first.parts + (TRIM_NOTE_PART,), self.counter).tokens
+        return with_note - message_cost(first, self.counter).tokens
+
+    def _add_turn(self, i: int) -> None:
+        self.turn_starts.append(i)
+        previous = self.turn_steps[-1] if self.turn_steps else self.first + 1
+        if self._floor(previous, i) >= self._step_tokens():
+            self.turn_steps.append(i)
+        self.round_steps = []
+
+    def _add_round(self, i: int) -> None:
+        self.round_starts.append(i)
+        turn = self.turn_starts[-1] if self.turn_starts else self.first + 1
+        previous = self.round_steps[-1] if self.round_steps else turn
+        if i > turn and self._floor(previous, i) >= self._step_tokens():
+            self.round_steps.append(i)
+
+    def _step_tokens(self) -> float:
+        return self.options.drop_step * self.options.budget
+
+    def _floor(self, a: int, b: int) -> int:
+        return self.floor_prefix[b] - self.floor_prefix[a]
+
+    # --- the walk -------------------------------------------------------------------------------
+
+    def _commit(self, end: int) -> None:
+        """Walk through the request made before message `end` and keep its ratchets."""
+        self.cleared_batches, self.start = self._evaluate(end)
+        self.requests += 1
+        if self.on_request is not None:
+            self.on_request(self._describe(end, self.cleared_batches, self.start))
+
+    def _protect(self, end: int) -> None:
+        """Move the protected suffix up to the results before `end` (it only moves forward)."""
+        quarter = self.options.protect_share * self.options.budget
+        visible = bisect.bisect_left(self.result_index, end)
+        while self.protected_end < visible:
+            self.protect_sum += self.results[self.protected_end].tokens
+            self.protected_end += 1
+        while self.protect_sum > quarter and self.protected_end - self.protect_from > 1:
+            released = self.results[self.protect_from]
+            self.protect_sum -= released.tokens
+            self.protect_from += 1
+            self._release(released)
+
+    def _release(self, ref: ResultRef) -> None:
+        """A result left the protected quarter: it becomes a candidate, or stays as too small."""
+        if ref.index <= self.first:
+            return
+        if not self._clearable(ref):
+            self.too_small.append(ref)
+            return
+        self.candidates.append(ref)
+        self.candidate_index.append(ref.index)
+        self.saving_prefix.append(self.saving_prefix[-1] + ref.saving)
+
+    def _saved(self, batches: int) -> int:
+        return self.saving_prefix[min(len(self.candidates), batches * self.options.batch_size)]
+
+    def _trimmed(self, start: int) -> bool:
+        return self.first >= 0 and start > self.first + 1
+
+    def _request_tokens(self, start: int, end: int, batches: int) -> int:
+        """Upper bound of the request for the history before `end` with these ratchets."""
+        if self._trimmed(start):
+            return self._kept_tokens(start, end, batches)
+        return self.fixed_tokens + self.cost_prefix[end] - self._saved(batches)
+
+    def _evaluate(self, end: int) -> tuple[int, int]:
+        """(cleared batches, kept start) for the request made before message `end`."""
+        options = self.options
+        self._protect(end)
+        batches, start = self.cleared_batches, self.start
+        if self._request_tokens(start, end, batches) <= options.budget:
+            return batches, start
+        available = -(-len(self.candidates) // options.batch_size)
+        target = options.budget * (options.lowwater or 1.0)
+        while batches < available and self._request_tokens(start, end, batches) > target:
+            batches += 1
+        if self._request_tokens(start, end, batches) <= options.budget or self.first < 0:
+            return batches, start
+        return batches, self._choose_start(end, batches)
+
+    # --- stages 2 and 3 -----------------------------------------------------------------------
+
+    def _kept_tokens(self, start: int, end: int, batches: int) -> int:
+        """Upper bound of the request keeping the head, the note, an anchor and [start, end)."""
+        tokens = self.fixed_tokens + self.cost_prefix[self.first + 1] + self.note_tokens
+        anchor = self._anchor(start)
+        if anchor is not None:
+            tokens += self.cost_prefix[anchor + 1] - self.cost_prefix[anchor]
+        tokens += self.cost_prefix[end] - self.cost_prefix[start]
+        cleared = min(len(self.candidates), batches * self.options.batch_size)
+        first_kept = bisect.bisect_left(self.candidate_index, start, 0, cleared)
+        return tokens - (self.saving_prefix[cleared] - self.saving_prefix[first_kept])
+
+    def _anchor(self, start: int) -> int | None:
+        """The opening message of the turn that `start` is inside of (kept in stage 3)."""
+        at = bisect.bisect_right(self.turn_starts, start) - 1
+        if at < 0:
+            return None
+        turn = self.turn_starts[at]
+        return None if turn == start else turn
+
+    def _choose_start(self, end: int, batches: int) -> int:
+        """The oldest allowed start, never before the current one, whose request fits."""
+        for start in self._start_options(end):
+            if self._kept_tokens(start, end, batches) <= self.options.budget:
+                return start
+        newest = self._newest_cut(end)
+        return max(self.start, newest) if newest is not None else self.start
+
+    def _start_options(self, end: int) -> Iterator[int]:
+        """Starts to try, oldest first: the current one, turn steps, then the newest turn's rounds."""
+        current = self.start
+        if self._trimmed(current):
+            yield current
+        for step in self.turn_steps[bisect.bisect_right(self.turn_steps, current):]:
+            if step >= end:
+                return
+            yield step
+        last_turn = self._last_before(self.turn_starts, end)
+        if last_turn is not None and last_turn > current:
+            yield last_turn
+        for step in self.round_steps[bisect.bisect_right(self.round_steps, current):]:
+            if step < end and (last_turn is None or step > last_turn):
+                yield step
+
+    @staticmethod
+    def _last_before(positions: list[int], end: int) -> int | None:
+        at = bisect.bisect_left(positions, end) - 1
+        return positions[at] if at >= 0 else None
+
+    def _newest_cut(self, end: int) -> int | None:
+        """The newest place a request can start: the newest round or turn before `end`."""
+        cuts = [c for c in (self._last_before(self.round_starts, end),
+                            self._last_before(self.turn_starts, end)) if c is not None]
+        return max(cuts) if cuts else None
+
+    # --- the plan -----------------------------------------------------------------------------
+
+    def plan(self) -> Plan:
+        """The plan for the request made now, at the end of the history (nothing committed)."""
+        end = len(self.messages)
+        saved = (self.protect_from, self.protected_end, self.protect_sum,
+                 len(self.candidates), len(self.too_small))
+        batches, start = self._evaluate(end)
+        plan = self._describe(end, batches, start)
+        protect_from, protected_end, protect_sum, candidates, too_small = saved
+        self.protect_from, self.protected_end, self.protect_sum = protect_from, protected_end, protect_sum
+        del self.candidates[candidates:], self.candidate_index[candidates:]
+        del self.saving_prefix[candidates + 1:], self.too_small[too_small:]
+        return plan
+
+    def _describe(self, end: int, batches: int, start: int) -> Plan:
+        options = self.options
+        before = self.fixed_tokens + self.cost_prefix[end]
+        size = options.batch_size
+        described, running = [], before
+        for number in range(-(-len(self.candidates) // size)):
+            refs = tuple(self.candidates[number * size:(number + 1) * size])
+            freed = sum(r.saving for r in refs)
+            running -= freed
+            described.append(Batch(number + 1, refs, freed, running, number < batches))
+        anchor, dropped = None, []
+        if self._trimmed(start):
+            after = self._kept_tokens(start, end, batches) + self._merge_correction(start)
+            anchor = self._anchor(start)
+            upto = anchor if anchor is not None else start
+            if upto > self.first + 1:
+                dropped.append((self.first + 1, upto))
+            if anchor is not None and start > anchor + 1:
+                dropped.append((anchor + 1, start))
+            stage = "rounds" if anchor is not None or start not in self.turn_starts else "turns"
+        else:
+            after = before - self._saved(batches)
+            stage = "clear" if batches else "none"
+            start = max(self.first + 1, 0)
+        return Plan(
+            stage=stage, budget=options.budget, window=options.window,
+            tokens_before=before, tokens_after=after, fixed_tokens=self.fixed_tokens,
+            batches=tuple(described),
+            protected=tuple(self.results[self.protect_from:self.protected_end]),
+            too_small=tuple(self.too_small), first=self.first, start=start, anchor=anchor,
+            dropped=tuple(dropped), messages=end,
+            overrun=options.budget < after <= options.window,
+            cannot_fit=after > options.window,
+        )
+
+    def _merge_correction(self, start: int) -> int:
+        """Anthropic needs alternating roles: a user message right after the first message is
+        merged into it. The plan's sum counted them apart; this is the (≤ 0) difference."""
+        if self.dialect != "anthropic":
+            return 0
+        anchor = self._anchor(start)
+        following = self.messages[anchor if anchor is not None else start] if start < len(self.messages) else None
+        if following is None or following.role is not Role.USER:
+            return 0
+        head = self.messages[self.first]
+        head_parts = head.parts if has_trim_note(head) else head.parts + (TRIM_NOTE_PART,)
+        merged = parts_cost(Role.USER, head_parts + following.parts, self.counter).tokens
+        apart = (message_cost(head, self.counter).tokens + self.note_tokens
+                 + message_cost(following, self.counter).tokens)
+        return merged - apart
+
+
+#: The trimmed-history note as a part of the first message.
+TRIM_NOTE_PART = Part(PartKind.TEXT, TRIMMED_HISTORY)
+
+
+def has_trim_note(message: Message) -> bool:
+    """Whether a first message already carries the note (a payload fitted before)."""
+    return any(p.kind is PartKind.TEXT and p.text == TRIMMED_HISTORY for p in message.parts)

@@ -1,0 +1,181 @@
+"""Applying a plan: the request payload, as bytes, in the transcript's dialect.
+
+Unchanged messages are emitted as the exact bytes they came with; a message that changes (a
+cleared result, the note added to the first message) is re-serialized the one way ctxfit always
+serializes. The same transcript and plan therefore always give the same bytes.
+
+Payload shapes: OpenAI `{"messages": [...], "tools"?}` (system messages first in `messages`);
+Anthropic `{"system"?, "tools"?, "messages": [...]}`. Other fields of a request object (model,
+max_tokens, ...) come first, unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import orjson
+
+from .estimate import message_cost
+from .counting import Counter, SEED
+from .fitting import FitOptions, Fitter, Plan, has_trim_note
+from .formats import anthropic, openai
+from .formats.common import Where, dumps
+from .model import Message, Role, Transcript
+from .notes import AGENT_NOTE, CLEARED_RESULT, TRIMMED_HISTORY
+
+_PARSE = {"openai": openai.parse_message, "anthropic": anthropic.parse_message}
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """A fitted request: the plan, the payload bytes, and the payload's own estimate."""
+
+    plan: Plan
+    payload: bytes
+    tokens: int
+    messages: tuple[Message, ...]  # the messages sent (system messages excluded)
+
+
+def fit_transcript(transcript: Transcript, options: FitOptions, *, tell_agent: bool = False) -> Fitted:
+    """Plan and build the request for a whole transcript.
+
+    >>> from ctxfit_cli.formats import read_transcripts
+    >>> import io
+    >>> lines = b'{"role":"user","content":"Summarise the report."}\\n'
+    >>> [t] = read_transcripts("x", io.BytesIO(lines))
+    >>> fit_transcript(t.materialize(), FitOptions(budget=1000)).payload
+    b'{"messages":[{"role":"user","content":"Summarise the report."}]}'
+    """
+    transcript = transcript.materialize() if not isinstance(transcript.messages, tuple) else transcript
+    if tell_agent:
+        transcript = with_agent_note(transcript)
+    fitter = Fitter(options, transcript.fixed, dialect=transcript.dialect)
+    fitter.extend(transcript.messages)
+    return build(transcript, fitter.plan(), options.counter)
+
+
+def build(transcript: Transcript, plan: Plan, counter: Counter = SEED) -> Fitted:
+    """Apply a plan to its transcript (which must be materialized)."""
+    messages = transcript.messages
+    cleared: dict[int, set[str]] = {}
+    for ref in plan.cleared:
+        cleared.setdefault(ref.index, set()).add(ref.call_id)
+    trimmed = bool(plan.dropped)
+    sent: list[Message] = []
+    head_end = plan.first + 1 if trimmed else len(messages)
+    for i, message in enumerate(messages[:head_end]):
+        sent.append(_cleared(message, cleared.get(i), transcript.dialect))
+    if trimmed:
+        sent[-1] = _with_trim_note(sent[-1], transcript.dialect)
+        tail = ([plan.anchor] if plan.anchor is not None else []) + list(range(plan.start, len(messages)))
+        for position, i in enumerate(tail):
+            message = _cleared(messages[i], cleared.get(i), transcript.dialect)
+            if position == 0 and transcript.dialect == "anthropic" and message.role is Role.USER:
+                sent[-1] = _merge(sent[-1], message)
+            else:
+                sent.append(message)
+    sent_tuple = tuple(sent)
+    tokens = sum(message_cost(m, counter).tokens for m in (*transcript.fixed, *sent_tuple))
+    return Fitted(plan, request_bytes(transcript, sent_tuple), tokens, sent_tuple)
+
+
+def request_bytes(transcript: Transcript, messages: tuple[Message, ...]) -> bytes:
+    """The request object: other fields first, then system, tools and messages per dialect."""
+    fields: list[tuple[str, bytes]] = list(transcript.extra)
+    tools = [("tools", transcript.tools.raw)] if transcript.tools is not None else []
+    if transcript.dialect == "openai":
+        fields.append(("messages", _array(*(m.raw for m in transcript.system), *(m.raw for m in messages))))
+        fields += tools
+    else:
+        if transcript.system:
+            fields.append(("system", _system_value(transcript.system)))
+        fields += tools
+        fields.append(("messages", _array(*(m.raw for m in messages))))
+    return b"{" + b",".join(orjson.dumps(k) + b":" + v for k, v in fields) + b"}"
+
+
+def _array(*items: bytes) -> bytes:
+    return b"[" + b",".join(items) + b"]"
+
+
+def _system_value(system: tuple[Message, ...]) -> bytes:
+    """Anthropic's `system` field from the system message(s) read from the input."""
+    contents = [orjson.loads(m.raw)["content"] for m in system]
+    if len(contents) == 1:
+        return dumps(contents[0])
+    blocks = []
+    for content in contents:
+        blocks += [{"type": "text", "text": content}] if isinstance(content, str) else content
+    return dumps(blocks)
+
+
+# --- changed messages ----------------------------------------------------------------------
+
+
+def _reparse(value: dict, dialect: str, like: Message) -> Message:
+    raw = dumps(value)
+    message = _PARSE[dialect](value, raw, Where("<ctxfit>", like.line))
+    return message
+
+
+def _cleared(message: Message, call_ids: set[str] | None, dialect: str) -> Message:
+    """The message with the results of these calls replaced by the constant note."""
+    if not call_ids:
+        return message
+    value = orjson.loads(message.raw)
+    if dialect == "openai":
+        value["content"] = CLEARED_RESULT
+    else:
+        value["content"] = [
+            {**block, "content": CLEARED_RESULT}
+            if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("tool_use_id") in call_ids
+            else block
+            for block in value["content"]
+        ]
+    return _reparse(value, dialect, message)
+
+
+def _with_trim_note(message: Message, dialect: str) -> Message:
+    if has_trim_note(message):
+        return message
+    value = orjson.loads(message.raw)
+    value["content"] = _as_blocks(value.get("content")) + [{"type": "text", "text": TRIMMED_HISTORY}]
+    return _reparse(value, dialect, message)
+
+
+def _merge(first: Message, following: Message) -> Message:
+    """Two adjacent user messages as one (Anthropic requires alternating roles)."""
+    value = orjson.loads(first.raw)
+    value["content"] = _as_blocks(value.get("content")) + _as_blocks(orjson.loads(following.raw).get("content"))
+    return _reparse(value, "anthropic", first)
+
+
+def _as_blocks(content: object) -> list:
+    if isinstance(content, list):
+        return list(content)
+    if isinstance(content, str) and content:
+        return [{"type": "text", "text": content}]
+    return []
+
+
+# --- the agent note ------------------------------------------------------------------------
+
+
+def with_agent_note(transcript: Transcript) -> Transcript:
+    """The transcript with DESIGN §5's note at the end of its system prompt (once)."""
+    transcript = transcript.materialize() if not isinstance(transcript.messages, tuple) else transcript
+    if any(AGENT_NOTE in part.text for m in transcript.system for part in m.parts):
+        return transcript
+    parse = _PARSE[transcript.dialect]
+    if not transcript.system:
+        value = {"role": "system", "content": AGENT_NOTE}
+        return replace(transcript, system=(parse(value, dumps(value), Where("<ctxfit>", 0)),))
+    last = transcript.system[-1]
+    value = orjson.loads(last.raw)
+    content = value.get("content")
+    if isinstance(content, str):
+        value["content"] = f"{content}\n\n{AGENT_NOTE}" if content else AGENT_NOTE
+    else:
+        value["content"] = _as_blocks(content) + [{"type": "text", "text": AGENT_NOTE}]
+    noted = parse(value, dumps(value), Where("<ctxfit>", last.line))
+    return replace(transcript, system=transcript.system[:-1] + (noted,))

