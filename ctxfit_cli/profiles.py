@@ -1,0 +1,379 @@
+"""Calibrated estimation profiles: characters per token for finer character classes.
+
+A *profile* is a small versioned JSON data file::
+
+    {"name": "cl100k", "version": 1, "description": "...", "tokenizer": "cl100k",
+     "rates": {"letter": 4.6, "digit": 2.9, ..., "other": 0.9}}
+
+where each rate is *characters per token* for one character class (`CLASSES`). A
+`ProfileCounter` measures a text as a vector of character counts per class and turns a summed
+vector into tokens with one rounding rule, the same for every profile:
+
+    the characters of all classes that share a rate are added, divided by that rate and
+    rounded up once.
+
+So the `seed` profile (ASCII classes 4, CJK classes 1, everything else 2) reproduces DESIGN §3's
+``ceil(ascii/4) + cjk + ceil(other/2)`` exactly, and a calibrated profile (one rate per class)
+rounds each class up once. The estimate module rounds once per message and kind of content, so
+vectors are summed first and estimates still add up across messages.
+
+Classes follow the UTF-8 lead byte of each character (the second byte where a lead byte is
+shared), which keeps measuring at C speed; the borders are chosen so that every class lies wholly
+inside one of the seed rule's three groups (`SEED_GROUP`), which is what lets `seed` match
+`counting.SEED` on every text. A few rare blocks are approximated by their neighbours (e.g. the
+Greek U+0370-037F block counts as ``latin``, halfwidth Katakana as ``han``); that only moves
+characters between classes of the same seed group.
+
+>>> p = load_profile("seed")
+>>> p.tokens(p.measure("hello, мир, 世界"))
+7
+>>> sorted(builtin_profiles())[:3]
+['cl100k', 'o200k', 'qwen']
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from .counting import Vector
+from .errors import BadInput, UsageProblem
+
+#: The character classes, in vector order.
+CLASSES: tuple[str, ...] = (
+    "letter",         # ASCII A-Z a-z
+    "digit",          # ASCII 0-9
+    "space",          # ASCII space, tab, newline, CR, VT, FF
+    "punct",          # the rest of ASCII: punctuation, symbols, control characters
+    "latin",          # U+0080-037F: Latin-1, Latin Extended-A/B, IPA, combining diacritics
+    "greek",          # U+0380-03FF, U+1F00-1FFF
+    "cyrillic",       # U+0400-053F
+    "arabic_hebrew",  # U+0580-07FF: Hebrew, Arabic, Syriac, Thaana, NKo
+    "indic",          # U+0800-0FFF except Thai/Lao: Devanagari ... Sinhala, Tibetan
+    "thai",           # U+0E00-0EFF: Thai, Lao
+    "han",            # CJK ideographs, CJK punctuation, full-width forms, radicals, Bopomofo
+    "kana",           # U+3040-30FF Hiragana and Katakana, U+1B000-1BFFF Kana supplements
+    "hangul",         # U+1100-11FF, U+3140-317F, U+AC00-D7FF
+    "gen_punct",      # U+2000-207F: dashes, curly quotes, ellipsis, bullets, zero-width chars
+    "symbol",         # U+2080-2E7F: currency, arrows, maths, box drawing, dingbats, ...
+    "emoji",          # U+10000-1FFFF (emoji and pictographs), U+FE00-FE3F (variation selectors)
+    "other",          # everything else: Armenian, Georgian, Ethiopic, PUA, ...
+)
+N_CLASSES = len(CLASSES)
+
+#: Where the built-in profiles live (package data).
+PROFILES_DIR = Path(__file__).parent / "profiles"
+
+#: Which group of DESIGN §3's seed rule each class belongs to.
+SEED_GROUP: dict[str, str] = {
+    **dict.fromkeys(("letter", "digit", "space", "punct"), "ascii"),
+    **dict.fromkeys(("han", "kana", "hangul"), "cjk"),
+    **dict.fromkeys(
+        ("latin", "greek", "cyrillic", "arabic_hebrew", "indic", "thai", "gen_punct", "symbol",
+         "emoji", "other"), "other"),
+}
+
+_C = {name: i for i, name in enumerate(CLASSES)}
+
+# --- Measuring at C speed ---------------------------------------------------------------------
+#
+# 1. Encode to UTF-8 and, in one `bytes.translate`, delete continuation bytes and map every
+#    remaining byte (ASCII byte or lead byte: one per character) to a class code.
+# 2. Count each code with `bytes.count` (skipping codes that `in` says are absent, and stopping
+#    once every character is accounted for).
+# 3. Lead bytes whose characters fall in several classes get a code of their own; when one
+#    occurs, the second bytes decide (see `_SPLITS`): a few occurrences are looked up one by
+#    one, many are counted with a second `translate` that marks the lead byte and the second
+#    bytes of interest, then `count` of the two-byte pattern. UTF-8 is self-synchronising, so a
+#    lead byte followed by a given byte is always one character's first two bytes.
+
+_CONTINUATION = bytes(range(0x80, 0xC0))
+
+
+def _ascii_class(byte: int) -> int:
+    char = chr(byte)
+    if char.isalpha():
+        return _C["letter"]
+    if char.isdigit():
+        return _C["digit"]
+    if char in " \t\n\r\x0b\x0c":
+        return _C["space"]
+    return _C["punct"]
+
+
+def _ranges(*spans: tuple[int, int]) -> bytes:
+    return bytes(b for low, high in spans for b in range(low, high + 1))
+
+
+# Shared lead byte -> (default class, [(second bytes, class), ...]). The splits marked "seed"
+# must mirror `counting._SHARED_CJK_PREFIXES` exactly.
+_SPLITS: dict[int, tuple[int, list[tuple[bytes, int]]]] = {
+    0xE0: (_C["indic"], [(_ranges((0xB8, 0xBB)), _C["thai"])]),  # U+0E00-0EFF
+    0xE1: (_C["other"], [
+        (_ranges((0x84, 0x87)), _C["hangul"]),  # seed: U+1100-11FF Hangul Jamo
+        (_ranges((0xB8, 0xBB)), _C["latin"]),   # U+1E00-1EFF Latin Extended Additional
+        (_ranges((0xBC, 0xBF)), _C["greek"]),   # U+1F00-1FFF Greek Extended
+    ]),
+    0xE2: (_C["symbol"], [
+        (_ranges((0x80, 0x81)), _C["gen_punct"]),  # U+2000-207F
+        (_ranges((0xBA, 0xBF)), _C["han"]),        # seed: U+2E80-2FFF CJK radicals, Kangxi
+    ]),
+    0xE3: (_C["han"], [
+        (_ranges((0x81, 0x83)), _C["kana"]),    # U+3040-30FF
+        (_ranges((0x85, 0x85)), _C["hangul"]),  # U+3140-317F Hangul compatibility Jamo
+    ]),
+    0xEA: (_C["other"], [(_ranges((0xB0, 0xBF)), _C["hangul"])]),  # seed: U+AC00-AFFF
+    0xED: (_C["hangul"], [(_ranges((0xA0, 0xBF)), _C["other"])]),  # seed: surrogates are not
+    0xEF: (_C["other"], [
+        (_ranges((0xA4, 0xAB)), _C["han"]),    # seed: U+F900-FAFF CJK compatibility ideographs
+        (_ranges((0xBC, 0xBF)), _C["han"]),    # seed: U+FF00-FFFF full-width/half-width forms
+        (_ranges((0xB8, 0xB8)), _C["emoji"]),  # U+FE00-FE3F variation selectors
+    ]),
+    0xF0: (_C["emoji"], [
+        (_ranges((0x9B, 0x9B)), _C["kana"]),   # seed: U+1B000-1BFFF Kana supplements
+        (_ranges((0xA0, 0xBF)), _C["han"]),    # seed: U+20000-3FFFF CJK extensions B-H
+    ]),
+}
+
+
+def _lead_class(byte: int) -> int:
+    if byte < 0x80:
+        return _ascii_class(byte)
+    if byte <= 0xCD:
+        return _C["latin"]
+    if byte <= 0xCF:
+        return _C["greek"]
+    if byte <= 0xD4:
+        return _C["cyrillic"]
+    if byte == 0xD5:
+        return _C["other"]  # Armenian
+    if byte <= 0xDF:
+        return _C["arabic_hebrew"]
+    if 0xE4 <= byte <= 0xE9:
+        return _C["han"]
+    if byte in (0xEB, 0xEC):
+        return _C["hangul"]
+    return _C["other"]  # EE (private use), F1-F4, and bytes that never lead
+
+
+#: Code of each shared lead byte in the translated stream (after the class codes).
+_SHARED_CODE = {lead: N_CLASSES + i for i, lead in enumerate(_SPLITS)}
+_CODES = bytes(
+    _SHARED_CODE[b] if b in _SHARED_CODE else _lead_class(b) if b >= 0xC0 or b < 0x80 else 0
+    for b in range(256)
+)
+_ASCII_CODES = [bytes([c]) for c in dict.fromkeys(_CODES[b] for b in b"e 0.")]  # by frequency
+_ALL_CODES = [bytes([c]) for c in dict.fromkeys(_CODES[b] for b in b"e 0.")] + [
+    bytes([c]) for c in range(N_CLASSES + len(_SPLITS)) if bytes([c]) not in _ASCII_CODES
+]
+
+#: Lead byte -> translate table marking it (1) and its split second bytes (2, 3, ...).
+_SPLIT_TABLES: dict[int, bytes] = {}
+#: Lead byte -> class of each possible second byte (indexed by byte - 0x80).
+_SECOND_CLASS: dict[int, list[int]] = {}
+for _lead, (_default, _splits) in _SPLITS.items():
+    _table = bytearray(256)
+    _table[_lead] = 1
+    _second = [_default] * 64
+    for _j, (_seconds, _cls) in enumerate(_splits):
+        for _b in _seconds:
+            _table[_b] = 2 + _j
+            _second[_b - 0x80] = _cls
+    _SPLIT_TABLES[_lead] = bytes(_table)
+    _SECOND_CLASS[_lead] = _second
+
+#: Up to this many characters with a shared lead byte are resolved one by one.
+_FEW = 24
+
+
+def _resolve(data: bytes, lead: int, n: int, counts: list[int], surrogates: bool) -> None:
+    """Add `n` characters with lead byte `lead` to their classes, by their second byte."""
+    default, splits = _SPLITS[lead]
+    if lead == 0xED and not surrogates:  # strict UTF-8 has no surrogates: all Hangul
+        counts[default] += n
+        return
+    if n <= _FEW:
+        second_class, find, lead_byte = _SECOND_CLASS[lead], data.find, bytes([lead])
+        i = find(lead_byte)
+        while i >= 0:
+            counts[second_class[data[i + 1] - 0x80]] += 1
+            i = find(lead_byte, i + 2)
+        return
+    marked = data.translate(_SPLIT_TABLES[lead])
+    moved = 0
+    for j, (_seconds, cls) in enumerate(splits):
+        k = marked.count(bytes([1, 2 + j]))
+        counts[cls] += k
+        moved += k
+    counts[default] += n - moved
+
+
+def class_counts(text: str) -> tuple[int, ...]:
+    """Characters of `text` per class of `CLASSES`, at C speed.
+
+    >>> dict(zip(CLASSES, class_counts("Ok 42 — ça, мир, 世界とハングル 한국 🙂")))["kana"]
+    5
+    """
+    counts = [0] * (N_CLASSES + len(_SPLITS))
+    if text.isascii():
+        codes = text.encode("ascii").translate(_CODES)
+        left = len(codes)
+        for code in _ASCII_CODES:
+            if code in codes:
+                k = codes.count(code)
+                counts[code[0]] = k
+                left -= k
+                if not left:
+                    break
+        return tuple(counts[:N_CLASSES])
+    try:
+        data, surrogates = text.encode("utf-8"), False
+    except UnicodeEncodeError:  # lone surrogates
+        data, surrogates = text.encode("utf-8", "surrogatepass"), True
+    codes = data.translate(_CODES, _CONTINUATION)
+    left = len(codes)
+    for code in _ALL_CODES:
+        if code in codes:
+            k = codes.count(code)
+            counts[code[0]] = k
+            left -= k
+            if not left:
+                break
+    for lead, code in _SHARED_CODE.items():
+        n = counts[code]
+        if n:
+            _resolve(data, lead, n, counts, surrogates)
+    return tuple(counts[:N_CLASSES])
+
+
+# --- Profiles -------------------------------------------------------------------------------
+
+
+class ProfileCounter:
+    """A `Counter` whose vector is characters per class and whose rates come from a profile.
+
+    `name` is ``profile:NAME@VERSION`` so that it never collides with a tokenizer's or the seed
+    rule's cache key; `profile` is the bare NAME.
+    """
+
+    classes = CLASSES
+
+    def __init__(self, data: dict[str, Any], *, source: str = "<dict>") -> None:
+        self.data = validate_profile(data, source=source)
+        self.profile: str = self.data["name"]
+        self.version: int = self.data["version"]
+        self.description: str = self.data.get("description", "")
+        self.tokenizer: str | None = self.data.get("tokenizer")
+        self.name = f"profile:{self.profile}@{self.version}"
+        self.rates: tuple[float, ...] = tuple(float(self.data["rates"][c]) for c in CLASSES)
+        # Classes sharing a rate are summed and rounded once; rates are exact decimals, so
+        # ceil(chars / rate) = ceil(chars * q / p) for rate = p / q, in integers.
+        groups: dict[Fraction, list[int]] = {}
+        for i, c in enumerate(CLASSES):
+            groups.setdefault(Fraction(str(self.data["rates"][c])), []).append(i)
+        self._groups = tuple(
+            (tuple(idx), rate.numerator, rate.denominator) for rate, idx in groups.items()
+        )
+
+    def measure(self, text: str) -> Vector:
+        return class_counts(text)
+
+    def tokens(self, vector: Vector) -> int:
+        total = 0
+        for idx, p, q in self._groups:
+            chars = sum(vector[i] for i in idx)
+            if chars:
+                total += -(-chars * q // p)
+        return total
+
+    def exact_tokens(self, vector: Vector) -> float:
+        """The unrounded estimate (sum of chars / rate), for fitting and reports."""
+        return sum(v / r for v, r in zip(vector, self.rates))
+
+    def __repr__(self) -> str:
+        return f"ProfileCounter({self.profile!r}, version={self.version})"
+
+
+def validate_profile(data: Any, *, source: str = "<dict>") -> dict[str, Any]:
+    """Check a profile's shape; return it, or raise `BadInput` saying what is wrong."""
+
+    def bad(problem: str) -> BadInput:
+        return BadInput(source, None, f"not a ctxfit profile: {problem}")
+
+    if not isinstance(data, dict):
+        raise bad("expected a JSON object")
+    for key, kind in (("name", str), ("version", int), ("rates", dict)):
+        if not isinstance(data.get(key), kind):
+            raise bad(f"{key!r} must be a {kind.__name__}")
+    rates = data["rates"]
+    missing = [c for c in CLASSES if c not in rates]
+    unknown = [c for c in rates if c not in _C]
+    if missing or unknown:
+        raise bad(f"rates must name exactly the classes {', '.join(CLASSES)}"
+                  f" (missing: {missing}, unknown: {unknown})")
+    for c, rate in rates.items():
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not (
+            0 < rate < math.inf
+        ):
+            raise bad(f"rate of {c!r} must be a positive number of characters per token")
+    return data
+
+
+def builtin_profiles() -> list[str]:
+    """Names of the profiles shipped with ctxfit.
+
+    >>> "safe" in builtin_profiles()
+    True
+    """
+    return sorted(p.stem for p in PROFILES_DIR.glob("*.json"))
+
+
+def load_profile(name_or_path: str | Path) -> ProfileCounter:
+    """A built-in profile by name (``seed``, ``safe``, ``cl100k``, ...) or a profile JSON file.
+
+    >>> load_profile("safe").profile
+    'safe'
+    """
+    text = str(name_or_path)
+    if text.endswith(".json") or "/" in text or Path(text).is_file():
+        path = Path(text)
+        try:
+            raw = path.read_bytes()
+        except OSError as error:
+            raise BadInput(text, None, f"cannot read profile ({error.strerror})") from None
+        source = text
+    else:
+        if text not in builtin_profiles():
+            known = ", ".join(builtin_profiles())
+            raise UsageProblem(f"unknown profile {text!r}; built-in profiles: {known}"
+                               " (or give a path to a profile .json file)")
+        raw = (PROFILES_DIR / f"{text}.json").read_bytes()
+        source = f"built-in profile {text}"
+    try:
+        data = json.loads(raw)
+    except ValueError as error:
+        raise BadInput(source, None, f"not JSON ({error})") from None
+    return ProfileCounter(data, source=source)
+
+
+def seed_vector(vector: Vector) -> tuple[int, int, int]:
+    """A class vector folded into the seed rule's (ascii, cjk, other)."""
+    folded = {"ascii": 0, "cjk": 0, "other": 0}
+    for c, v in zip(CLASSES, vector):
+        folded[SEED_GROUP[c]] += v
+    return folded["ascii"], folded["cjk"], folded["other"]
+
+
+def seed_profile() -> dict[str, Any]:
+    """The DESIGN §3 rule as a profile dict (what ``profiles/seed.json`` holds)."""
+    rate = {"ascii": 4, "cjk": 1, "other": 2}
+    return {
+        "name": "seed",
+        "version": 1,
+        "description": "DESIGN §3: ASCII 4 characters per token, CJK 1, everything else 2.",
+        "tokenizer": None,
+        "rates": {c: rate[SEED_GROUP[c]] for c in CLASSES},
+    }

@@ -1,0 +1,88 @@
+"""Builders for conversations with sizes known in advance, read through the real parsers."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+from ctxfit_cli.formats import read_transcripts
+from ctxfit_cli.model import Transcript
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_transcripts"
+
+
+def ascii_text(tokens: int) -> str:
+    """ASCII text that the seed rule counts as exactly `tokens` tokens."""
+    return "x" * (4 * tokens)
+
+
+def read(lines: list[dict], format: str | None = None) -> Transcript:
+    """A transcript from JSON lines, through the real reader."""
+    data = b"".join(orjson.dumps(line) + b"\n" for line in lines)
+    [transcript] = read_transcripts("test.jsonl", io.BytesIO(data), format)
+    return transcript.materialize()
+
+
+class Chat:
+    """Builds Anthropic or OpenAI message dicts: a sub-agent, or a multi-turn chat."""
+
+    def __init__(self, dialect: str = "anthropic", system: str | None = "You are an agent.") -> None:
+        self.dialect = dialect
+        self.lines: list[dict] = []
+        self.calls = 0
+        if system is not None:
+            self.lines.append({"role": "system", "content": system})
+
+    def user(self, text: str) -> "Chat":
+        self.lines.append({"role": "user", "content": text})
+        return self
+
+    def say(self, text: str) -> "Chat":
+        self.lines.append({"role": "assistant", "content": text})
+        return self
+
+    def round(self, *results: str, tool: str = "read_file") -> "Chat":
+        """One assistant message with len(results) parallel calls, then their results."""
+        ids = []
+        for _ in results:
+            self.calls += 1
+            ids.append(f"call_{self.calls:04d}")
+        if self.dialect == "anthropic":
+            self.lines.append({"role": "assistant", "content": [
+                {"type": "tool_use", "id": i, "name": tool, "input": {"n": n}} for n, i in enumerate(ids)]})
+            self.lines.append({"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": i, "content": r} for i, r in zip(ids, results)]})
+        else:
+            self.lines.append({"role": "assistant", "content": None, "tool_calls": [
+                {"id": i, "type": "function", "function": {"name": tool, "arguments": orjson.dumps({"n": n}).decode()}}
+                for n, i in enumerate(ids)]})
+            for i, r in zip(ids, results):
+                self.lines.append({"role": "tool", "tool_call_id": i, "content": r})
+        return self
+
+    def transcript(self) -> Transcript:
+        return read(self.lines, self.dialect)
+
+    def jsonl(self) -> bytes:
+        return b"".join(orjson.dumps(line) + b"\n" for line in self.lines)
+
+
+@pytest.fixture
+def chat():
+    return Chat
+
+
+def run_cli(*args: str, input: bytes | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """Run the real `ctxfit` in a subprocess (python -m, so no PATH assumptions)."""
+    env = {**os.environ, "COLUMNS": "120", "PYTHONIOENCODING": "utf-8"}
+    return subprocess.run(
+        [sys.executable, "-m", "ctxfit_cli", *args], input=input if input is not None else b"",
+        capture_output=True, cwd=cwd or ROOT, env=env, timeout=120,
+    )

@@ -1,0 +1,209 @@
+"""The three fitting stages of DESIGN §4 on conversations whose sizes are known exactly."""
+
+from __future__ import annotations
+
+import io
+
+import orjson
+import pytest
+
+from ctxfit_cli.counting import SEED
+from ctxfit_cli.estimate import message_cost
+from ctxfit_cli.fitting import FitOptions, Fitter
+from ctxfit_cli.formats import read_transcripts
+from ctxfit_cli.notes import CLEARED_RESULT, TRIMMED_HISTORY
+from ctxfit_cli.payload import fit_transcript
+from ctxfit_cli.validate import validate_request
+from conftest import Chat, ascii_text
+
+CALL_ID_CHARS = len("call_0001")
+
+
+def result(tokens: int) -> str:
+    """A tool result the seed rule counts as exactly `tokens` (its call id included)."""
+    return "x" * (4 * tokens - CALL_ID_CHARS)
+
+
+def fit(chat: Chat, budget: int, **options):
+    transcript = chat.transcript()
+    raws = [m.raw for m in transcript.messages]
+    fitted = fit_transcript(transcript, FitOptions(budget=budget, **options))
+    assert [m.raw for m in transcript.messages] == raws, "the input must never change"
+    payload = orjson.loads(fitted.payload)
+    assert validate_request(payload, chat.dialect) == []
+    assert fitted.tokens == fitted.plan.tokens_after, "the plan must predict the payload's size"
+    return fitted, payload
+
+
+def subagent(results: list[int], dialect: str = "anthropic") -> Chat:
+    chat = Chat(dialect).user("Read every file and summarise them.")
+    for tokens in results:
+        chat.round(result(tokens))
+    return chat
+
+
+@pytest.mark.parametrize("dialect", ["anthropic", "openai"])
+def test_a_request_within_budget_is_sent_byte_for_byte(dialect):
+    chat = subagent([200, 200], dialect)
+    fitted, payload = fit(chat, budget=10_000)
+    assert fitted.plan.stage == "none"
+    original = [line for line in chat.jsonl().splitlines()]
+    sent = fitted.payload
+    for line in original[1:]:  # every message line appears verbatim
+        assert line in sent
+
+
+def test_results_sizes_are_exact():
+    fitted, _ = fit(subagent([150, 150]), budget=10_000)
+    assert [r.tokens for r in fitted.plan.protected] == [150, 150]
+
+
+def test_newest_results_within_a_quarter_of_the_budget_are_protected():
+    # budget 1,000: a quarter is 250. The newest two results (100 + 100) fit, three would not.
+    fitted, _ = fit(subagent([200] * 6 + [100, 100]), budget=1_000)
+    assert [r.index for r in fitted.plan.protected] == [14, 16]
+    assert all(r.index not in (14, 16) for r in fitted.plan.cleared)
+
+
+def test_a_newest_result_larger_than_the_quarter_is_still_protected():
+    fitted, payload = fit(subagent([200] * 6 + [300]), budget=1_000)
+    assert [r.tokens for r in fitted.plan.protected] == [300]
+    assert result(300) in fitted.payload.decode()
+
+
+def test_small_results_are_left_whole():
+    chat = subagent([20, 20, 20, 20, 300, 300, 300, 300, 300, 300, 50])
+    fitted, _ = fit(chat, budget=1_200)
+    cleared = {r.tokens for r in fitted.plan.cleared}
+    assert 20 not in cleared and fitted.plan.cleared
+    assert {r.tokens for r in fitted.plan.too_small} == {20}
+    assert fitted.payload.decode().count(f'"{result(20)}"') == 4
+
+
+def test_results_are_cleared_oldest_first_in_batches_of_four_with_a_shorter_last():
+    chat = subagent([300] * 10 + [200])  # 10 candidates: batches of 4, 4 and 2
+    fitted, payload = fit(chat, budget=1_000)
+    assert [len(b.results) for b in fitted.plan.batches] == [4, 4, 2]
+    assert all(b.cleared for b in fitted.plan.batches)
+    cleared = [r.index for r in fitted.plan.cleared]
+    assert cleared == sorted(cleared) and cleared[0] == 2
+    assert fitted.payload.decode().count(CLEARED_RESULT) == 10
+
+
+def test_clearing_stops_at_the_first_batch_that_fits_exactly_at_the_budget():
+    chat = subagent([300] * 10 + [200])
+    probe, _ = fit(chat, budget=1_000)
+    after_two = probe.plan.batches[1].tokens_after
+    exact, _ = fit(chat, budget=after_two)
+    assert exact.plan.protected == probe.plan.protected or exact.plan.batches[1].tokens_after == after_two
+    assert [b.cleared for b in exact.plan.batches][:3] == [True, True, False]
+    assert exact.tokens == after_two
+    one_less, _ = fit(chat, budget=after_two - 1)
+    assert one_less.plan.batches[2].cleared
+
+
+def test_stage_two_keeps_the_first_message_and_the_newest_whole_turns():
+    chat = Chat("anthropic").user("Let us plan the release.")
+    for turn in range(8):
+        chat.say(f"Answer {turn}: " + ascii_text(300))
+        chat.user(f"Question {turn}: " + ascii_text(300))
+    fitted, payload = fit(chat, budget=2_000)
+    plan = fitted.plan
+    assert plan.stage == "turns" and plan.tokens_after <= 2_000
+    first = payload["messages"][0]
+    assert first["role"] == "user"
+    assert first["content"][0] == {"type": "text", "text": "Let us plan the release."}
+    assert first["content"][1]["text"] == TRIMMED_HISTORY
+    assert "Question 7" in fitted.payload.decode()  # the newest turn is kept
+    assert "Question 0" not in fitted.payload.decode()
+
+
+def test_stage_three_keeps_the_newest_whole_rounds_of_a_one_instruction_subagent():
+    chat = Chat("openai").user("Write the ten modules.")
+    for n in range(10):
+        chat.lines.append({"role": "assistant", "content": None, "tool_calls": [{
+            "id": f"call_{n:04d}", "type": "function",
+            "function": {"name": "write_file", "arguments": orjson.dumps({"text": ascii_text(400)}).decode()}}]})
+        chat.lines.append({"role": "tool", "tool_call_id": f"call_{n:04d}", "content": "ok"})
+    fitted, payload = fit(chat, budget=2_000)
+    assert fitted.plan.stage == "rounds" and fitted.plan.tokens_after <= 2_000
+    assert payload["messages"][1]["content"][0]["text"] == "Write the ten modules."
+    assert payload["messages"][-1]["tool_call_id"] == "call_0009"
+    assert fitted.plan.dropped[0][0] == 1
+
+
+def test_a_single_huge_newest_result_is_sent_as_the_smallest_request_with_an_overrun():
+    fitted, _ = fit(subagent([300, 300, 5_000]), budget=2_000, window=10_000)
+    assert fitted.plan.overrun and not fitted.plan.cannot_fit
+    assert fitted.tokens > 2_000
+
+
+def test_past_the_window_the_request_cannot_fit():
+    transcript = subagent([300, 30_000]).transcript()
+    fitted = fit_transcript(transcript, FitOptions(budget=2_000, window=10_000))
+    assert fitted.plan.cannot_fit
+
+
+def test_the_same_input_gives_the_same_bytes_and_refitting_changes_nothing():
+    chat = subagent([300] * 10 + [200])
+    first, _ = fit(chat, budget=1_000)
+    again, _ = fit(chat, budget=1_000)
+    assert first.payload == again.payload
+    [refit_input] = read_transcripts("payload.json", io.BytesIO(first.payload))
+    refit = fit_transcript(refit_input.materialize(), FitOptions(budget=1_000))
+    assert refit.payload == first.payload
+
+
+class CountingCounter:
+    """The seed rule, counting how often it is asked to measure."""
+
+    name = "counting-seed"
+    classes = SEED.classes
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def measure(self, text):
+        self.calls += 1
+        return SEED.measure(text)
+
+    def tokens(self, vector):
+        return SEED.tokens(vector)
+
+
+def test_an_agent_loop_does_not_re_estimate_old_messages():
+    counter = CountingCounter()
+    chat = subagent([300] * 30)
+    history = list(chat.transcript().messages)
+    fitter = Fitter(FitOptions(budget=2_000, counter=counter))
+    fitter.update(history[:41])
+    after_first = counter.calls
+    plan = fitter.update(history[:43])  # one more round
+    new_texts = sum(1 for m in history[41:43] for p in m.parts for s in (p.tool, p.text, p.call_id) if s)
+    # The new messages, plus a constant few for the notes: never the old history again.
+    assert counter.calls - after_first <= new_texts + 4
+    assert after_first > 100
+    assert plan.tokens_after <= 2_000
+
+
+def test_incremental_updates_give_the_same_plan_as_a_fresh_fit():
+    history = list(subagent([300] * 20).transcript().messages)
+    fitter = Fitter(FitOptions(budget=2_000))
+    for end in range(2, len(history) + 1, 2):
+        incremental = fitter.update(history[:end])
+        fresh = Fitter(FitOptions(budget=2_000))
+        fresh.extend(history[:end])
+        assert incremental == fresh.plan()
+
+
+def test_the_input_messages_and_their_bytes_are_unchanged_by_fitting():
+    transcript = subagent([300] * 10).transcript()
+    before = [(m.role, m.parts, m.raw) for m in transcript.messages]
+    fit_transcript(transcript, FitOptions(budget=800))
+    assert [(m.role, m.parts, m.raw) for m in transcript.messages] == before
+
+
+def test_estimates_are_cached_on_messages():
+    transcript = subagent([300]).transcript()
+    message = transcript.messages[0]
+    assert message_cost(message) is message_cost(message)
