@@ -23,6 +23,9 @@ from .notes import AGENT_NOTE, TOO_LONG
 from .errors import CannotFit, UsageProblem
 from .outputs import atomic_write
 from .payload import fit_transcript
+from .policies import DEFAULT_POLICIES, POLICIES
+from .replay import PolicyReplay, Prices
+from .replay import replay as run_replay
 
 EXIT_CODES = """\b
 Exit codes: 0 success · 2 usage error · 3 bad input (file, line and problem on stderr) ·
@@ -298,6 +301,75 @@ def plan_command(
             render.plan_report(out, entry)
     if any(e["cannot_fit"] for e in entries):
         raise typer.Exit(CannotFit.exit_code)
+
+
+# --- replay -----------------------------------------------------------------------------------
+
+
+@app.command(name="replay", epilog=EXIT_CODES)
+@reports_errors
+def replay_command(
+    paths: Paths = None,
+    budget: Budget = DEFAULT_BUDGET,
+    window: Window = DEFAULT_WINDOW,
+    policy: Annotated[Optional[list[str]], typer.Option(
+        "--policy", "-p", help=f"Policy to simulate; repeat to compare (default: all). One of: {', '.join(POLICIES)}.")] = None,
+    steps: Annotated[bool, typer.Option("--steps", help="With --json, one row per model call.")] = False,
+    chart: Annotated[Optional[bool], typer.Option("--chart/--no-chart", help="Draw request sizes per call (default: for one file).")] = None,
+    min_cacheable: Annotated[int, typer.Option("--min-cacheable", min=0, help="A shared prefix shorter than this is not cached.")] = 1024,
+    price_write: Annotated[float, typer.Option("--price-write", min=0.0, help="Cache-write price per token (uncached input = 1).")] = 1.25,
+    price_read: Annotated[float, typer.Option("--price-read", min=0.0, help="Cache-read price per token (uncached input = 1).")] = 0.1,
+    json: Json = False,
+    format: Format = None,
+) -> None:
+    """Replay recorded transcripts request by request and compare context policies.
+
+    \b
+    The request before model call k is everything the agent had before its k-th assistant
+    message. For each policy: calls, rejected calls (over --window), largest request, total
+    input, the share read from the prompt cache, cache breaks and the relative cost.
+    \b
+    To compare every policy on a log:
+        ctxfit replay session.jsonl --budget 400000 --window 1000000
+    To compare two policies over many logs, as JSON:
+        ctxfit replay logs/*.jsonl -p ctxfit -p turns --json | jq .policies
+    """
+    format = _check_format(format)
+    names = policy or list(DEFAULT_POLICIES)
+    for name in names:
+        if name not in POLICIES:
+            raise typer.BadParameter(f"unknown policy {name!r}; choose from {', '.join(POLICIES)}", param_hint="--policy")
+    options = _options(budget, window, None, 4, 0.25, 100)
+    prices = Prices(cache_write=price_write, cache_read=price_read)
+    files, totals = [], {name: PolicyReplay(name) for name in names}
+    for path in resolve_paths(paths):
+        for transcript in transcripts(path, format):
+            transcript = transcript.materialize()
+            results = {name: run_replay(transcript, POLICIES[name], options, prices=prices, min_cacheable=min_cacheable)
+                       for name in names}
+            for name, result in results.items():
+                totals[name].merge(result)
+            files.append((transcript, results))
+    if json:
+        write_json({
+            "budget": budget, "window": window,
+            "files": [{"path": t.path, "format": t.format,
+                       "policies": {n: r.to_dict(prices, steps=steps) for n, r in results.items()}}
+                      for t, results in files],
+            "policies": {n: r.to_dict(prices) for n, r in totals.items()},
+        })
+        return
+    out = render.console(sys.stdout)
+    rows = [(t.path, n, r.to_dict(prices)) for t, results in files for n, r in results.items()]
+    render.replay_table(out, rows, title=f"  replay: budget {budget:,}, window {window:,}")
+    if len(files) > 1:
+        render.replay_table(out, [("total", n, r.to_dict(prices)) for n, r in totals.items()],
+                            title=f"  total over {len(files)} transcripts")
+    if chart if chart is not None else len(files) == 1:
+        for transcript, results in files:
+            for name, result in results.items():
+                render.size_chart(out, f"{transcript.path} · {name}", [s.tokens for s in result.steps],
+                                  budget=budget, window=window)
 
 
 def main() -> None:

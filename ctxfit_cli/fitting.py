@@ -55,6 +55,13 @@ class FitOptions:
     #: of the budget, so the next several requests need no clearing at all.
     lowwater: float | None = None
     drop_step: float = 0.25
+    #: Protect the newest N results whatever their size, instead of a share of the budget.
+    protect_count: int | None = None
+    #: Close a batch once it frees this many tokens, instead of after `batch_size` results
+    #: (Anthropic's `clear_at_least`).
+    batch_tokens: int | None = None
+    #: Stages 2 and 3 (leave out old turns and rounds). Off: clearing is all there is.
+    trim: bool = True
     counter: Counter = SEED
 
     def __post_init__(self) -> None:
@@ -66,6 +73,8 @@ class FitOptions:
             raise ValueError("protect_share must be in [0, 1] and drop_step in (0, 1]")
         if self.lowwater is not None and not 0 < self.lowwater <= 1:
             raise ValueError("lowwater must be in (0, 1]")
+        if self.protect_count is not None and self.protect_count < 1:
+            raise ValueError("protect_count must be at least 1")
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,6 +193,7 @@ class Fitter:
         self.candidates: list[ResultRef] = []
         self.candidate_index: list[int] = []
         self.saving_prefix = [0]  # savings of candidates[:i]
+        self.batch_ends: list[int] = []  # candidates count at the end of each closed batch
         self.too_small: list[ResultRef] = []
         self.first = -1
         self.turn_starts: list[int] = []  # human user messages after the first message
@@ -290,11 +300,13 @@ class Fitter:
     def _protect(self, end: int) -> None:
         """Move the protected suffix up to the results before `end` (it only moves forward)."""
         quarter = self.options.protect_share * self.options.budget
+        keep = self.options.protect_count
         visible = bisect.bisect_left(self.result_index, end)
         while self.protected_end < visible:
             self.protect_sum += self.results[self.protected_end].tokens
             self.protected_end += 1
-        while self.protect_sum > quarter and self.protected_end - self.protect_from > 1:
+        while self.protected_end - self.protect_from > (keep or 1) and (
+                keep is not None or self.protect_sum > quarter):
             released = self.results[self.protect_from]
             self.protect_sum -= released.tokens
             self.protect_from += 1
@@ -310,9 +322,26 @@ class Fitter:
         self.candidates.append(ref)
         self.candidate_index.append(ref.index)
         self.saving_prefix.append(self.saving_prefix[-1] + ref.saving)
+        opened = self.batch_ends[-1] if self.batch_ends else 0
+        if self.options.batch_tokens is not None:
+            full = self.saving_prefix[-1] - self.saving_prefix[opened] >= self.options.batch_tokens
+        else:
+            full = len(self.candidates) - opened >= self.options.batch_size
+        if full:
+            self.batch_ends.append(len(self.candidates))
+
+    def _batch_end(self, batches: int) -> int:
+        """How many candidates the first `batches` batches hold (the open one counts too)."""
+        if batches <= 0:
+            return 0
+        return self.batch_ends[batches - 1] if batches <= len(self.batch_ends) else len(self.candidates)
+
+    def _batch_count(self) -> int:
+        opened = self.batch_ends[-1] if self.batch_ends else 0
+        return len(self.batch_ends) + (1 if len(self.candidates) > opened else 0)
 
     def _saved(self, batches: int) -> int:
-        return self.saving_prefix[min(len(self.candidates), batches * self.options.batch_size)]
+        return self.saving_prefix[self._batch_end(batches)]
 
     def _trimmed(self, start: int) -> bool:
         return self.first >= 0 and start > self.first + 1
@@ -330,11 +359,11 @@ class Fitter:
         batches, start = self.cleared_batches, self.start
         if self._request_tokens(start, end, batches) <= options.budget:
             return batches, start
-        available = -(-len(self.candidates) // options.batch_size)
+        available = self._batch_count()
         target = options.budget * (options.lowwater or 1.0)
         while batches < available and self._request_tokens(start, end, batches) > target:
             batches += 1
-        if self._request_tokens(start, end, batches) <= options.budget or self.first < 0:
+        if self._request_tokens(start, end, batches) <= options.budget or self.first < 0 or not options.trim:
             return batches, start
         return batches, self._choose_start(end, batches)
 
@@ -347,7 +376,7 @@ class Fitter:
         if anchor is not None:
             tokens += self.cost_prefix[anchor + 1] - self.cost_prefix[anchor]
         tokens += self.cost_prefix[end] - self.cost_prefix[start]
-        cleared = min(len(self.candidates), batches * self.options.batch_size)
+        cleared = self._batch_end(batches)
         first_kept = bisect.bisect_left(self.candidate_index, start, 0, cleared)
         return tokens - (self.saving_prefix[cleared] - self.saving_prefix[first_kept])
 
@@ -400,22 +429,22 @@ class Fitter:
         """The plan for the request made now, at the end of the history (nothing committed)."""
         end = len(self.messages)
         saved = (self.protect_from, self.protected_end, self.protect_sum,
-                 len(self.candidates), len(self.too_small))
+                 len(self.candidates), len(self.too_small), len(self.batch_ends))
         batches, start = self._evaluate(end)
         plan = self._describe(end, batches, start)
-        protect_from, protected_end, protect_sum, candidates, too_small = saved
+        protect_from, protected_end, protect_sum, candidates, too_small, batch_ends = saved
         self.protect_from, self.protected_end, self.protect_sum = protect_from, protected_end, protect_sum
         del self.candidates[candidates:], self.candidate_index[candidates:]
         del self.saving_prefix[candidates + 1:], self.too_small[too_small:]
+        del self.batch_ends[batch_ends:]
         return plan
 
     def _describe(self, end: int, batches: int, start: int) -> Plan:
         options = self.options
         before = self.fixed_tokens + self.cost_prefix[end]
-        size = options.batch_size
         described, running = [], before
-        for number in range(-(-len(self.candidates) // size)):
-            refs = tuple(self.candidates[number * size:(number + 1) * size])
+        for number in range(self._batch_count()):
+            refs = tuple(self.candidates[self._batch_end(number):self._batch_end(number + 1)])
             freed = sum(r.saving for r in refs)
             running -= freed
             described.append(Batch(number + 1, refs, freed, running, number < batches))

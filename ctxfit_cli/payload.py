@@ -56,27 +56,34 @@ def fit_transcript(transcript: Transcript, options: FitOptions, *, tell_agent: b
 
 def build(transcript: Transcript, plan: Plan, counter: Counter = SEED) -> Fitted:
     """Apply a plan to its transcript (which must be materialized)."""
+    sent = sent_messages(transcript, plan)
+    tokens = sum(message_cost(m, counter).tokens for m in (*transcript.fixed, *sent))
+    return Fitted(plan, request_bytes(transcript, sent), tokens, sent)
+
+
+def sent_messages(transcript: Transcript, plan: Plan) -> tuple[Message, ...]:
+    """The messages a plan sends (system prompt and tools aside), in order.
+
+    Changed messages are made once and kept on the original message, so a replay that builds
+    thousands of requests reuses them (and can compare requests by identity).
+    """
     messages = transcript.messages
-    cleared: dict[int, set[str]] = {}
+    dialect = transcript.dialect
+    cleared: dict[int, frozenset[str]] = {}
     for ref in plan.cleared:
-        cleared.setdefault(ref.index, set()).add(ref.call_id)
-    trimmed = bool(plan.dropped)
-    sent: list[Message] = []
-    head_end = plan.first + 1 if trimmed else len(messages)
-    for i, message in enumerate(messages[:head_end]):
-        sent.append(_cleared(message, cleared.get(i), transcript.dialect))
-    if trimmed:
-        sent[-1] = _with_trim_note(sent[-1], transcript.dialect)
-        tail = ([plan.anchor] if plan.anchor is not None else []) + list(range(plan.start, len(messages)))
-        for position, i in enumerate(tail):
-            message = _cleared(messages[i], cleared.get(i), transcript.dialect)
-            if position == 0 and transcript.dialect == "anthropic" and message.role is Role.USER:
-                sent[-1] = _merge(sent[-1], message)
-            else:
-                sent.append(message)
-    sent_tuple = tuple(sent)
-    tokens = sum(message_cost(m, counter).tokens for m in (*transcript.fixed, *sent_tuple))
-    return Fitted(plan, request_bytes(transcript, sent_tuple), tokens, sent_tuple)
+        cleared[ref.index] = cleared.get(ref.index, frozenset()) | {ref.call_id}
+    if not plan.dropped:
+        return tuple(_cleared(messages[i], cleared.get(i), dialect) for i in range(plan.messages))
+    sent = [_cleared(messages[i], cleared.get(i), dialect) for i in range(plan.first + 1)]
+    sent[-1] = _with_trim_note(sent[-1], dialect)
+    tail = ([plan.anchor] if plan.anchor is not None else []) + list(range(plan.start, plan.messages))
+    for position, i in enumerate(tail):
+        message = _cleared(messages[i], cleared.get(i), dialect)
+        if position == 0 and dialect == "anthropic" and message.role is Role.USER:
+            sent[-1] = _merge(sent[-1], message)
+        else:
+            sent.append(message)
+    return tuple(sent)
 
 
 def request_bytes(transcript: Transcript, messages: tuple[Message, ...]) -> bytes:
@@ -118,10 +125,22 @@ def _reparse(value: dict, dialect: str, like: Message) -> Message:
     return message
 
 
-def _cleared(message: Message, call_ids: set[str] | None, dialect: str) -> Message:
+def _variant(message: Message, key: tuple, make) -> Message:
+    """A changed copy of `message`, made once and kept in its memo."""
+    variant = message.memo.get(key)
+    if variant is None:
+        variant = message.memo[key] = make()
+    return variant
+
+
+def _cleared(message: Message, call_ids: frozenset[str] | None, dialect: str) -> Message:
     """The message with the results of these calls replaced by the constant note."""
     if not call_ids:
         return message
+    return _variant(message, ("cleared", dialect, call_ids), lambda: _make_cleared(message, call_ids, dialect))
+
+
+def _make_cleared(message: Message, call_ids: frozenset[str], dialect: str) -> Message:
     value = orjson.loads(message.raw)
     if dialect == "openai":
         value["content"] = CLEARED_RESULT
@@ -138,6 +157,10 @@ def _cleared(message: Message, call_ids: set[str] | None, dialect: str) -> Messa
 def _with_trim_note(message: Message, dialect: str) -> Message:
     if has_trim_note(message):
         return message
+    return _variant(message, ("noted", dialect), lambda: _make_with_trim_note(message, dialect))
+
+
+def _make_with_trim_note(message: Message, dialect: str) -> Message:
     value = orjson.loads(message.raw)
     value["content"] = _as_blocks(value.get("content")) + [{"type": "text", "text": TRIMMED_HISTORY}]
     return _reparse(value, dialect, message)
@@ -145,6 +168,10 @@ def _with_trim_note(message: Message, dialect: str) -> Message:
 
 def _merge(first: Message, following: Message) -> Message:
     """Two adjacent user messages as one (Anthropic requires alternating roles)."""
+    return _variant(first, ("merged", following), lambda: _make_merged(first, following))
+
+
+def _make_merged(first: Message, following: Message) -> Message:
     value = orjson.loads(first.raw)
     value["content"] = _as_blocks(value.get("content")) + _as_blocks(orjson.loads(following.raw).get("content"))
     return _reparse(value, "anthropic", first)

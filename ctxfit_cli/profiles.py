@@ -82,8 +82,8 @@ _C = {name: i for i, name in enumerate(CLASSES)}
 #
 # 1. Encode to UTF-8 and, in one `bytes.translate`, delete continuation bytes and map every
 #    remaining byte (ASCII byte or lead byte: one per character) to a class code.
-# 2. Count each code with `bytes.count` (skipping codes that `in` says are absent, and stopping
-#    once every character is accounted for).
+# 2. Count each code with `bytes.count`, skipping codes that `in` (memchr) says are absent; the
+#    most common code is not counted but inferred from the length.
 # 3. Lead bytes whose characters fall in several classes get a code of their own; when one
 #    occurs, the second bytes decide (see `_SPLITS`): a few occurrences are looked up one by
 #    one, many are counted with a second `translate` that marks the lead byte and the second
@@ -165,10 +165,6 @@ _CODES = bytes(
     _SHARED_CODE[b] if b in _SHARED_CODE else _lead_class(b) if b >= 0xC0 or b < 0x80 else 0
     for b in range(256)
 )
-_ASCII_CODES = [bytes([c]) for c in dict.fromkeys(_CODES[b] for b in b"e 0.")]  # by frequency
-_ALL_CODES = [bytes([c]) for c in dict.fromkeys(_CODES[b] for b in b"e 0.")] + [
-    bytes([c]) for c in range(N_CLASSES + len(_SPLITS)) if bytes([c]) not in _ASCII_CODES
-]
 
 #: Lead byte -> translate table marking it (1) and its split second bytes (2, 3, ...).
 _SPLIT_TABLES: dict[int, bytes] = {}
@@ -211,37 +207,62 @@ def _resolve(data: bytes, lead: int, n: int, counts: list[int], surrogates: bool
     counts[default] += n - moved
 
 
+# ASCII text, the bulk of agent transcripts (code, JSON, shell output, English), takes a shorter
+# path: one translate to a flag byte (letter 0, digit 1, space 2, punctuation 4), then either
+# `count` (short strings) or, for long ones, the flags read as one big integer whose masked
+# popcounts give the three counts (`int.bit_count` is much faster than `count` on dense matches).
+_ASCII_FLAGS = bytes(
+    (0, 1, 2, 4)[(_ascii_class(b) - _C["letter"])] if b < 0x80 else 0 for b in range(256)
+)
+_POPCOUNT_FROM = 4096
+_MASK_CHARS = 1 << 20
+_MASKS = tuple(int.from_bytes(bytes([bit]) * _MASK_CHARS, "little") for bit in (1, 2, 4))
+
+
+def _ascii_counts(text: str) -> tuple[int, ...]:
+    flags = text.encode("ascii").translate(_ASCII_FLAGS)
+    n = len(flags)
+    if n < _POPCOUNT_FROM:
+        digit, space, punct = flags.count(1), flags.count(2), flags.count(4)
+    else:
+        digit = space = punct = 0
+        for start in range(0, n, _MASK_CHARS):
+            x = int.from_bytes(flags[start : start + _MASK_CHARS], "little")
+            digit += (x & _MASKS[0]).bit_count()
+            space += (x & _MASKS[1]).bit_count()
+            punct += (x & _MASKS[2]).bit_count()
+    return (n - digit - space - punct, digit, space, punct) + _ZEROS
+
+
+_ZEROS = (0,) * (N_CLASSES - 4)
+_N_CODES = N_CLASSES + len(_SPLITS)
+_CODE_BYTES = [bytes([c]) for c in range(_N_CODES)]
+
+
 def class_counts(text: str) -> tuple[int, ...]:
     """Characters of `text` per class of `CLASSES`, at C speed.
 
     >>> dict(zip(CLASSES, class_counts("Ok 42 — ça, мир, 世界とハングル 한국 🙂")))["kana"]
     5
     """
-    counts = [0] * (N_CLASSES + len(_SPLITS))
     if text.isascii():
-        codes = text.encode("ascii").translate(_CODES)
-        left = len(codes)
-        for code in _ASCII_CODES:
-            if code in codes:
-                k = codes.count(code)
-                counts[code[0]] = k
-                left -= k
-                if not left:
-                    break
-        return tuple(counts[:N_CLASSES])
+        return _ascii_counts(text)
     try:
         data, surrogates = text.encode("utf-8"), False
     except UnicodeEncodeError:  # lone surrogates
         data, surrogates = text.encode("utf-8", "surrogatepass"), True
     codes = data.translate(_CODES, _CONTINUATION)
+    counts = [0] * _N_CODES
+    # Count every code present except the one at the middle of the text, the likely most
+    # common, whose count is what is left (counting dense matches is the slow part).
+    main = codes[len(codes) >> 1]
     left = len(codes)
-    for code in _ALL_CODES:
-        if code in codes:
-            k = codes.count(code)
-            counts[code[0]] = k
+    for code, code_byte in enumerate(_CODE_BYTES):
+        if code != main and code_byte in codes:
+            k = codes.count(code_byte)
+            counts[code] = k
             left -= k
-            if not left:
-                break
+    counts[main] = left
     for lead, code in _SHARED_CODE.items():
         n = counts[code]
         if n:

@@ -171,3 +171,51 @@ def plan_report(out: Console, report: dict) -> None:
     elif report["overrun"]:
         out.print(Text("  overrun: the smallest request is over the budget but within the window; it is sent anyway", style="yellow"))
     out.print()
+
+
+def replay_table(out: Console, rows: list[tuple[str, str, dict]], *, title: str) -> None:
+    """One row per (file, policy): the numbers a team compares before changing its policy."""
+    many_files = len({path for path, _, _ in rows}) > 1
+    columns = (["<file"] if many_files else []) + [
+        "<policy", "calls", "rejected", "over budget", "largest", "total input", "cache read", "breaks", "rel. cost"]
+    result = table(*columns, title=title)
+    for path, name, row in rows:
+        cells = ([escape(path)] if many_files else []) + [
+            name, number(row["calls"]),
+            Text(number(row["rejected"]), style="bold red" if row["rejected"] else ""),
+            number(row["over_budget"]), number(row["max_request"]), number(row["total_input"]),
+            f"{row['cache_read_share']:.1%}", number(row["cache_breaks"]), f"{row['relative_cost']:.3f}",
+        ]
+        result.add_row(*cells)
+    out.print(result)
+
+
+def size_chart(out: Console, name: str, sizes: list[int], *, budget: int, window: int,
+               width: int = 72, height: int = 8) -> None:
+    """Request size per call as columns, with the budget (┈) and the window (━) marked."""
+    if not sizes:
+        return
+    columns = min(width, len(sizes))
+    per_column = len(sizes) / columns
+    buckets = [max(sizes[int(c * per_column):max(int((c + 1) * per_column), int(c * per_column) + 1)])
+               for c in range(columns)]
+    top = max(window, max(buckets)) * 1.05
+    row_of = lambda value: min(height - 1, int(value / top * height))
+    budget_row, window_row = row_of(budget), row_of(window)
+    out.print(Text(f"  {name}: request size per call (1 column = {per_column:.1f} calls)", style="bold"))
+    for row in range(height - 1, -1, -1):
+        label = "window" if row == window_row else "budget" if row == budget_row else ""
+        line = Text(f"  {label:>6} │")
+        for value in buckets:
+            filled = value > 0 and row_of(value) >= row
+            if filled:
+                style = "red" if value > window else "yellow" if value > budget else "green"
+                line.append("█", style=style)
+            elif row == window_row:
+                line.append("━", style="red")
+            elif row == budget_row:
+                line.append("┈", style="yellow")
+            else:
+                line.append(" ")
+        out.print(line)
+    out.print(Text("         └" + "─" * columns + f" call {len(sizes):,}"))

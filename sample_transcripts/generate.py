@@ -108,10 +108,10 @@ class Clock:
         return self.t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{self.t.microsecond // 1000:03d}Z"
 
 
-def text(kind: str, n: int, seed: int | str, **kw) -> str:
-    """Generated text of one kind: ru, zh, ja, en, py, sh (kind=...), json (kind=...)."""
-    fn = {"ru": tg.russian, "zh": tg.chinese, "ja": tg.japanese, "en": tg.english,
-          "py": tg.python_source, "sh": tg.shell_output, "json": tg.json_output}[kind]
+def text(gen: str, n: int, seed: int | str, /, **kw) -> str:
+    """Generated text: ru, zh, ja, en, py, sh (kind=...), json (kind=...), md (lang=..., kind=...)."""
+    fn = {"ru": tg.russian, "zh": tg.chinese, "ja": tg.japanese, "en": tg.english, "py": tg.python_source,
+          "sh": tg.shell_output, "json": tg.json_output, "md": tg.markdown_doc}[gen]
     return fn(n, seed, **kw)
 
 
@@ -335,7 +335,8 @@ def build_subagent_reader() -> list[dict]:
                 results.append({"type": "tool_result", "tool_use_id": tid,
                                 "content": f"Error: file not found: {path}", "is_error": True})
                 continue
-            body = text(kind, chars, f"reader-{path}", **({} if kind == "py" else {"number": int(path[-5:-3]) if kind != "py" else None}))
+            kw = {} if kind == "py" else {"number": int(path[-5:-3])}
+            body = text(kind, chars, f"reader-{path}", **kw)
             contents[path] = body
             results.append({"type": "tool_result", "tool_use_id": tid, "content": body})
         messages.append({"role": "user", "content": results})
@@ -377,72 +378,98 @@ replacement). Prefer reading code over guessing. Keep answers short and concrete
 when they matter. Never push or deploy."""
 
 
+#: Files of the chat's repository: path -> (generator, chars, keyword arguments). Generated lazily.
+CHAT_REPO = {
+    "/srv/app/README.md": ("md", 9000, {"project": "app"}),
+    "/srv/app/CHANGELOG.md": ("md", 9000, {"kind": "changelog"}),
+    "/srv/app/docs/ru/release_notes.md": ("md", 6000, {"lang": "ru", "project": "app"}),
+    "/srv/app/src/app/config.py": ("py", 14000, {}),
+    "/srv/app/src/app/session.py": ("py", 22000, {}),
+    "/srv/app/src/app/storage.py": ("py", 19000, {}),
+    "/srv/app/src/app/client.py": ("py", 17000, {}),
+    "/srv/app/tests/test_session_api.py": ("py", 14000, {}),
+    "/srv/app/tests/test_tokens_ru.py": ("py", 9000, {}),
+    "/srv/app/tests/fixtures/ru/chapter_01.txt": ("ru", 14000, {"number": 1}),
+    "/srv/app/tests/fixtures/ru/chapter_02.txt": ("ru", 13000, {"number": 2}),
+}
+FILE, EDIT = ("file",), None
+
+
 def _chat_turns() -> list[dict]:
-    """The scripted conversation: human text, tool rounds [(name, input, (kind, chars, kw))], answer."""
+    """The scripted conversation. Each round is a list of (tool, input, spec); spec is FILE (the
+    file named by input["path"]), ("grep", [paths], regex), ("lit", text), (generator, chars, kw)
+    or EDIT (input["insert"] is inserted above a snippet of the file read earlier)."""
     return [
         dict(human="Hi! I just cloned this repo. Can you give me a quick overview of the layout and tell me how to run the tests?",
              rounds=[
-                 [("bash", {"command": "ls -la /srv/app"}, ("sh", 2400, {"kind": "ls"}))],
-                 [("read_file", {"path": "/srv/app/README.md"}, ("en", 6000, {})),
-                  ("read_file", {"path": "/srv/app/src/app/config.py"}, ("py", 9000, {}))],
-                 [("bash", {"command": "cd /srv/app && python -m pytest -q"}, ("sh", 7000, {"kind": "pytest"}))],
+                 [("bash", {"command": "ls -la /srv/app"}, ("sh", 3500, {"kind": "ls"}))],
+                 [("read_file", {"path": "/srv/app/README.md"}, FILE), ("read_file", {"path": "/srv/app/src/app/config.py"}, FILE)],
+                 [("bash", {"command": "cd /srv/app && python -m pytest -q"}, ("sh", 11000, {"kind": "pytest"}))],
              ],
-             answer="The repo is a small service: `src/app/` holds the package (config, client, storage, api), `tests/` the pytest suite, `docs/` the user guide.\n\nRun the tests with:\n\n```\ncd /srv/app && python -m pytest -q\n```\n\nRight now a few tests fail (see the FAILURES section above) - mostly in the session API tests. Want me to dig into those?"),
+             answer="The repo is a small service: `src/app/` holds the package (config, client, session, storage), `tests/` the pytest suite, `docs/` the user guide.\n\nRun the tests with:\n\n```\ncd /srv/app && python -m pytest -q\n```\n\nRight now a few tests fail (see the FAILURES section above) - mostly in the session API tests. Want me to dig into those?"),
         dict(human="Yes please, the test_session_api failures are the ones blocking CI. What's going on?",
              rounds=[
-                 [("grep", {"pattern": "def test_", "path": "/srv/app/tests/test_session_api.py"}, ("sh", 3000, {"kind": "grep"}))],
-                 [("read_file", {"path": "/srv/app/src/app/session.py"}, ("py", 14000, {})),
-                  ("read_file", {"path": "/srv/app/tests/test_session_api.py"}, ("py", 9000, {}))],
-                 [("bash", {"command": "cd /srv/app && python -m pytest -q tests/test_session_api.py -x"}, ("sh", 4000, {"kind": "pytest"}))],
-                 [("edit_file", {"path": "/srv/app/src/app/session.py", "old_string": "        if len(batch) >= size:\n            yield batch", "new_string": "        if len(batch) >= max(size, 1):\n            yield batch"}, None)],
-                 [("bash", {"command": "cd /srv/app && python -m pytest -q tests/test_session_api.py"}, ("sh", 2500, {"kind": "pytest"}))],
+                 [("grep", {"pattern": "def ", "path": "/srv/app/tests/test_session_api.py"}, ("grep", ["/srv/app/tests/test_session_api.py"], r"def "))],
+                 [("read_file", {"path": "/srv/app/src/app/session.py"}, FILE), ("read_file", {"path": "/srv/app/tests/test_session_api.py"}, FILE)],
+                 [("bash", {"command": "cd /srv/app && python -m pytest -q tests/test_session_api.py -x"}, ("sh", 6000, {"kind": "pytest"}))],
+                 [("edit_file", {"path": "/srv/app/src/app/session.py", "insert": "size = max(size, 1)  # a page size of 0 (the config default) must not mean 'never yield'"}, EDIT)],
+                 [("bash", {"command": "cd /srv/app && python -m pytest -q tests/test_session_api.py"}, ("sh", 4000, {"kind": "pytest"}))],
              ],
-             answer="Found it: `iter_batches` in `session.py` never yielded when `size` was 0 (the default coming from the config), so the session API returned empty pages. I changed the check to `len(batch) >= max(size, 1)`.\n\nThe session API tests pass locally now; two unrelated failures remain in `test_payload_io.py`."),
+             answer="Found it: the batching code in `session.py` never yielded when `size` was 0 (the default coming from the config), so the session API returned empty pages. I clamp it with `size = max(size, 1)` before the loop.\n\nThe session API tests pass locally now; the remaining failures are unrelated."),
         dict(human="Our tokenizer tests use Russian fixture texts in tests/fixtures/ru/ and test_tokens_ru is flaky. Can you look at the fixtures and the test?",
              rounds=[
-                 [("bash", {"command": "ls -la /srv/app/tests/fixtures/ru"}, ("sh", 1500, {"kind": "ls"}))],
-                 [("read_file", {"path": "/srv/app/tests/fixtures/ru/chapter_01.txt"}, ("ru", 9000, {"number": 1})),
-                  ("read_file", {"path": "/srv/app/tests/fixtures/ru/chapter_02.txt"}, ("ru", 8000, {"number": 2}))],
-                 [("read_file", {"path": "/srv/app/tests/test_tokens_ru.py"}, ("py", 6000, {}))],
-                 [("bash", {"command": "cd /srv/app && for i in 1 2 3; do python -m pytest -q tests/test_tokens_ru.py -p no:randomly; done"}, ("sh", 3000, {"kind": "pytest"}))],
+                 [("bash", {"command": "ls -la /srv/app/tests/fixtures/ru"}, ("lit", "total 64\ndrwxr-xr-x 2 dev dev  4096 Mar  2 10:41 .\ndrwxr-xr-x 5 dev dev  4096 Mar  2 10:41 ..\n-rw-r--r-- 1 dev dev 26114 Mar  2 10:41 chapter_01.txt\n-rw-r--r-- 1 dev dev 24287 Mar  2 10:41 chapter_02.txt\n-rw-r--r-- 1 dev dev   212 Mar  2 10:41 README\n"))],
+                 [("read_file", {"path": "/srv/app/tests/fixtures/ru/chapter_01.txt"}, FILE),
+                  ("read_file", {"path": "/srv/app/tests/fixtures/ru/chapter_02.txt"}, FILE)],
+                 [("read_file", {"path": "/srv/app/tests/test_tokens_ru.py"}, FILE)],
+                 [("bash", {"command": "cd /srv/app && for i in 1 2 3; do python -m pytest -q tests/test_tokens_ru.py -p no:randomly; done"}, ("sh", 5000, {"kind": "pytest"}))],
              ],
-             answer="The fixtures are ordinary literary Russian (chapters 1 and 2 of the same story, ~9k and ~8k characters). The flakiness comes from the test, not the data: it compares a token count estimated with `chars / 4` against a hard-coded range, and the range was tuned on chapter 1 only. Cyrillic runs at roughly 2 characters per token, so chapter 2 lands outside the range depending on which fixture is picked first.\n\nI'd estimate per writing system (ASCII ~4 chars/token, Cyrillic ~2, CJK ~1) and assert against a tolerance instead of a fixed range."),
+             answer="The fixtures are ordinary literary Russian (chapters 1 and 2 of the same story). The flakiness comes from the test, not the data: it compares a token count estimated with `chars / 4` against a hard-coded range, and the range was tuned on chapter 1 only. Cyrillic runs at roughly 2 characters per token, so chapter 2 lands outside the range depending on which fixture is picked first.\n\nI'd estimate per writing system (ASCII ~4 chars/token, Cyrillic ~2, CJK ~1) and assert against a tolerance instead of a fixed range."),
         dict(human="Makes sense. Can you check what the /api/v1/records endpoint on the staging box returns right now? The URL is in the config.",
              rounds=[
-                 [("grep", {"pattern": "STAGING_URL", "path": "/srv/app/src"}, ("sh", 800, {"kind": "grep"}))],
-                 [("bash", {"command": "curl -s https://staging.internal.example/api/v1/records?page=1 | python -m json.tool"}, ("json", 9000, {"kind": "rows"}))],
-                 [("bash", {"command": "curl -s https://staging.internal.example/api/v1/metrics?window=5m | python -m json.tool"}, ("json", 5000, {"kind": "metrics"}))],
+                 [("grep", {"pattern": "STAGING_URL", "path": "/srv/app/src"}, ("lit", "/srv/app/src/app/config.py:31:STAGING_URL = os.environ.get(\"STAGING_URL\", \"https://staging.internal.example\")\n/srv/app/src/app/client.py:12:from app.config import STAGING_URL\n"))],
+                 [("bash", {"command": "curl -s https://staging.internal.example/api/v1/records?page=1 | python -m json.tool"}, ("json", 14000, {"kind": "rows"}))],
+                 [("bash", {"command": "curl -s https://staging.internal.example/api/v1/metrics?window=5m | python -m json.tool"}, ("json", 8000, {"kind": "metrics"}))],
              ],
              answer="Staging answers normally: page 1 of `/api/v1/records` returns the expected shape (`items[]` with `id`, `name`, `owner`, `status`, `size_bytes`, `tags`, `updated_at`, `checksum`). Several records are in `failed` status, and the 5-minute metrics show a latency spike on a couple of hosts - worth a look, but nothing is down."),
         dict(human="Show me the recent history of the storage module - who touched it and why?",
              rounds=[
-                 [("bash", {"command": "cd /srv/app && git log -n 40 -- src/app/storage.py"}, ("sh", 7000, {"kind": "git_log"}))],
-                 [("read_file", {"path": "/srv/app/src/app/storage.py"}, ("py", 12000, {}))],
+                 [("bash", {"command": "cd /srv/app && git log -n 40 -- src/app/storage.py"}, ("sh", 11000, {"kind": "git_log"}))],
+                 [("read_file", {"path": "/srv/app/src/app/storage.py"}, FILE)],
              ],
-             answer="Most recent changes to `storage.py` are small fixes (pagination off-by-one, UTF-8 names, atomic writes via temp file + rename) spread across four authors; the biggest one was the refactor that split the parser into smaller functions. Nothing in the history explains the current failures."),
+             answer="Most recent changes to `storage.py` are small fixes (pagination off-by-one, UTF-8 names, atomic writes via temp file + rename) spread across several authors; the biggest one was the refactor that split the parser into smaller functions. Nothing in the history explains the current failures."),
         dict(human="Please add a retry with exponential backoff around the HTTP fetch in client.py. Max 5 attempts.",
              rounds=[
-                 [("read_file", {"path": "/srv/app/src/app/client.py"}, ("py", 11000, {}))],
-                 [("edit_file", {"path": "/srv/app/src/app/client.py", "old_string": "    response = session.get(url, timeout=DEFAULT_TIMEOUT)\n    response.raise_for_status()", "new_string": "    for attempt in range(1, MAX_RETRIES + 1):\n        try:\n            response = session.get(url, timeout=DEFAULT_TIMEOUT)\n            response.raise_for_status()\n            break\n        except (TimeoutError, ConnectionError):\n            if attempt == MAX_RETRIES:\n                raise\n            time.sleep(min(2 ** attempt, 30))"}, None)],
-                 [("bash", {"command": "cd /srv/app && python -m pytest -q tests/test_client.py"}, ("sh", 3000, {"kind": "pytest"})),
-                  ("bash", {"command": "cd /srv/app && ruff check src/app/client.py"}, ("sh", 400, {"kind": "git_status"}))],
+                 [("read_file", {"path": "/srv/app/src/app/client.py"}, FILE)],
+                 [("edit_file", {"path": "/srv/app/src/app/client.py", "insert": "session = RetryingSession(session, attempts=MAX_RETRIES, backoff=2.0)  # exponential backoff on timeouts"}, EDIT)],
+                 [("bash", {"command": "cd /srv/app && python -m pytest -q tests/test_client.py"}, ("sh", 5000, {"kind": "pytest"})),
+                  ("bash", {"command": "cd /srv/app && ruff check src/app/client.py"}, ("lit", "All checks passed!\n"))],
              ],
-             answer="Done. `fetch` now retries up to `MAX_RETRIES` (5) times on timeouts and connection errors, sleeping `min(2 ** attempt, 30)` seconds between attempts, and re-raises after the last one. Client tests pass."),
+             answer="Done. The client's session is now wrapped in `RetryingSession(session, attempts=MAX_RETRIES, backoff=2.0)`: up to 5 attempts with exponential backoff (2, 4, 8, 16 s) on timeouts and connection errors, then the last error is re-raised. Client tests pass."),
         dict(human="Which dependencies are we on? Anything badly outdated?",
              rounds=[
-                 [("bash", {"command": "cd /srv/app && pip list"}, ("sh", 2500, {"kind": "pip_list"})),
-                  ("read_file", {"path": "/srv/app/requirements.txt"}, ("sh", 1200, {"kind": "pip_list"}))],
-                 [("bash", {"command": "cd /srv/app && pip list --outdated --format=json"}, ("json", 4000, {"kind": "rows"}))],
+                 [("bash", {"command": "cd /srv/app && pip list"}, ("sh", 4000, {"kind": "pip_list"})),
+                  ("read_file", {"path": "/srv/app/requirements.txt"}, ("lit", "".join(f"{p}>={v}\n" for p, v in (
+                      ("fastapi", "0.115"), ("httpx", "0.27"), ("pydantic", "2.7"), ("sqlalchemy", "2.0"), ("orjson", "3.10"),
+                      ("uvicorn", "0.30"), ("typer", "0.12"), ("rich", "13.7"), ("python-dateutil", "2.9")))))],
+                 [("bash", {"command": "cd /srv/app && pip list --outdated --format=json"}, ("json", 6000, {"kind": "rows"}))],
              ],
-             answer="Direct dependencies are pinned in `requirements.txt`; the installed versions match. A few are several minor versions behind (pydantic, sqlalchemy, httpx); nothing is end-of-life. I would bump pydantic and httpx first, since the tests exercise them heavily."),
+             answer="Direct dependencies are listed in `requirements.txt` with minimum versions; the installed versions satisfy them. A few are several minor versions behind (pydantic, sqlalchemy, httpx); nothing is end-of-life. I would bump pydantic and httpx first, since the tests exercise them heavily."),
         dict(human="Thanks! Last thing: summarise the changelog for the release notes. Write it in Russian please, it's for the support team.",
              rounds=[
-                 [("read_file", {"path": "/srv/app/CHANGELOG.md"}, ("en", 7000, {}))],
-                 [("bash", {"command": "cd /srv/app && git log --oneline -n 30"}, ("sh", 3000, {"kind": "git_log"}))],
-                 [("read_file", {"path": "/srv/app/docs/ru/release_notes_template.md"}, ("ru", 4000, {}))],
+                 [("read_file", {"path": "/srv/app/CHANGELOG.md"}, FILE)],
+                 [("bash", {"command": "cd /srv/app && git log -n 30"}, ("sh", 5000, {"kind": "git_log"}))],
+                 [("read_file", {"path": "/srv/app/docs/ru/release_notes.md"}, FILE)],
              ],
-             answer="Черновик для службы поддержки:\n\n**Что нового в версии 2.4**\n\n- Исправлена пагинация в API сессий: при пустом размере страницы сервис больше не возвращает пустые ответы.\n- HTTP-клиент теперь повторяет запрос до пяти раз с экспоненциальной задержкой при таймаутах и обрывах соединения.\n- Тесты токенизатора на русских текстах больше не «мигают»: оценка учитывает систему письма.\n- Запись файлов стала атомарной (временный файл и переименование).\n\nЕсли клиент жалуется на медленные ответы, попросите время запроса и идентификатор сессии — по ним видно, были ли повторные попытки."),
+             answer="Черновик для службы поддержки:\n\n**Что нового в версии 2.9**\n\n- Исправлена пагинация в API сессий: при пустом размере страницы сервис больше не возвращает пустые ответы.\n- HTTP-клиент теперь повторяет запрос до пяти раз с экспоненциальной задержкой при таймаутах и обрывах соединения.\n- Тесты токенизатора на русских текстах больше не «мигают»: оценка учитывает систему письма.\n- Запись файлов стала атомарной (временный файл и переименование).\n\nЕсли клиент жалуется на медленные ответы, попросите время запроса и идентификатор сессии — по ним видно, были ли повторные попытки."),
     ]
+
+
+def grep_lines(files: dict[str, str], pattern: str) -> str:
+    """`grep -n` over generated files: "path:line:text" lines, or "No matches found"."""
+    rx = re.compile(pattern)
+    out = [f"{path}:{i}:{line}" for path, body in files.items() for i, line in enumerate(body.split("\n"), 1) if rx.search(line)]
+    return "\n".join(out) if out else "No matches found"
 
 
 def build_multiturn_chat() -> list[dict]:
@@ -450,6 +477,14 @@ def build_multiturn_chat() -> list[dict]:
     r = Random("ctxfit-sample:multiturn_chat")
     messages: list[dict] = [{"role": "system", "content": CHAT_SYSTEM}]
     intros = ["Let me look.", "Checking.", "I'll run that.", "Let me read the relevant files.", None, None, None]
+    files: dict[str, str] = {}
+
+    def repo(path: str) -> str:
+        if path not in files:
+            gen, chars, kw = CHAT_REPO[path]
+            files[path] = text(gen, chars, f"chat-{path}", **kw)
+        return files[path]
+
     seq = 0
     for t, turn in enumerate(_chat_turns()):
         messages.append({"role": "user", "content": turn["human"]})
@@ -462,15 +497,23 @@ def build_multiturn_chat() -> list[dict]:
             for name, args, spec in calls:
                 seq += 1
                 tid = ids.toolu()
-                blocks.append({"type": "tool_use", "id": tid, "name": name, "input": args})
-                if spec is None:
-                    body = f"Edited {args['path']}: replaced 1 occurrence ({args['old_string'].count(chr(10)) + 1} lines -> {args['new_string'].count(chr(10)) + 1} lines)."
+                if spec is EDIT:
+                    _, old, indent = pick_snippet(repo(args["path"]))
+                    new = indent + args["insert"] + "\n" + old
+                    files[args["path"]] = files[args["path"]].replace(old, new, 1)
+                    args = {"path": args["path"], "old_string": old, "new_string": new}
+                    body = f"Edited {args['path']}: replaced 1 occurrence (3 lines -> 4 lines)."
+                elif spec == FILE:
+                    body = repo(args["path"])
+                elif spec[0] == "grep":
+                    body = grep_lines({p: repo(p) for p in spec[1]}, spec[2])
+                elif spec[0] == "lit":
+                    body = spec[1]
                 else:
-                    kind, chars, kw = spec
-                    body = text(kind, chars, f"chat-{seq}", **kw)
+                    body = text(spec[0], spec[1], f"chat-{seq}", **spec[2])
+                blocks.append({"type": "tool_use", "id": tid, "name": name, "input": args})
                 if t == 3 and k == 1:  # one result as a list of text blocks (valid Anthropic form)
-                    results.append({"type": "tool_result", "tool_use_id": tid,
-                                    "content": [{"type": "text", "text": body}]})
+                    results.append({"type": "tool_result", "tool_use_id": tid, "content": [{"type": "text", "text": body}]})
                 else:
                     results.append({"type": "tool_result", "tool_use_id": tid, "content": body})
             messages.append({"role": "assistant", "content": blocks})
@@ -547,6 +590,33 @@ class ClaudeCodeLog:
         self.records.append(rec)
 
 
+def pick_snippet(body: str) -> tuple[int, str, str]:
+    """A unique 3-line block of `body` starting at a 4-space-indented assignment: (line index, block, indent)."""
+    lines = body.split("\n")
+    for at, line in enumerate(lines):
+        if line.startswith("    ") and not line.startswith("     ") and " = " in line and not line.lstrip().startswith("#"):
+            old = "\n".join(lines[at:at + 3])
+            if body.count(old) == 1:
+                return at, old, "    "
+    raise AssertionError("no unique snippet")
+
+
+#: The Claude Code session's project files: path -> (generator, chars, keyword arguments).
+CC_REPO = {
+    f"{CC_CWD}/README.md": ("md", 9000, {"project": "proj"}),
+    f"{CC_CWD}/tests/test_segment.py": ("py", 11000, {}),
+    f"{CC_CWD}/tests/fixtures/ja/chapter_03.txt": ("ja", 7000, {"number": 3}),
+    f"{CC_CWD}/tests/fixtures/zh/chapter_01.txt": ("zh", 6500, {"number": 1}),
+    f"{CC_CWD}/src/proj/__init__.py": ("py", 5000, {}),
+    f"{CC_CWD}/src/proj/segment.py": ("py", 18000, {}),
+    f"{CC_CWD}/src/proj/tokens.py": ("py", 14000, {}),
+    f"{CC_CWD}/src/proj/index.py": ("py", 16000, {}),
+    f"{CC_CWD}/src/proj/report.py": ("py", 12000, {}),
+    f"{CC_CWD}/src/proj/storage.py": ("py", 17000, {}),
+    f"{CC_CWD}/src/proj/cli.py": ("py", 13000, {}),
+}
+
+
 def _cat_n(body: str) -> str:
     return "\n".join(f"{i:>6}\u2192{line}" for i, line in enumerate(body.split("\n"), 1))
 
@@ -556,13 +626,19 @@ def build_claude_code() -> list[dict]:
     ids, clock = log.ids, log.clock
     files: dict[str, str] = {}
 
-    def read(path: str, kind: str, chars: int, **kw) -> tuple[dict, dict]:
-        body = files.setdefault(path, text(kind, chars, f"cc-{path}", **kw))
+    def body(path: str) -> str:
+        if path not in files:
+            gen, chars, kw = CC_REPO[path]
+            files[path] = text(gen, chars, f"cc-{path}", **kw)
+        return files[path]
+
+    def read(path: str) -> tuple[dict, dict]:
+        content = body(path)
         tid = ids.toolu()
         call = {"type": "tool_use", "id": tid, "name": "Read", "input": {"file_path": path}}
-        n = body.count("\n") + 1
-        result = ([{"tool_use_id": tid, "type": "tool_result", "content": _cat_n(body) + CC_REMINDER}],
-                  {"type": "text", "file": {"filePath": path, "content": body, "numLines": n, "startLine": 1, "totalLines": n}})
+        n = content.count("\n") + 1
+        result = ([{"tool_use_id": tid, "type": "tool_result", "content": _cat_n(content) + CC_REMINDER}],
+                  {"type": "text", "file": {"filePath": path, "content": content, "numLines": n, "startLine": 1, "totalLines": n}})
         return call, result
 
     def bash(command: str, description: str, kind: str, chars: int, seed: str, error: bool = False):
@@ -575,8 +651,8 @@ def build_claude_code() -> list[dict]:
         return call, ([{"tool_use_id": tid, "type": "tool_result", "content": out, "is_error": False}],
                       {"stdout": out, "stderr": "", "interrupted": False, "isImage": False})
 
-    def grep(pattern: str, path: str, chars: int, seed: str):
-        out = text("sh", chars, f"cc-{seed}", kind="grep").rstrip("\n").replace("src/", "/home/dev/proj/src/")
+    def grep(pattern: str, path: str, paths: list[str]):
+        out = grep_lines({p: body(p) for p in paths}, pattern)
         tid = ids.toolu()
         call = {"type": "tool_use", "id": tid, "name": "Grep",
                 "input": {"pattern": pattern, "path": path, "output_mode": "content", "-n": True}}
@@ -585,12 +661,7 @@ def build_claude_code() -> list[dict]:
 
     def edit(path: str, new_line: str):
         original = files[path]
-        lines = original.split("\n")
-        at = next(i for i, line in enumerate(lines) if line.startswith("def ")) + 1
-        while lines[at].strip().startswith(('"""', "Args", "Returns")) or not lines[at].strip() or lines[at].startswith("        "):
-            at += 1
-        old = "\n".join(lines[at:at + 2])
-        indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
+        at, old, indent = pick_snippet(original)
         new = indent + new_line + "\n" + old
         files[path] = original.replace(old, new, 1)
         tid = ids.toolu()
@@ -599,8 +670,8 @@ def build_claude_code() -> list[dict]:
         content = (f"The file {path} has been updated. Here's the result of running `cat -n` on a snippet of the "
                    f"edited file:\n{snippet}")
         meta = {"filePath": path, "oldString": old, "newString": new, "originalFile": original,
-                "structuredPatch": [{"oldStart": at + 1, "oldLines": 2, "newStart": at + 1, "newLines": 3,
-                                     "lines": [" " + old.split("\n")[0], "+" + indent + new_line, " " + old.split("\n")[1]]}],
+                "structuredPatch": [{"oldStart": at + 1, "oldLines": 3, "newStart": at + 1, "newLines": 4,
+                                     "lines": ["+" + indent + new_line] + [" " + x for x in old.split("\n")]}],
                 "userModified": False, "replaceAll": False}
         return call, ([{"tool_use_id": tid, "type": "tool_result", "content": content}], meta)
 
@@ -630,16 +701,16 @@ def build_claude_code() -> list[dict]:
     # --- turn 1: Japanese segmentation bug -------------------------------------------------
     log.user("The segmenter tests for Japanese started failing after yesterday's refactor. Can you find out why and fix it? "
              "Fixtures are in tests/fixtures/, the segmenter is src/proj/segment.py.")
-    c1, r1 = read(f"{CC_CWD}/tests/test_segment.py", "py", 9000)
+    c1, r1 = read(f"{CC_CWD}/tests/test_segment.py")
     step([thinking("The user says Japanese segmentation tests fail after a refactor. Start with the test file to see what is asserted, "
                    "then run it to get the actual failure, then read the fixture and the segmenter."),
           say("I'll start by looking at the tests and running them."), c1], [r1])
     c2, r2 = bash("python -m pytest -q tests/test_segment.py", "Run segmenter tests", "pytest", 6000, "t1-pytest", error=True)
     step([c2], [r2])
-    c3, r3 = read(f"{CC_CWD}/tests/fixtures/ja/chapter_03.txt", "ja", 7000, number=3)
-    c4, r4 = read(f"{CC_CWD}/src/proj/segment.py", "py", 16000)
+    c3, r3 = read(f"{CC_CWD}/tests/fixtures/ja/chapter_03.txt")
+    c4, r4 = read(f"{CC_CWD}/src/proj/segment.py")
     step([say("Two failures on the Japanese fixture. Let me read the fixture and the segmenter together."), c3, c4], [r3, r4])
-    c5, r5 = read(f"{CC_CWD}/src/proj/tokens.py", "py", 12000)
+    c5, r5 = read(f"{CC_CWD}/src/proj/tokens.py")
     step([thinking("The segmenter splits on whitespace first and only then applies the script rules. Japanese has no spaces, "
                    "so a whole paragraph becomes one segment and the length assertion fails. The helper that classifies "
                    "characters is in tokens.py; check whether it knows about katakana and the 、。「」 punctuation."), c5], [r5])
@@ -653,12 +724,13 @@ def build_claude_code() -> list[dict]:
 
     # --- turn 2: Chinese fixture + grep; two parallel results arrive in reverse order ---------
     log.user("Nice. Does the Chinese fixture pass too? And grep for other places that assume words are separated by spaces.")
-    c8, r8 = grep(r"\.split\(\)|split\(' '\)", f"{CC_CWD}/src", 5000, "t2-grep")
-    c9, r9 = read(f"{CC_CWD}/tests/fixtures/zh/chapter_01.txt", "zh", 6500, number=1)
+    src = [p for p in CC_REPO if p.startswith(f"{CC_CWD}/src/")]
+    c8, r8 = grep(r"split\(", f"{CC_CWD}/src", src)
+    c9, r9 = read(f"{CC_CWD}/tests/fixtures/zh/chapter_01.txt")
     step([thinking("Two independent lookups: search for whitespace splitting in src/ and read the Chinese fixture. Run them in parallel."),
           c8, c9], [r9, r8])  # results in the opposite order of the calls
-    c10, r10 = read(f"{CC_CWD}/src/proj/index.py", "py", 14000)
-    c11, r11 = read(f"{CC_CWD}/src/proj/report.py", "py", 10000)
+    c10, r10 = read(f"{CC_CWD}/src/proj/index.py")
+    c11, r11 = read(f"{CC_CWD}/src/proj/report.py")
     step([say("The grep shows two more modules splitting on spaces. Reading both."), c10, c11], [r10, r11])
     log.records.append({"type": "queue-operation", "operation": "enqueue", "timestamp": clock.tick(),
                         "content": "also update the README section on CJK support when you're done", "sessionId": log.session})
@@ -672,15 +744,13 @@ def build_claude_code() -> list[dict]:
 
     # --- turn 3: README (the queued message) ------------------------------------------------
     log.user("also update the README section on CJK support when you're done")
-    c14, r14 = read(f"{CC_CWD}/README.md", "en", 8000)
+    c14, r14 = read(f"{CC_CWD}/README.md")
     step([c14], [r14])
-    files[f"{CC_CWD}/README.md"] = files[f"{CC_CWD}/README.md"].replace("\n\n", "\n\ndef _\n", 1)  # give edit() an anchor
-    files[f"{CC_CWD}/README.md"] = files[f"{CC_CWD}/README.md"].replace("\n\ndef _\n", "\n\n", 1)
     c15, r15 = bash("git diff --stat && git status", "Show working tree changes", "git_status", 1200, "t3-status")
     step([say("Let me check what has changed before editing the README."), c15], [r15])
     tid = ids.toolu()
-    old = files[f"{CC_CWD}/README.md"].split("\n\n")[1][:120]
-    new = old + "\n\nCJK text (Chinese, Japanese) has no spaces between words: the segmenter splits it per character class."
+    old = next(p for p in files[f"{CC_CWD}/README.md"].split("\n\n") if p.startswith("## "))
+    new = old + "\n\nCJK text (Chinese, Japanese) has no spaces between words: the segmenter splits it per character class,\nnot on whitespace."
     step([{"type": "tool_use", "id": tid, "name": "Edit", "input": {"file_path": f"{CC_CWD}/README.md", "old_string": old, "new_string": new}}],
          [([{"tool_use_id": tid, "type": "tool_result", "content": f"The file {CC_CWD}/README.md has been updated."}],
            {"filePath": f"{CC_CWD}/README.md", "oldString": old, "newString": new, "originalFile": files[f"{CC_CWD}/README.md"],
@@ -690,11 +760,11 @@ def build_claude_code() -> list[dict]:
     # --- turn 4: history, storage module, logs -------------------------------------------------
     log.user("Before I commit: look at the git history of segment.py and storage.py and tell me if the refactor touched anything else we should re-test.")
     c16, r16 = bash("git log -n 30 -- src/proj/segment.py src/proj/storage.py", "Show recent history", "git_log", 8000, "t4-log")
-    c17, r17 = read(f"{CC_CWD}/src/proj/storage.py", "py", 15000)
+    c17, r17 = read(f"{CC_CWD}/src/proj/storage.py")
     step([thinking("Check the history for the refactor commit and read storage.py to see whether it depends on segment boundaries."),
           c16, c17], [r16, r17])
-    c18, r18 = grep("segment\\(", f"{CC_CWD}/src", 3500, "t4-grep")
-    c19, r19 = read(f"{CC_CWD}/src/proj/cli.py", "py", 11000)
+    c18, r18 = grep("segment", f"{CC_CWD}/src", src)
+    c19, r19 = read(f"{CC_CWD}/src/proj/cli.py")
     step([c18, c19], [r18, r19])
     c20, r20 = bash("python -m pytest -q tests/test_storage.py tests/test_cli.py", "Run storage and CLI tests", "pytest", 5000, "t4-pytest")
     step([c20], [r20])
@@ -705,7 +775,7 @@ def build_claude_code() -> list[dict]:
     # --- turn 5: dependencies & wrap-up --------------------------------------------------------
     log.user("ok. last: check that the dev dependencies are installed and summarise today's changes for the commit message")
     c21, r21 = bash("pip list", "List installed packages", "pip_list", 2200, "t5-pip")
-    c22, r22 = read(f"{CC_CWD}/src/proj/__init__.py", "py", 5000)
+    c22, r22 = read(f"{CC_CWD}/src/proj/__init__.py")
     step([c21, c22], [r21, r22])
     log.assistant([thinking("Everything needed is installed. Write a short commit message covering segment.py, index.py and the README."),
                    say("All dev dependencies are installed. Suggested commit message:\n\n```\nSegment CJK text per character class before whitespace\n\n"
@@ -760,7 +830,7 @@ def build_openai_agent() -> list[dict]:
         for tc, (_, _, body) in zip(tcs, calls):
             msgs.append({"role": "tool", "tool_call_id": tc["id"], "content": body})
 
-    def gen(kind: str, n: int, **kw) -> str:
+    def gen(kind: str, n: int, /, **kw) -> str:
         seq[0] += 1
         return text(kind, n, f"oa-{seq[0]}", **kw)
 
@@ -776,8 +846,8 @@ def build_openai_agent() -> list[dict]:
 
     # Turn 2 (English, content parts).
     msgs.append({"role": "user", "content": [{"type": "text", "text": "Great. Now check pipeline/translate.py and tell me why it chokes on long chapters. Run its tests too."}]})
-    round_([("read_file", {"path": "pipeline/translate.py"}, gen("py", 16000)),
-            ("read_file", {"path": "pipeline/chunking.py"}, gen("py", 11000))],
+    round_([("read_file", {"path": "pipeline/translate.py"}, gen("py", 20000)),
+            ("read_file", {"path": "pipeline/chunking.py"}, gen("py", 15000))],
            content="Reading the pipeline code first.")
     round_([("run_command", {"command": "python -m pytest -q tests/pipeline", "timeout": 300}, gen("sh", 7000, kind="pytest"))])
     round_([("run_command", {"command": "grep -rn 'max_tokens' pipeline/"}, gen("sh", 3000, kind="grep"))])
@@ -911,9 +981,13 @@ def build_codex() -> list[dict]:
         item({"type": "function_call_output", "call_id": cid, "output": orjson.dumps(out).decode()})
         token_count()
 
-    def patch(path: str, minus: str, plus: str) -> None:
+    patches: list[tuple[str, list[str]]] = []
+
+    def patch(path: str, before: list[str], minus: str, plus: list[str], after: list[str]) -> None:
+        hunk = [" " + x for x in before] + ["-" + minus] + ["+" + x for x in plus] + [" " + x for x in after]
+        patches.append((path, hunk))
         cid = ids.call()
-        body = f"*** Begin Patch\n*** Update File: {path}\n@@\n-{minus}\n+{plus}\n*** End Patch"
+        body = f"*** Begin Patch\n*** Update File: {path}\n@@\n" + "\n".join(hunk) + "\n*** End Patch"
         item({"type": "function_call", "name": "shell", "arguments": orjson.dumps({"command": ["apply_patch", body], "workdir": CODEX_CWD}).decode(), "call_id": cid})
         out = {"output": f"Success. Updated the following files:\nM {path}\n", "metadata": {"exit_code": 0, "duration_seconds": 0.0}}
         item({"type": "function_call_output", "call_id": cid, "output": orjson.dumps(out).decode()})
@@ -932,10 +1006,9 @@ def build_codex() -> list[dict]:
 
     seq = [0]
 
-    def gen(kind: str, n: int, **kw) -> str:
+    def gen(kind: str, n: int, /, **kw) -> str:
         seq[0] += 1
-        body = text(kind, n, f"codex-{seq[0]}", **kw)
-        return body
+        return text(kind, n, f"codex-{seq[0]}", **kw)
 
     def sed(path: str, n: int) -> str:
         body = gen("py", n)
@@ -961,12 +1034,15 @@ def build_codex() -> list[dict]:
           ("Fix and re-run the suite", "pending")])
     reason("**Reading the importer**\n\nThe failures are in test_import*. Reading the importer and its tests.")
     shell("sed -n '1,250p' ledger/importer.py", sed("ledger/importer.py", 12000))
+    shell("sed -n '250,500p' ledger/importer.py", sed("ledger/importer.py", 12000))
     shell("sed -n '1,250p' tests/test_importer.py", sed("tests/test_importer.py", 9000))
     shell("rg -n \"def parse_\" ledger", gen("sh", 3500, kind="grep"))
     shell("sed -n '1,250p' ledger/parsing.py", sed("ledger/parsing.py", 11000))
     reason("**Identifying the bug**\n\nThe CSV parser strips a UTF-8 BOM only for the first field, so files exported from the bank with a BOM "
            "produce a header named '\\ufeffdate' and every row is rejected.")
-    patch("ledger/parsing.py", "    header = next(reader)", "    header = [h.lstrip(\"\\ufeff\") for h in next(reader)]")
+    patch("ledger/parsing.py", ["    reader = csv.reader(fh, dialect=dialect)"], "    header = next(reader)",
+          ["    header = [h.lstrip(\"\\ufeff\") for h in next(reader)]"],
+          ["    if header[:1] != [\"date\"]:", "        raise ValueError(f\"unexpected header: {header!r}\")"])
     shell("make test", gen("sh", 6000, kind="pytest"), timeout_ms=600000)
     answer("Fixed: bank exports start with a UTF-8 BOM, and `parse_csv` compared the first header to `date` without stripping it, "
            "so every row was rejected. The header is now BOM-stripped in `ledger/parsing.py`; `make test` passes.")
@@ -975,11 +1051,13 @@ def build_codex() -> list[dict]:
     user("AGENTS.md says the Russian guide must stay in sync. Does docs/ru mention the BOM handling? Update it if not, and the English one too.")
     reason("**Checking both guides**\n\nRead docs/en/import.md and docs/ru/import.md and compare the sections on CSV import.")
     shell("ls -la docs/en docs/ru", gen("sh", 1800, kind="ls"))
-    shell("cat docs/en/import.md", gen("en", 9000))
-    shell("cat docs/ru/import.md", gen("ru", 12000))
-    shell("rg -n -i 'bom|utf-8' docs", gen("sh", 1500, kind="grep"), exit_code=1)
-    patch("docs/en/import.md", "## CSV files", "## CSV files\n+\n+Files may start with a UTF-8 byte order mark (BOM); it is ignored.")
-    patch("docs/ru/import.md", "## Файлы CSV", "## Файлы CSV\n+\n+Файл может начинаться с метки порядка байтов UTF-8 (BOM) — она игнорируется.")
+    shell("cat docs/en/import.md", gen("md", 10000, project="ledger"))
+    shell("cat docs/ru/import.md", gen("md", 12000, lang="ru", project="ledger"))
+    shell("rg -n -i 'bom|byte order' docs", "", exit_code=1)
+    patch("docs/en/import.md", [""], "## CSV files",
+          ["## CSV files", "", "Files may start with a UTF-8 byte order mark (BOM); it is ignored."], [""])
+    patch("docs/ru/import.md", [""], "## Файлы CSV",
+          ["## Файлы CSV", "", "Файл может начинаться с метки порядка байтов UTF-8 (BOM) — она игнорируется."], [""])
     answer("Neither guide mentioned it. Added one sentence to the CSV section of both `docs/en/import.md` and `docs/ru/import.md` "
            "(BOM is accepted and ignored).")
 
@@ -987,12 +1065,15 @@ def build_codex() -> list[dict]:
     user("The import of the 2025 archive takes minutes. Look at the history of importer.py and profile it.")
     reason("**Looking at history and profiling**\n\nCheck recent commits touching the importer, then run the profiler on the sample archive.")
     shell("git log -n 40 -- ledger/importer.py", gen("sh", 9000, kind="git_log"))
-    shell("python -m cProfile -s cumtime -m ledger.importer samples/archive_2025.csv | head -n 120", gen("sh", 7000, kind="grep"))
+    shell("python -m cProfile -s cumtime -m ledger.importer samples/archive_2025.csv | head -n 60", profile_output(r))
     shell("sed -n '1,250p' ledger/storage.py", sed("ledger/storage.py", 12000))
     shell("sed -n '1,250p' ledger/cache.py", sed("ledger/cache.py", 10000))
+    shell("rg -n 'save_row|_connect' ledger tests", gen("sh", 4000, kind="grep"))
+    shell("sed -n '1,250p' ledger/db.py", sed("ledger/db.py", 12000))
     reason("**Finding the hot spot**\n\nEach row opens a new SQLite connection in `storage.save_row`; batching the inserts in one "
            "transaction should remove most of the time.")
-    patch("ledger/storage.py", "        conn = sqlite3.connect(self.path)", "        conn = self._conn")
+    patch("ledger/storage.py", ["    def save_row(self, row: Row) -> None:"], "        conn = sqlite3.connect(self.path)",
+          ["        conn = self._conn"], ["        conn.execute(INSERT_ROW, row.as_tuple())"])
     shell("python -m ledger.importer samples/archive_2025.csv --timing", gen("json", 4000, kind="metrics"))
     shell("make test", gen("sh", 6000, kind="pytest"), timeout_ms=600000)
     answer("The slowdown came from commit \"Cache record results per session\" which made `save_row` open a new SQLite connection "
@@ -1001,18 +1082,51 @@ def build_codex() -> list[dict]:
 
     # Turn 4: review everything.
     user("Great. Run lint and the full suite once more, show me git status and a summary I can paste into the PR.")
-    shell("make lint", gen("sh", 1500, kind="git_status"))
+    shell("make lint", "ruff check .\nAll checks passed!\nruff format --check .\n57 files already formatted\n")
     shell("make test", gen("sh", 9000, kind="pytest"), timeout_ms=600000)
     shell("git status", gen("sh", 1500, kind="git_status"))
+    shell("git diff", diff_output(r, patches))
     shell("pip list", gen("sh", 2500, kind="pip_list"))
     shell("cat ledger/config.example.json", gen("json", 6000, kind="rows"))
     shell("sed -n '1,250p' ledger/cli.py", sed("ledger/cli.py", 12000))
     shell("sed -n '1,250p' ledger/report.py", sed("ledger/report.py", 12000))
-    shell("cat docs/zh/README.md | head -n 80", gen("zh", 3000, number=1))
     answer("Lint and tests are clean. PR summary:\n\n- Strip the UTF-8 BOM from CSV headers (bank exports failed to import).\n"
            "- Document BOM handling in the English and Russian import guides.\n- Reuse one SQLite connection per import and "
            "commit per batch (2025 archive: minutes -> ~4 s).")
     return recs
+
+
+def diff_output(r: Random, patches: list[tuple[str, list[str]]]) -> str:
+    """`git diff` of the patches applied in the session."""
+    out = []
+    for path, hunk in patches:
+        at = r.randint(20, 300)
+        old = sum(1 for h in hunk if h[0] in " -")
+        new = sum(1 for h in hunk if h[0] in " +")
+        out += [f"diff --git a/{path} b/{path}", f"index {r.getrandbits(28):07x}..{r.getrandbits(28):07x} 100644",
+                f"--- a/{path}", f"+++ b/{path}", f"@@ -{at},{old} +{at},{new} @@"] + hunk
+    return "\n".join(out) + "\n"
+
+
+def profile_output(r: Random) -> str:
+    """`python -m cProfile -s cumtime` style output."""
+    calls = r.randint(2_000_000, 9_000_000)
+    lines = [f"         {calls} function calls ({calls - r.randint(1000, 90000)} primitive calls) in 187.412 seconds", "",
+             "   Ordered by: cumulative time", "",
+             "   ncalls  tottime  percall  cumtime  percall filename:lineno(function)"]
+    cum = 187.412
+    funcs = [f"{m}.py:{r.randint(10, 400)}({f})" for m, f in (
+        ("importer", "main"), ("importer", "import_file"), ("storage", "save_row"), ("storage", "_connect"))]
+    funcs.append("{built-in method _sqlite3.connect}")
+    funcs += [f"{m}.py:{r.randint(10, 400)}({f})" for m, f in (
+        ("parsing", "parse_csv"), ("parsing", "parse_row"), ("cache", "get"), ("csv", "__next__"),
+        ("decimal", "__new__"), ("storage", "_commit"), ("re", "match"), ("cache", "put"))]
+    for i, fn in enumerate(funcs + [f"{r.choice(tg.PY_NOUNS)}.py:{r.randint(10, 300)}({r.choice(tg.PY_VERBS)}_{r.choice(tg.PY_NOUNS)})" for _ in range(45)]):
+        n = 1 if i < 2 else r.randint(1, 250_000)
+        tot = round(cum * r.uniform(0.01, 0.3), 3)
+        lines.append(f"{n:>9} {tot:>8.3f} {tot / n:>8.3f} {cum:>8.3f} {cum / n:>8.3f} {fn}")
+        cum = round(cum * r.uniform(0.55, 0.98), 3)
+    return "\n".join(lines) + "\n"
 
 
 def _codex_texts(payload: dict) -> list[str]:

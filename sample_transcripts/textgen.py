@@ -9,7 +9,8 @@ someone skimming a transcript, and so that its writing system mix is that of the
 - ``russian``, ``chinese``, ``japanese``, ``english``: chapters of a novel-like story;
 - ``python_source``: a plausible Python module (docstrings, classes, functions, comments);
 - ``shell_output``: ``ls -l``, ``pytest``, ``git log``, ``grep``, ``git status`` style output;
-- ``json_output``: pretty-printed JSON returned by an API-like tool.
+- ``json_output``: pretty-printed JSON returned by an API-like tool;
+- ``markdown_doc``: a README / user guide (English or Russian) or a changelog.
 
 Prose functions return at most ``n`` characters, cut at a sentence end (so a little less than
 ``n``); the code and tool-output functions stop at a line end near ``n``. ``chapter`` is the fast
@@ -19,6 +20,7 @@ path for very large amounts of text (DESIGN §7): it draws whole sentences from 
 from __future__ import annotations
 
 import json
+from datetime import date, timedelta
 from random import Random
 
 __all__ = [
@@ -30,6 +32,7 @@ __all__ = [
     "shell_output",
     "json_output",
     "chapter",
+    "markdown_doc",
     "SHELL_KINDS",
     "JSON_KINDS",
 ]
@@ -787,6 +790,87 @@ def python_source(n: int, seed: int | str = 0) -> str:
         parts.append(block)
         size += 3 + len(block)
     return "\n\n\n".join(parts) + "\n"
+
+
+# =============================================================================================
+# Markdown documents (README, user guide, changelog)
+# =============================================================================================
+
+DOC_EN = [
+    "The `{p} import` command reads CSV files and stores the records in a local SQLite database.",
+    "Before the first run, create a config file and point it at the directory with your statements.",
+    "If the config file is missing, {p} prints a warning and falls back to the defaults.",
+    "All dates are stored as ISO 8601 in UTC.", "Importing the same file twice does not create duplicates: records are compared by checksum.",
+    "For large archives, run the import with `--batch-size 1000`.", "Logs are written to `logs/` and rotated after thirty days.",
+    "A line that cannot be parsed is skipped and reported with its line number.",
+    "Input files must be UTF-8; pass `--encoding` for anything else.", "Reports can be printed as a table or written as JSON.",
+    "Use `--dry-run` to check your settings without changing any data.", "Network requests are retried up to five times with exponential backoff.",
+    "Back up the database before upgrading to a new minor version.", "Run the tests with `make test` and the linters with `make lint`.",
+    "Every record has a date, an amount, a currency, a description and an account id.",
+    "Environment variables take precedence over the config file.", "Questions and suggestions go to the team channel.",
+]
+DOC_RU = [
+    "Команда `{p} import` читает файлы CSV и сохраняет записи в локальную базу данных.",
+    "Перед первым запуском создайте файл настроек и укажите в нём путь к каталогу с выписками.",
+    "Если файл настроек не найден, программа выводит предупреждение и использует значения по умолчанию.",
+    "Все даты хранятся в формате ISO 8601 и в часовом поясе UTC.",
+    "Повторный импорт того же файла не создаёт дубликатов: записи сравниваются по контрольной сумме.",
+    "Для больших архивов рекомендуется запускать импорт с ключом `--batch-size 1000`.",
+    "Журнал работы записывается в каталог `logs/`, старые файлы удаляются через тридцать дней.",
+    "Строка, которую не удалось разобрать, пропускается, а её номер попадает в отчёт.",
+    "Кодировка входных файлов — UTF-8; другую кодировку нужно указать параметром `--encoding`.",
+    "Отчёт можно вывести таблицей на экран или сохранить в формате JSON.",
+    "Чтобы проверить настройки, не изменяя данных, используйте режим `--dry-run`.",
+    "Сетевые запросы повторяются до пяти раз с нарастающей задержкой.",
+    "Перед обновлением версии сделайте резервную копию базы данных.",
+    "Тесты запускаются командой `make test`, проверка стиля — командой `make lint`.",
+    "Каждая запись содержит дату, сумму, валюту, описание и номер счёта.",
+    "Переменные окружения имеют приоритет над файлом настроек.",
+    "Вопросы и предложения присылайте в общий канал службы поддержки.",
+]
+DOC_HEADINGS = {
+    "en": ["Installation", "Quick start", "Configuration", "Usage", "Command line", "Import formats", "CSV files",
+           "Troubleshooting", "Development", "Running the tests", "Release process", "FAQ", "Known issues"],
+    "ru": ["Установка", "Быстрый старт", "Настройка", "Использование", "Командная строка", "Форматы импорта",
+           "Файлы CSV", "Решение проблем", "Разработка", "Запуск тестов", "Выпуск версии", "Частые вопросы"],
+}
+DOC_TITLES = {"en": ["User guide", "Importing data", "Overview"], "ru": ["Руководство пользователя", "Импорт данных", "Обзор"]}
+DOC_COMMANDS = ["pip install -e '.[dev]'", "make test", "{p} import data/2025.csv --dry-run",
+                "export {P}_CONFIG=~/.config/{p}.toml", "{p} report --format json > report.json", "{p} --version"]
+
+
+def markdown_doc(n: int, seed: int | str = 0, lang: str = "en", project: str = "ledger", kind: str = "guide") -> str:
+    """A README / user guide (lang "en" or "ru") or, with kind="changelog", an English changelog."""
+    r = _rng(f"md-{lang}-{kind}", seed)
+    fill = lambda s: s.replace("{p}", project).replace("{P}", project.upper())  # noqa: E731
+    if kind == "changelog":
+        parts, (major, minor) = ["# Changelog", "All notable changes to this project are documented here."], (2, 9)
+        day = date(2026, 3, 2)
+        while sum(len(x) + 2 for x in parts) < n:
+            parts.append(f"## [{major}.{minor}.0] - {day.isoformat()}")
+            day -= timedelta(days=r.randint(12, 60))
+            for section in r.sample(["Added", "Changed", "Fixed", "Removed"], r.randint(1, 3)):
+                parts.append(f"### {section}\n\n" + "\n".join(
+                    f"- {r.choice(_COMMIT_MSGS).format(m=r.choice(PY_NOUNS))}." for _ in range(r.randint(1, 5))))
+            major, minor = (major, minor - 1) if minor else (major - 1, 9)
+        return "\n\n".join(parts) + "\n"
+    sentences = DOC_RU if lang == "ru" else DOC_EN
+    parts = [f"# {project} — {r.choice(DOC_TITLES[lang])}", fill(" ".join(r.sample(sentences, 3)))]
+    size = len(parts[0]) + len(parts[1]) + 2
+    headings = r.sample(DOC_HEADINGS[lang], len(DOC_HEADINGS[lang]))
+    while True:
+        h = headings[(len(parts) - 2) % len(headings)]
+        block = [f"## {h}" if len(parts) - 2 < len(headings) else f"## {h} ({(len(parts) - 2) // len(headings) + 1})", fill(" ".join(r.sample(sentences, r.randint(2, 4))))]
+        if r.random() < 0.5:
+            block.append("```bash\n" + "\n".join(fill(c) for c in r.sample(DOC_COMMANDS, r.randint(1, 3))) + "\n```")
+        if r.random() < 0.5:
+            block.append("\n".join("- " + fill(x) for x in r.sample(sentences, r.randint(2, 4))))
+        text = "\n\n".join(block)
+        if size + len(text) + 2 > n:
+            break
+        parts.append(text)
+        size += len(text) + 2
+    return "\n\n".join(parts) + "\n"
 
 
 # =============================================================================================

@@ -40,7 +40,7 @@ def content_parts(content: object, where: Where) -> tuple[Part, ...]:
     if content is None:
         raise where.fail('missing "content"')
     if not isinstance(content, list):
-        raise where.fail(f"content must be a string or a list of blocks, got {type_name(content)}")
+        raise where.fail(f"must be a string or a list of blocks, got {type_name(content)}")
     return tuple(_block(item, where.at(i)) for i, item in enumerate(content))
 
 

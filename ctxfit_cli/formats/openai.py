@@ -56,7 +56,7 @@ def _content_parts(content: object, where: Where) -> tuple[Part, ...]:
     if isinstance(content, str):
         return (Part(PartKind.TEXT, content),) if content else ()
     if not isinstance(content, list):
-        raise where.fail(f"content must be a string, null or a list of parts, got {type_name(content)}")
+        raise where.fail(f"must be a string, null or a list of parts, got {type_name(content)}")
     return tuple(_content_part(item, where.at(i)) for i, item in enumerate(content))
 
 

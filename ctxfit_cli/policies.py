@@ -1,0 +1,171 @@
+"""Context policies to compare in a replay: ctxfit's and the ones it replaces.
+
+Each policy turns a recorded history into the requests the agent would have sent, one before
+each assistant message. Policies that clear tool results are presets of the same `Fitter`, so a
+comparison isolates exactly the parameter that differs.
+
+| name              | what it does                                                             |
+|-------------------|--------------------------------------------------------------------------|
+| `ctxfit`          | DESIGN §4: batches of 4, newest quarter protected, then turns, rounds    |
+| `ctxfit-lowwater` | the same, clearing whole batches down to ¾ of the budget                 |
+| `none`            | send everything                                                          |
+| `turns`           | the old behaviour: first message + note + newest whole user turns         |
+| `clear-each`      | clear the oldest result one at a time until it fits (no batches)          |
+| `keep-6`          | clear oldest first, one at a time, always keeping the 6 newest results    |
+| `clear-at-least`  | Anthropic style: when over, clear oldest until ≥ N tokens are freed, keep 3 newest |
+
+The clearing-only policies (`clear-each`, `keep-6`, `clear-at-least`) do not leave out turns:
+when clearing is not enough, the request is sent as it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Callable, Iterator, Protocol
+
+from .estimate import message_cost
+from .fitting import FitOptions, Fitter, Plan, has_trim_note
+from .model import Message, Role, Transcript
+from .payload import sent_messages
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One simulated request: what was sent and how big it was."""
+
+    call: int  # 1-based model call
+    tokens: int
+    stage: str
+    messages: tuple[Message, ...]  # sent messages, in order (system prompt and tools aside)
+
+
+class Policy(Protocol):
+    name: str
+
+    def describe(self) -> str: ...
+
+    def requests(self, transcript: Transcript, options: FitOptions) -> Iterator[Request]: ...
+
+
+@dataclass(frozen=True)
+class FitterPolicy:
+    """A policy that is the `Fitter` with some options changed."""
+
+    name: str
+    summary: str
+    adjust: Callable[[FitOptions], FitOptions]
+
+    def describe(self) -> str:
+        return self.summary
+
+    def requests(self, transcript: Transcript, options: FitOptions) -> Iterator[Request]:
+        options = self.adjust(options)
+        pending: list[Plan] = []
+        fitter = Fitter(options, transcript.fixed, dialect=transcript.dialect, on_request=pending.append)
+        for message in transcript.messages:
+            fitter.extend((message,))
+            while pending:
+                plan = pending.pop(0)
+                # The plan's size is exact (tests hold it to the built payload): no re-summing.
+                yield Request(fitter.requests, plan.tokens_after, plan.stage, sent_messages(transcript, plan))
+
+
+@dataclass(frozen=True)
+class SendAll:
+    name: str = "none"
+
+    def describe(self) -> str:
+        return "send everything"
+
+    def requests(self, transcript: Transcript, options: FitOptions) -> Iterator[Request]:
+        fixed_tokens = sum(message_cost(m, options.counter).tokens for m in transcript.fixed)
+        tokens, call = fixed_tokens, 0
+        messages = transcript.messages
+        for i, message in enumerate(messages):
+            if message.role is Role.ASSISTANT and i:
+                call += 1
+                yield Request(call, tokens, "none", tuple(messages[:i]))
+            tokens += message_cost(message, options.counter).tokens
+
+
+@dataclass(frozen=True)
+class OldTurns:
+    """DESIGN §1's old trimming: cut only where a user turn starts, newest whole turns that fit.
+
+    With nowhere to cut (a sub-agent has one user message) the whole history is sent.
+    """
+
+    name: str = "turns"
+
+    def describe(self) -> str:
+        return "first message + note + newest whole user turns (the old behaviour)"
+
+    def requests(self, transcript: Transcript, options: FitOptions) -> Iterator[Request]:
+        counter = options.counter
+        fixed_tokens = sum(message_cost(m, counter).tokens for m in transcript.fixed)
+        messages = transcript.messages
+        prefix, first, turns, call = [0], -1, [], 0
+        for i, message in enumerate(messages):
+            if message.role is Role.ASSISTANT and i:
+                call += 1
+                start = self._start(prefix, first, turns, i, fixed_tokens, options)
+                if start is None:
+                    yield Request(call, fixed_tokens + prefix[i], "none", tuple(messages[:i]))
+                else:
+                    yield self._request(transcript, call, first, start, i, options)
+            if first < 0 and message.role is Role.USER:
+                first = i
+            elif first >= 0 and message.is_human_turn:
+                turns.append(i)
+            prefix.append(prefix[-1] + message_cost(message, counter).tokens)
+
+    @staticmethod
+    def _start(prefix, first, turns, end, fixed_tokens, options) -> int | None:
+        if fixed_tokens + prefix[end] <= options.budget or not turns:
+            return None
+        head = fixed_tokens + prefix[first + 1] + 40  # the note, roughly: this is the old code
+        for turn in turns:
+            if head + prefix[end] - prefix[turn] <= options.budget:
+                return turn
+        return turns[-1]
+
+    @staticmethod
+    def _request(transcript, call, first, start, end, options) -> Request:
+        plan = Plan(stage="turns" if start else "none", budget=options.budget, window=options.window,
+                    tokens_before=0, tokens_after=0, fixed_tokens=0, batches=(), protected=(),
+                    too_small=(), first=first, start=start or first + 1, anchor=None,
+                    dropped=((first + 1, start),) if start else (), messages=end,
+                    overrun=False, cannot_fit=False)
+        sent = sent_messages(transcript, plan)
+        tokens = sum(message_cost(m, options.counter).tokens for m in (*transcript.fixed, *sent))
+        return Request(call, tokens, plan.stage, sent)
+
+
+POLICIES: dict[str, Policy] = {
+    "ctxfit": FitterPolicy("ctxfit", "batches of 4, newest quarter protected, then turns and rounds",
+                           lambda o: o),
+    "ctxfit-lowwater": FitterPolicy("ctxfit-lowwater", "ctxfit, clearing whole batches down to 3/4 of the budget",
+                                    lambda o: replace(o, lowwater=0.75)),
+    "none": SendAll(),
+    "turns": OldTurns(),
+    "clear-each": FitterPolicy("clear-each", "clear the oldest result one at a time until it fits",
+                               lambda o: replace(o, batch_size=1, protect_share=0.0, min_clear_tokens=0, trim=False)),
+    "keep-6": FitterPolicy("keep-6", "clear oldest first, always keep the 6 newest results whole",
+                           lambda o: replace(o, batch_size=1, protect_count=6, min_clear_tokens=0, trim=False)),
+    "clear-at-least": FitterPolicy(
+        "clear-at-least", "when over, clear oldest until 5% of the budget is freed, keep the 3 newest",
+        lambda o: replace(o, batch_tokens=max(1, o.budget // 20), protect_count=3, min_clear_tokens=0, trim=False)),
+}
+
+DEFAULT_POLICIES = ("ctxfit", "ctxfit-lowwater", "turns", "clear-each", "keep-6", "clear-at-least", "none")
+
+
+def policy(name: str) -> Policy:
+    """A policy by name (see `POLICIES`)."""
+    try:
+        return POLICIES[name]
+    except KeyError:
+        raise ValueError(f"unknown policy {name!r}; choose from {', '.join(POLICIES)}") from None
+
+
+__all__ = ["POLICIES", "DEFAULT_POLICIES", "Policy", "Request", "policy", "has_trim_note"]

@@ -1,0 +1,141 @@
+"""Replaying a recorded history under a policy: request sizes, rejections and the prompt cache.
+
+The request before model call *k* is everything the agent had before its *k*-th assistant
+message. For each request we record its size, the stage reached, whether it is **rejected**
+(larger than the window), and its **cache reuse**: the tokens of the longest prefix it shares
+with the previous request of the same policy, compared message by message from the start (the
+system prompt and tools first), as providers compare cached blocks. A shared prefix shorter than
+`min_cacheable` is not cached at all. The rest of the request is written to the cache.
+
+Prices are relative to one uncached input token (defaults: cache write 1.25, cache read 0.1).
+
+>>> Prices().cost(read=1000, write=100, uncached=0)
+225.0
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from .estimate import message_cost
+from .fitting import FitOptions
+from .model import Transcript
+from .policies import Policy, Request
+
+
+@dataclass(frozen=True, slots=True)
+class Prices:
+    input: float = 1.0
+    cache_write: float = 1.25
+    cache_read: float = 0.1
+
+    def cost(self, *, read: int, write: int, uncached: int) -> float:
+        return read * self.cache_read + write * self.cache_write + uncached * self.input
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    call: int
+    tokens: int
+    stage: str
+    rejected: bool
+    cache_read: int
+    cache_write: int
+    uncached: int
+    cache_break: bool
+
+
+@dataclass
+class PolicyReplay:
+    """Totals of one policy over one history."""
+
+    policy: str
+    calls: int = 0
+    rejected: int = 0
+    first_rejected: int | None = None
+    max_request: int = 0
+    total_input: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    uncached: int = 0
+    cache_breaks: int = 0
+    over_budget: int = 0
+    cost: float = 0.0
+    steps: list[Step] = field(default_factory=list)
+
+    def add(self, step: Step, budget: int, prices: Prices) -> None:
+        self.calls += 1
+        self.rejected += step.rejected
+        if step.rejected and self.first_rejected is None:
+            self.first_rejected = step.call
+        self.max_request = max(self.max_request, step.tokens)
+        self.total_input += step.tokens
+        self.cache_read += step.cache_read
+        self.cache_write += step.cache_write
+        self.uncached += step.uncached
+        self.cache_breaks += step.cache_break
+        self.over_budget += step.tokens > budget
+        self.cost += prices.cost(read=step.cache_read, write=step.cache_write, uncached=step.uncached)
+        self.steps.append(step)
+
+    def merge(self, other: "PolicyReplay") -> None:
+        """Add another history's totals (for the total over several files)."""
+        for name in ("calls", "rejected", "total_input", "cache_read", "cache_write", "uncached",
+                     "cache_breaks", "over_budget", "cost"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.max_request = max(self.max_request, other.max_request)
+
+    def to_dict(self, prices: Prices, *, steps: bool = False) -> dict:
+        document = {
+            "calls": self.calls,
+            "rejected": self.rejected,
+            "first_rejected": self.first_rejected,
+            "over_budget": self.over_budget,
+            "max_request": self.max_request,
+            "total_input": self.total_input,
+            "cache_read": self.cache_read,
+            "cache_write": self.cache_write,
+            "uncached": self.uncached,
+            "cache_read_share": round(self.cache_read / self.total_input, 4) if self.total_input else 0.0,
+            "cache_breaks": self.cache_breaks,
+            "cost": round(self.cost, 1),
+            "relative_cost": round(self.cost / (self.total_input * prices.input), 4) if self.total_input else 0.0,
+        }
+        if steps:
+            document["steps"] = [asdict(step) for step in self.steps]
+        return document
+
+
+def replay(transcript: Transcript, policy: Policy, options: FitOptions, *,
+           prices: Prices = Prices(), min_cacheable: int = 1024) -> PolicyReplay:
+    """Simulate every request of a (materialized) transcript under one policy."""
+    counter = options.counter
+    fixed_tokens = sum(message_cost(m, counter).tokens for m in transcript.fixed)
+    result = PolicyReplay(policy.name)
+    previous: Request | None = None
+    for request in policy.requests(transcript, options):
+        shared = _shared_prefix(previous, request, fixed_tokens, counter) if previous else 0
+        read = shared if shared >= min_cacheable else 0
+        write = request.tokens - read if request.tokens >= min_cacheable else 0
+        step = Step(
+            call=request.call, tokens=request.tokens, stage=request.stage,
+            rejected=request.tokens > options.window,
+            cache_read=read, cache_write=write, uncached=request.tokens - read - write,
+            cache_break=previous is not None and shared < previous.tokens,
+        )
+        result.add(step, options.budget, prices)
+        previous = request
+    return result
+
+
+def _shared_prefix(previous: Request, current: Request, fixed_tokens: int, counter) -> int:
+    """Tokens of the longest run of identical messages both requests start with."""
+    known = len(previous.messages)
+    if current.messages[:known] == previous.messages:  # the common case: only appended (C speed)
+        return previous.tokens
+    shared = fixed_tokens
+    for old, new in zip(previous.messages, current.messages):
+        if old is not new and old.raw != new.raw:
+            break
+        shared += message_cost(new, counter).tokens
+    return shared
