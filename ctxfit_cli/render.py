@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 #: Width used when the output is not a terminal: wide enough that no table wraps in a file.
-PIPE_WIDTH = 120
+PIPE_WIDTH = 200
 
 
 def console(file: TextIO) -> Console:
@@ -28,7 +28,7 @@ def console(file: TextIO) -> Console:
         width=None if is_tty else PIPE_WIDTH,
         color_system="auto" if is_tty else None,
         highlight=False,
-        soft_wrap=False,
+        soft_wrap=not is_tty,  # in a file or pipe, a line is never broken
         emoji=False,
     )
 
@@ -67,7 +67,7 @@ def table(*columns: str, title: str | None = None) -> Table:
     result = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     for i, name in enumerate(columns):
         left = i == 0 or name.startswith("<")
-        result.add_column(name.lstrip("<"), justify="left" if left else "right", no_wrap=not left)
+        result.add_column(name.lstrip("<"), justify="left" if left else "right", no_wrap=True)
     return result
 
 

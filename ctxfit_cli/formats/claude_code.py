@@ -5,11 +5,13 @@ Each line is a record. Conversation records are `{"type": "user" | "assistant", 
 `system`, `file-history-snapshot`, `queue-operation`, ...) are skipped. How the log is read:
 
 - Claude Code writes one record per content block, so an assistant reply with thinking, text and
-  two tool calls is four records sharing `message.id`; consecutive siblings are merged back into
-  one assistant message.
+  two tool calls is four records sharing `message.id`; they are merged back into one message.
 - Each tool result is its own user record. The results that answer one assistant message are
   merged into the one user message the API expects, ordered as the calls were (matched by
-  `tool_use_id`, so results that were written out of order are put back in order).
+  `tool_use_id`, so results that were written out of order are put back in order), before any
+  other content of that message.
+- More generally, consecutive records of one role become one message, as Claude Code does before
+  it sends a request (meta text next to a prompt, say): the API needs alternating roles.
 - `isSidechain: true` records belong to a sub-agent's conversation, not the main one, and are
   skipped — unless the file is a sub-agent's own log (its first record is a sidechain), in which
   case only sidechain records are read.
@@ -38,16 +40,21 @@ def sniff(value: object) -> bool:
 
 
 def to_anthropic(records: Iterator[Record], path: str) -> Iterator[Record]:
-    """Records of a Claude Code log as Anthropic message records (JSON bytes rebuilt)."""
+    """Records of a Claude Code log as Anthropic message records (JSON bytes rebuilt).
+
+    Consecutive records of one role become one message, as Claude Code merges them before it
+    sends a request (the API needs alternating roles): sibling blocks of one assistant reply,
+    the results of parallel calls, meta text next to a prompt.
+    """
     sidechain: bool | None = None
-    assistant: _Pending | None = None
-    results: _Pending | None = None
+    pending: _Pending | None = None
     call_order: list[str] = []
     for record in records:
         value = record.value
         if not isinstance(value, dict):
-            raise Where(path, record.line).fail(f"a Claude Code record must be a JSON object")
-        if value.get("type") not in CONVERSATION:
+            raise Where(path, record.line).fail("a Claude Code record must be a JSON object")
+        role = value.get("type")
+        if role not in CONVERSATION:
             continue
         if sidechain is None:
             sidechain = bool(value.get("isSidechain"))
@@ -55,66 +62,43 @@ def to_anthropic(records: Iterator[Record], path: str) -> Iterator[Record]:
             continue
         where = Where(path, record.line)
         message = expect_dict(value.get("message"), where, '"message"')
-        content = message.get("content")
-        if value["type"] == "assistant":
-            if results:
-                yield results.flush(call_order)
-                results = None
-            message_id = message.get("id")
-            if assistant and message_id and assistant.key == message_id:
-                assistant.extend(content, where)
-                continue
-            if assistant:
-                yield assistant.flush()
-            assistant = _Pending("assistant", message_id, record.line, content, where)
-            call_order = []
-        else:
-            if assistant:
-                call_order = assistant.call_ids()
-                yield assistant.flush()
-                assistant = None
-            if _only_results(content):
-                if results is None:
-                    results = _Pending("user", None, record.line, content, where)
-                else:
-                    results.extend(content, where)
-                continue
-            if results:
-                yield results.flush(call_order)
-                results = None
-            yield _Pending("user", None, record.line, content, where).flush()
-    if assistant:
-        yield assistant.flush()
-    if results:
-        yield results.flush(call_order)
-
-
-def _only_results(content: object) -> bool:
-    return isinstance(content, list) and bool(content) and all(
-        isinstance(b, dict) and b.get("type") == "tool_result" for b in content
-    )
+        if "content" not in message:
+            raise where.fail('"message" has no "content"')
+        if pending is not None and pending.role == role:
+            pending.extend(message["content"])
+            continue
+        if pending is not None:
+            if pending.role == "assistant":
+                call_order = pending.call_ids()
+            yield pending.flush(call_order)
+        pending = _Pending(role, record.line, message["content"])
+    if pending is not None:
+        yield pending.flush(call_order)
 
 
 class _Pending:
-    """A message being assembled from several records."""
+    """A message being assembled from consecutive records of one role."""
 
-    def __init__(self, role: str, key: object, line: int, content: object, where: Where) -> None:
-        self.role, self.key, self.line = role, key, line
+    def __init__(self, role: str, line: int, content: object) -> None:
+        self.role, self.line = role, line
         self.content: object = content
-        self.where = where
 
-    def extend(self, content: object, where: Where) -> None:
+    def extend(self, content: object) -> None:
         self.content = _as_blocks(self.content) + _as_blocks(content)
 
     def call_ids(self) -> list[str]:
         return [b.get("id") for b in _as_blocks(self.content)
                 if isinstance(b, dict) and b.get("type") == "tool_use"]
 
-    def flush(self, call_order: list[str] | None = None) -> Record:
+    def flush(self, call_order: list[str]) -> Record:
+        """The message; a user message's tool results come first, in the order of the calls."""
         content = self.content
-        if call_order and isinstance(content, list):
+        if self.role == "user" and isinstance(content, list):
             rank = {call_id: i for i, call_id in enumerate(call_order)}
-            content = sorted(content, key=lambda b: rank.get(b.get("tool_use_id"), len(rank)))
+            results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+            others = [b for b in content if not (isinstance(b, dict) and b.get("type") == "tool_result")]
+            results.sort(key=lambda b: rank.get(b.get("tool_use_id"), len(rank)))
+            content = results + others
         message = {"role": self.role, "content": content}
         return Record(self.line, message, dumps(message))
 
