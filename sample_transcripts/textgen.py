@@ -23,19 +23,8 @@ import json
 from datetime import date, timedelta
 from random import Random
 
-__all__ = [
-    "russian",
-    "chinese",
-    "japanese",
-    "english",
-    "python_source",
-    "shell_output",
-    "json_output",
-    "chapter",
-    "markdown_doc",
-    "SHELL_KINDS",
-    "JSON_KINDS",
-]
+__all__ = ["russian", "chinese", "japanese", "english", "python_source", "shell_output", "json_output",
+           "chapter", "markdown_doc", "SHELL_KINDS", "JSON_KINDS"]
 
 
 def _rng(kind: str, seed: int | str) -> Random:
@@ -82,20 +71,17 @@ RU_VERBS_INTR = [
     ("броди", "по саду"), ("слуша", "шум дождя"), ("жи", "в маленьком городе"),
 ]
 RU_OBJECTS = [
-    "старую карту", "письмо от брата", "тяжёлую дверь", "окно", "тетрадь в синей обложке",
-    "ключ от сарая", "вчерашнюю газету", "фотографию отца", "корзину с яблоками", "лампу",
-    "толстую книгу", "чашку горячего чая", "свой чемодан", "короткую записку", "ружьё",
-    "мокрые сети", "лодку", "шапку", "пакет с бумагами", "старый сундук", "телеграмму",
-    "букет полевых цветов", "медный чайник", "тёплый платок", "связку писем", "фонарь",
-    "деревянную ложку", "топор", "большую корзину", "рукопись", "железный ящик",
+    "старую карту", "письмо от брата", "тяжёлую дверь", "окно", "тетрадь в синей обложке", "ключ от сарая",
+    "вчерашнюю газету", "фотографию отца", "корзину с яблоками", "лампу", "толстую книгу",
+    "чашку горячего чая", "свой чемодан", "короткую записку", "ружьё", "мокрые сети", "лодку", "шапку",
+    "пакет с бумагами", "старый сундук", "телеграмму", "букет полевых цветов", "медный чайник",
+    "тёплый платок", "связку писем", "фонарь", "рукопись",
 ]
 RU_ADVERBIALS = [
     "в тот вечер", "на рассвете", "у самого берега", "после обеда", "в полутёмной комнате",
-    "на старом крыльце", "за длинным столом", "под дождём", "у окна", "в конце лета",
-    "на следующее утро", "посреди двора", "возле мельницы", "ещё до войны", "на станции",
-    "у калитки", "в саду", "на краю деревни", "поздно ночью", "в воскресенье",
-    "прошлой осенью", "в первый же день", "среди ночи", "около полудня", "за рекой",
-    "в дальней комнате", "у старой церкви", "на чердаке", "в тишине", "зимой",
+    "на старом крыльце", "за длинным столом", "под дождём", "у окна", "в конце лета", "на следующее утро",
+    "посреди двора", "возле мельницы", "ещё до войны", "на станции", "у калитки", "в саду", "на краю деревни",
+    "поздно ночью", "в воскресенье", "прошлой осенью", "за рекой", "на чердаке", "в тишине", "зимой",
 ]
 RU_MANNER = [
     "медленно", "осторожно", "не торопясь", "молча", "тихо", "внимательно", "снова",
@@ -106,14 +92,13 @@ RU_SUBORD = [
     "когда за окном уже темнело", "потому что никто не знал дороги", "хотя было уже поздно",
     "пока в печи догорали дрова", "как будто ничего не случилось", "чтобы не разбудить детей",
     "словно чего-то ждали все вокруг", "когда часы пробили полночь", "хотя никто об этом не просил",
-    "пока остальные спали", "потому что так было заведено с давних пор",
-    "когда с реки потянуло холодом", "хотя дождь так и не кончился", "пока не стало совсем светло",
-    "как это бывало каждую весну", "когда вдали показалась станция",
+    "пока остальные спали", "потому что так было заведено с давних пор", "когда с реки потянуло холодом",
+    "хотя дождь так и не кончился", "когда вдали показалась станция",
 ]
 RU_GERUND = [
-    "глядя на тёмную воду", "прислушиваясь к шуму дождя", "не говоря ни слова",
-    "держа в руках шапку", "вспоминая прошлую зиму", "не поднимая глаз", "опершись на перила",
-    "думая о чём-то своём", "покачивая головой", "щурясь от солнца", "не обращая ни на кого внимания",
+    "глядя на тёмную воду", "прислушиваясь к шуму дождя", "не говоря ни слова", "держа в руках шапку",
+    "вспоминая прошлую зиму", "не поднимая глаз", "думая о чём-то своём", "покачивая головой",
+    "щурясь от солнца",
 ]
 RU_DESC = [
     "над рекой стоял туман", "где-то далеко лаяла собака", "в печи потрескивали дрова",
@@ -123,27 +108,23 @@ RU_DESC = [
     "над полем кружили грачи", "снег лежал до самого горизонта", "в окнах соседей горел свет",
     "на станции было пусто", "с реки доносились голоса рыбаков", "луна висела над крышами",
     "в углу тикали старые ходики", "улица была тихой и сонной", "вода в реке поднялась",
-    "у ворот стояла телега", "в деревне давно все спали", "воздух был холодным и чистым",
-    "на лугу паслись лошади", "с крыльца было видно всю долину",
+    "воздух был холодным и чистым", "на лугу паслись лошади", "с крыльца было видно всю долину",
 ]
 RU_CONJ = ["а", "и", "но", "и только", "а потом"]
 RU_SPEECH = [("сказа", ""), ("спроси", ""), ("ответи", ""), ("прошепта", ""), ("замети", ""),
              ("повтори", ""), ("усмехну", "ся"), ("вздохну", "")]
 RU_UTTER = [
     "Ты уверен, что это та самая дорога", "Пора идти", "Я вернусь к вечеру", "Не надо",
-    "Куда ты так торопишься?", "Посмотри, какой туман!", "Завтра будет дождь",
-    "Где же ключи?", "Я давно хотел тебе сказать", "Ничего, как-нибудь справимся",
-    "Это письмо пришло ещё в среду", "Садись, чай совсем остыл", "Неужели это правда?",
-    "Мы успеем до темноты", "Не бойся, здесь никого нет", "Кто там?", "Так и быть",
-    "Подожди меня у моста", "Слышишь? Кто-то идёт!", "Расскажи всё по порядку",
-    "Я не знаю, что ответить", "Помнишь, как мы ездили на ярмарку?",
+    "Куда ты так торопишься?", "Посмотри, какой туман!", "Завтра будет дождь", "Где же ключи?",
+    "Я давно хотел тебе сказать", "Садись, чай совсем остыл", "Неужели это правда?",
+    "Не бойся, здесь никого нет", "Кто там?", "Слышишь? Кто-то идёт!", "Расскажи всё по порядку",
+    "Помнишь, как мы ездили на ярмарку?",
 ]
 RU_TITLES = [
-    "Дорога к морю", "Старый дом", "Письмо без подписи", "Осенняя ярмарка", "Ночной поезд",
-    "Мельница у реки", "Первый снег", "Чужие следы", "Возвращение", "Долгая зима",
-    "Ключ от сарая", "Туман над озером", "Разговор на крыльце", "Последний паром",
-    "Ледоход", "Сад за оградой", "Гости из города", "Утро в деревне", "Тайна сундука",
-    "Станция Озёрная", "Голоса за стеной", "Весенняя распутица", "Старая фотография",
+    "Дорога к морю", "Старый дом", "Письмо без подписи", "Осенняя ярмарка", "Ночной поезд", "Мельница у реки",
+    "Первый снег", "Чужие следы", "Возвращение", "Долгая зима", "Ключ от сарая", "Туман над озером",
+    "Разговор на крыльце", "Последний паром", "Ледоход", "Сад за оградой", "Гости из города",
+    "Утро в деревне", "Тайна сундука", "Старая фотография",
 ]
 
 
@@ -219,18 +200,17 @@ EN_VERBS_INTR = [
 EN_OBJECTS = [
     "the old map", "a letter from his brother", "the heavy door", "the window",
     "a notebook with a blue cover", "the key to the shed", "yesterday's newspaper",
-    "a photograph of her father", "a basket of apples", "the oil lamp", "a thick book",
-    "a cup of hot tea", "the battered suitcase", "a short note", "the wet nets", "the rowing boat",
-    "a bundle of papers", "an old chest", "the telegram", "a bunch of wild flowers",
-    "the copper kettle", "a warm shawl", "a stack of letters", "the lantern", "the manuscript",
+    "a photograph of her father", "a basket of apples", "the oil lamp", "a thick book", "a cup of hot tea",
+    "the battered suitcase", "a short note", "the wet nets", "the rowing boat", "a bundle of papers",
+    "an old chest", "the telegram", "a bunch of wild flowers", "a stack of letters", "the lantern",
+    "the manuscript",
 ]
 EN_ADVERBIALS = [
-    "that evening", "at dawn", "down by the shore", "after lunch", "in the dim room",
-    "on the old porch", "at the long table", "in the rain", "by the window", "at the end of summer",
-    "the next morning", "in the middle of the yard", "near the mill", "long before the war",
-    "at the station", "by the gate", "in the garden", "at the edge of the village",
-    "late at night", "on Sunday", "last autumn", "on the very first day", "around noon",
-    "across the river", "in the back room", "up in the attic", "in the silence", "that winter",
+    "that evening", "at dawn", "down by the shore", "after lunch", "in the dim room", "on the old porch",
+    "at the long table", "in the rain", "by the window", "at the end of summer", "the next morning",
+    "in the middle of the yard", "near the mill", "long before the war", "at the station", "by the gate",
+    "in the garden", "at the edge of the village", "late at night", "on Sunday", "last autumn", "around noon",
+    "across the river", "in the silence", "that winter",
 ]
 EN_MANNER = [
     "slowly", "carefully", "without hurrying", "silently", "quietly", "attentively", "again",
@@ -724,7 +704,7 @@ def _py_function(r: Random, indent: str = "", method: bool = False) -> str:
     params.append(f"{other}{'s' if '{m}s' in template else ''}: {r.choice(PY_TYPES)}")
     params.append(f"{noun}: {r.choice(PY_TYPES)}")
     if r.random() < 0.5:
-        params.append(f"*, strict: bool = False")
+        params.append("*, strict: bool = False")
     ret = r.choice(PY_TYPES + ["None"])
     fmt = {"n": noun, "m": other}
     doc = [r.choice(PY_DOC_SUMMARY).format(**fmt)]
@@ -759,7 +739,7 @@ def _py_class(r: Random) -> str:
             lines.append(f"    {fname}: {t} = {PY_DEFAULTS[t]}")
     else:
         lines += [f"class {name}:", f'    """Keeps {a}s per {b} and flushes them in batches."""', "",
-                  f"    def __init__(self, root: Path, *, limit: int = 1000) -> None:",
+                  "    def __init__(self, root: Path, *, limit: int = 1000) -> None:",
                   "        self.root = Path(root)", "        self.limit = limit",
                   f"        self._{a}s: dict[str, list[Any]] = defaultdict(list)",
                   "        self._lock = threading.Lock()"]
@@ -800,14 +780,16 @@ DOC_EN = [
     "The `{p} import` command reads CSV files and stores the records in a local SQLite database.",
     "Before the first run, create a config file and point it at the directory with your statements.",
     "If the config file is missing, {p} prints a warning and falls back to the defaults.",
-    "All dates are stored as ISO 8601 in UTC.", "Importing the same file twice does not create duplicates: records are compared by checksum.",
-    "For large archives, run the import with `--batch-size 1000`.", "Logs are written to `logs/` and rotated after thirty days.",
+    "All dates are stored as ISO 8601 in UTC.",
+    "Importing the same file twice does not create duplicates: records are compared by checksum.",
+    "For large archives, run the import with `--batch-size 1000`.",
     "A line that cannot be parsed is skipped and reported with its line number.",
-    "Input files must be UTF-8; pass `--encoding` for anything else.", "Reports can be printed as a table or written as JSON.",
-    "Use `--dry-run` to check your settings without changing any data.", "Network requests are retried up to five times with exponential backoff.",
-    "Back up the database before upgrading to a new minor version.", "Run the tests with `make test` and the linters with `make lint`.",
+    "Input files must be UTF-8; pass `--encoding` for anything else.",
+    "Use `--dry-run` to check your settings without changing any data.",
+    "Network requests are retried up to five times with exponential backoff.",
+    "Run the tests with `make test` and the linters with `make lint`.",
     "Every record has a date, an amount, a currency, a description and an account id.",
-    "Environment variables take precedence over the config file.", "Questions and suggestions go to the team channel.",
+    "Environment variables take precedence over the config file.",
 ]
 DOC_RU = [
     "Команда `{p} import` читает файлы CSV и сохраняет записи в локальную базу данных.",
@@ -816,17 +798,13 @@ DOC_RU = [
     "Все даты хранятся в формате ISO 8601 и в часовом поясе UTC.",
     "Повторный импорт того же файла не создаёт дубликатов: записи сравниваются по контрольной сумме.",
     "Для больших архивов рекомендуется запускать импорт с ключом `--batch-size 1000`.",
-    "Журнал работы записывается в каталог `logs/`, старые файлы удаляются через тридцать дней.",
     "Строка, которую не удалось разобрать, пропускается, а её номер попадает в отчёт.",
     "Кодировка входных файлов — UTF-8; другую кодировку нужно указать параметром `--encoding`.",
-    "Отчёт можно вывести таблицей на экран или сохранить в формате JSON.",
     "Чтобы проверить настройки, не изменяя данных, используйте режим `--dry-run`.",
     "Сетевые запросы повторяются до пяти раз с нарастающей задержкой.",
-    "Перед обновлением версии сделайте резервную копию базы данных.",
     "Тесты запускаются командой `make test`, проверка стиля — командой `make lint`.",
     "Каждая запись содержит дату, сумму, валюту, описание и номер счёта.",
     "Переменные окружения имеют приоритет над файлом настроек.",
-    "Вопросы и предложения присылайте в общий канал службы поддержки.",
 ]
 DOC_HEADINGS = {
     "en": ["Installation", "Quick start", "Configuration", "Usage", "Command line", "Import formats", "CSV files",
