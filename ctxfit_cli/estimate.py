@@ -36,7 +36,8 @@ class MessageCost:
     tokens: int
     #: Tokens per kind of content (see `KINDS`); adds up to `tokens`.
     by_kind: dict[str, int]
-    #: Seed-rule character counts (ascii, cjk, other) per kind, for the per-script report.
+    #: Seed-rule character counts (ascii, cjk, other) per kind, for the per-script report
+    #: (filled under the seed counter only; reports take them from the seed cost).
     scripts: dict[str, Vector]
     chars: int
     #: What chars ÷ 4 would say for the same message (same overhead and images).
@@ -93,8 +94,8 @@ def _compute_cost(role: Role, parts: tuple[Part, ...], counter: Counter) -> Mess
         for text in part_texts(part):
             chars += len(text)
             measured = counter.measure(text)
-            seed = measured if counter is SEED else SEED.measure(text)
-            scripts[kind] = add(scripts[kind], seed) if kind in scripts else seed
+            if counter is SEED:
+                scripts[kind] = add(scripts[kind], measured) if kind in scripts else measured
             own = measured if own is None else add(own, measured)
         if part.kind is PartKind.TOOL_RESULT and role is not Role.SYSTEM:
             results.append((counter.tokens(own) if own else 0) + part.image_tokens)
@@ -164,7 +165,8 @@ class TranscriptEstimate:
         self.chars += cost.chars
         for kind, tokens in cost.by_kind.items():
             self.by_kind[kind] += tokens
-        for vector in cost.scripts.values():
+        scripts = cost.scripts if self.counter is SEED else message_cost(message, SEED).scripts
+        for vector in scripts.values():
             for i, (chars, tokens) in enumerate(zip(vector, SEED.class_tokens(vector))):
                 self.script_chars[i] += chars
                 self.script_tokens[i] += tokens

