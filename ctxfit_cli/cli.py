@@ -15,6 +15,7 @@ import typer
 
 from . import render
 from .errors import EXIT_BAD_INPUT, CtxfitError
+from .counting import SEED, Counter
 from .estimate import TranscriptEstimate, combine
 from .formats import FORMATS
 from .inputs import resolve_paths, transcripts
@@ -55,8 +56,32 @@ Format = Annotated[
     typer.Option("--format", "-f", help=f"Force the input format: {', '.join(FORMATS)} (default: detected)."),
 ]
 
+Tokenizer = Annotated[
+    Optional[str],
+    typer.Option("--tokenizer", "-t", help="Count exactly with a real tokenizer: cl100k, o200k, tekken, qwen "
+                                            "(pip install 'ctxfit[exact]')."),
+]
+Profile = Annotated[
+    Optional[str],
+    typer.Option("--profile", help="Estimate with a calibrated profile: seed (default rule), cl100k, o200k, "
+                                    "tekken, qwen, safe, or a profile .json file."),
+]
+
 DEFAULT_BUDGET = 400_000
 DEFAULT_WINDOW = 1_000_000
+
+
+def _counter(tokenizer: str | None, profile: str | None) -> Counter:
+    """The counter a command estimates with: the seed rule unless told otherwise."""
+    if tokenizer and profile:
+        raise UsageProblem("give --tokenizer or --profile, not both")
+    if tokenizer:
+        from .tokenizers import get_tokenizer
+        return get_tokenizer(tokenizer)
+    if profile:
+        from .profiles import load_profile
+        return load_profile(profile)
+    return SEED
 
 
 def reports_errors(command: Callable) -> Callable:
@@ -107,6 +132,10 @@ def estimate(
     budget: Budget = DEFAULT_BUDGET,
     window: Window = DEFAULT_WINDOW,
     top: Annotated[int, typer.Option("--top", "-n", min=0, help="Show the N largest messages.")] = 5,
+    tokenizer: Tokenizer = None,
+    profile: Profile = None,
+    compare: Annotated[bool, typer.Option("--compare", help="Also show every built-in profile and every "
+                                                           "installed tokenizer side by side.")] = False,
     json: Json = False,
     format: Format = None,
 ) -> None:
@@ -119,19 +148,31 @@ def estimate(
         ctxfit fit session.jsonl --budget 400000 | ctxfit estimate -
     To feed a script:
         ctxfit estimate --json *.jsonl | jq .total.tokens
+    To count exactly for a model family, or see how much margin the estimate keeps:
+        ctxfit estimate session.jsonl --tokenizer o200k
+        ctxfit estimate session.jsonl --compare
 
     Files are streamed, so a transcript of any size can be estimated in bounded memory.
     """
     format = _check_format(format)
-    reports = []
+    counter = _counter(tokenizer, profile)
+    others = _comparison_counters(counter) if compare else []
+    reports, comparisons = [], []
     for path in resolve_paths(paths):
         for transcript in transcripts(path, format):
             name = transcript.path if transcript.line == 1 else f"{transcript.path}:{transcript.line}"
-            report = TranscriptEstimate(name, transcript.format, top_n=top)
-            for message in (*transcript.system, *( (transcript.tools,) if transcript.tools else ()), *transcript.messages):
+            report = TranscriptEstimate(name, transcript.format, counter=counter, top_n=top)
+            extra = [TranscriptEstimate(name, transcript.format, counter=c, top_n=0) for c in others]
+            for message in (*transcript.system, *((transcript.tools,) if transcript.tools else ()), *transcript.messages):
                 report.add(message)
+                for other in extra:
+                    other.add(message)
             reports.append(report)
+            comparisons.append({e.counter.name: e.tokens for e in [report, *extra]})
     files = [r.to_dict() for r in reports]
+    if compare:
+        for file, comparison in zip(files, comparisons):
+            file["compare"] = comparison
     total = combine(reports)
     if json:
         write_json({"budget": budget, "window": window, "files": files, "total": total})
@@ -139,8 +180,20 @@ def estimate(
     out = render.console(sys.stdout)
     for file in files:
         render.estimate_report(out, file, budget=budget, window=window)
+        if compare:
+            render.comparison(out, file["compare"], naive=file["naive_tokens"], budget=budget)
     if len(files) > 1:
         render.estimate_report(out, total, budget=budget, window=window)
+
+
+def _comparison_counters(chosen: Counter) -> list[Counter]:
+    """Every built-in profile and every installed tokenizer, except the counter already chosen."""
+    from .profiles import builtin_profiles, load_profile
+    from .tokenizers import available_tokenizers, get_tokenizer
+    counters: list[Counter] = [] if chosen is SEED else [SEED]
+    counters += [load_profile(name) for name in builtin_profiles() if name != "seed"]
+    counters += [get_tokenizer(name) for name, ok in available_tokenizers().items() if ok]
+    return [c for c in counters if c.name != chosen.name]
 
 
 # --- note ------------------------------------------------------------------------------------
@@ -180,11 +233,11 @@ TellAgent = Annotated[bool, typer.Option("--tell-agent", help="Add the agent not
 
 
 def _options(budget: int, window: int, lowwater: float | None, batch_size: int,
-             protect_share: float, min_clear_tokens: int) -> FitOptions:
+             protect_share: float, min_clear_tokens: int, counter: Counter = SEED) -> FitOptions:
     if window < budget:
         raise UsageProblem(f"--window ({window:,}) is smaller than --budget ({budget:,})")
     return FitOptions(budget=budget, window=window, lowwater=lowwater, batch_size=batch_size,
-                      protect_share=protect_share, min_clear_tokens=min_clear_tokens)
+                      protect_share=protect_share, min_clear_tokens=min_clear_tokens, counter=counter)
 
 
 def _single(path: str | None) -> str:
@@ -211,6 +264,8 @@ def fit(
     batch_size: BatchSize = 4,
     protect_share: ProtectShare = 0.25,
     min_clear_tokens: MinClear = 100,
+    tokenizer: Tokenizer = None,
+    profile: Profile = None,
     json: Json = False,
     format: Format = None,
 ) -> None:
@@ -230,7 +285,8 @@ def fit(
     over the window, nothing is written and the exit code is 4.
     """
     format = _check_format(format)
-    options = _options(budget, window, lowwater, batch_size, protect_share, min_clear_tokens)
+    options = _options(budget, window, lowwater, batch_size, protect_share, min_clear_tokens,
+                       _counter(tokenizer, profile))
     source = _single(path)
     outputs, reports = [], []
     for transcript in transcripts(source, format):
@@ -274,6 +330,8 @@ def plan_command(
     batch_size: BatchSize = 4,
     protect_share: ProtectShare = 0.25,
     min_clear_tokens: MinClear = 100,
+    tokenizer: Tokenizer = None,
+    profile: Profile = None,
     json: Json = False,
     format: Format = None,
 ) -> None:
@@ -288,7 +346,8 @@ def plan_command(
     A plan that cannot fit the window is still shown; the exit code is then 4.
     """
     format = _check_format(format)
-    options = _options(budget, window, lowwater, batch_size, protect_share, min_clear_tokens)
+    options = _options(budget, window, lowwater, batch_size, protect_share, min_clear_tokens,
+                       _counter(tokenizer, profile))
     entries = []
     for transcript in transcripts(_single(path), format):
         fitted = fit_transcript(transcript.materialize(), options, tell_agent=tell_agent)
@@ -319,6 +378,8 @@ def replay_command(
     min_cacheable: Annotated[int, typer.Option("--min-cacheable", min=0, help="A shared prefix shorter than this is not cached.")] = 1024,
     price_write: Annotated[float, typer.Option("--price-write", min=0.0, help="Cache-write price per token (uncached input = 1).")] = 1.25,
     price_read: Annotated[float, typer.Option("--price-read", min=0.0, help="Cache-read price per token (uncached input = 1).")] = 0.1,
+    tokenizer: Tokenizer = None,
+    profile: Profile = None,
     json: Json = False,
     format: Format = None,
 ) -> None:
@@ -339,7 +400,7 @@ def replay_command(
     for name in names:
         if name not in POLICIES:
             raise typer.BadParameter(f"unknown policy {name!r}; choose from {', '.join(POLICIES)}", param_hint="--policy")
-    options = _options(budget, window, None, 4, 0.25, 100)
+    options = _options(budget, window, None, 4, 0.25, 100, _counter(tokenizer, profile))
     prices = Prices(cache_write=price_write, cache_read=price_read)
     files, totals = [], {name: PolicyReplay(name) for name in names}
     for path in resolve_paths(paths):
@@ -370,6 +431,54 @@ def replay_command(
             for name, result in results.items():
                 render.size_chart(out, f"{transcript.path} · {name}", [s.tokens for s in result.steps],
                                   budget=budget, window=window)
+
+
+# --- calibrate ----------------------------------------------------------------------------------
+
+
+@app.command(epilog=EXIT_CODES)
+@reports_errors
+def calibrate(
+    texts: Annotated[list[str], typer.Argument(help="Sample text files (UTF-8), one per language or kind of content.")],
+    tokenizer: Annotated[str, typer.Option("--tokenizer", "-t", help="The tokenizer to fit against: cl100k, o200k, tekken, qwen.")],
+    name: Annotated[str, typer.Option("--name", help="Name of the new profile.")] = "custom",
+    output: Annotated[Optional[str], typer.Option("--output", "-o", help="Write the profile to FILE instead of stdout.")] = None,
+    json: Json = False,
+) -> None:
+    """Fit a profile: characters per token for each character class, erring high.
+
+    \b
+    To make a profile for your own text and model family, then use it:
+        ctxfit calibrate --tokenizer o200k docs/*.txt logs/tool_output.txt -o mine.json
+        ctxfit estimate session.jsonl --profile mine.json
+
+    The profile is a small JSON file. A summary of how it does on the sample goes to stderr.
+    """
+    from .calibrate import calibrate as fit_profile
+    from .calibrate import evaluate
+    from .profiles import ProfileCounter
+    from .tokenizers import get_tokenizer
+    exact = get_tokenizer(tokenizer)
+    samples = [_read_text(path) for path in texts]
+    profile = fit_profile(samples, exact, name=name)
+    check = evaluate(samples, exact, ProfileCounter(profile, source=name))
+    render.calibration_summary(render.stderr_console(), name, exact.name, check)
+    data = orjson.dumps(profile, option=orjson.OPT_INDENT_2) + b"\n"
+    if output:
+        atomic_write(output, data)
+    else:
+        sys.stdout.buffer.write(data)
+
+
+def _read_text(path: str) -> str:
+    from .errors import BadInput
+    from .reading import open_input
+    with open_input(path, sys.stdin.buffer if path == "-" else None) as stream:
+        data = stream.read()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise BadInput(path, data.count(b"\n", 0, error.start) + 1, f"invalid UTF-8 at byte {error.start + 1}") from None
 
 
 def main() -> None:

@@ -219,3 +219,24 @@ def size_chart(out: Console, name: str, sizes: list[int], *, budget: int, window
                 line.append(" ")
         out.print(line)
     out.print(Text("         └" + "─" * columns + f" call {len(sizes):,}"))
+
+
+def comparison(out: Console, tokens: dict[str, int], *, naive: int, budget: int) -> None:
+    """Every counter's total side by side, against the exact counts where a tokenizer ran."""
+    exact = {name: value for name, value in tokens.items() if ":" not in name and name != "seed"}
+    columns = ["<counter", "tokens", "of budget"] + [f"vs {name}" for name in exact]
+    result = table(*columns, title="  compared (profiles, and exact counts where a tokenizer is installed)")
+    for name, value in {"chars ÷ 4": naive, **tokens}.items():
+        cells = [escape(name), number(value), share(value, budget)]
+        cells += [signed(value / truth - 1) if truth else "—" for truth in exact.values()]
+        result.add_row(*cells)
+    out.print(result)
+    out.print()
+
+
+def calibration_summary(err: Console, name: str, tokenizer: str, check: dict) -> None:
+    err.print(
+        f"profile {escape(name)} fitted against {tokenizer}: on the sample the estimate is "
+        f"{signed(check['error'])} overall; {check['under10_share']:.1%} of {check['paragraphs']:,} "
+        f"paragraphs are more than 10% under (worst {signed(check['worst'])})."
+    )
