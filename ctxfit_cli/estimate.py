@@ -140,7 +140,11 @@ class TopItem:
 
 @dataclass
 class TranscriptEstimate:
-    """Running totals over a transcript, filled one message at a time (streaming-friendly)."""
+    """Running totals over a transcript, filled one message at a time (streaming-friendly).
+
+    `messages` counts the conversation (the system prompt and tools are reported by kind), and
+    message numbers are 0-based positions in it, as `ctxfit plan` numbers them.
+    """
 
     path: str
     format: str
@@ -157,9 +161,11 @@ class TranscriptEstimate:
     _tool_names: dict[str, str] = field(default_factory=dict, repr=False)
 
     def add(self, message: Message) -> None:
+        """Count one message; the system prompt and tool definitions are not numbered."""
         cost = message_cost(message, self.counter)
         index = self.messages
-        self.messages += 1
+        numbered = message.role not in (Role.SYSTEM, Role.TOOLS)
+        self.messages += numbered
         self.tokens += cost.tokens
         self.naive_tokens += cost.naive
         self.chars += cost.chars
@@ -170,7 +176,8 @@ class TranscriptEstimate:
             for i, (chars, tokens) in enumerate(zip(vector, SEED.class_tokens(vector))):
                 self.script_chars[i] += chars
                 self.script_tokens[i] += tokens
-        self._push_top(index, message, cost.tokens)
+        if numbered:
+            self._push_top(index, message, cost.tokens)
 
     def _push_top(self, index: int, message: Message, tokens: int) -> None:
         for part in message.parts:
