@@ -161,7 +161,8 @@ def plan_report(out: Console, report: dict) -> None:
             protected.add_row(str(result["index"]), escape(result["tool"]), escape(result["id"]), number(result["tokens"]))
         out.print(protected)
     if report["too_small"]:
-        out.print(f"  left alone as too small to be worth clearing: {len(report['too_small'])} results")
+        count = len(report["too_small"])
+        out.print(f"  left alone as too small to be worth clearing: {count} result{'s' if count != 1 else ''}")
     for dropped in report["dropped"]:
         out.print(f"  left out: messages {dropped['from']}–{dropped['to'] - 1} (a note says earlier conversation was trimmed)")
     if report["anchor"] is not None:

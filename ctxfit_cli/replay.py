@@ -2,7 +2,8 @@
 
 The request before model call *k* is everything the agent had before its *k*-th assistant
 message. For each request we record its size, the stage reached, whether it is **rejected**
-(larger than the window), and its **cache reuse**: the tokens of the longest prefix it shares
+(larger than the window: not processed, so not billed and not cached — `total_input` and the
+cache figures count accepted requests only), and its **cache reuse**: the tokens of the longest prefix it shares
 with the previous request of the same policy, compared message by message from the start (the
 system prompt and tools first), as providers compare cached blocks. A shared prefix shorter than
 `min_cacheable` is not cached at all. The rest of the request is written to the cache.
@@ -69,7 +70,7 @@ class PolicyReplay:
         if step.rejected and self.first_rejected is None:
             self.first_rejected = step.call
         self.max_request = max(self.max_request, step.tokens)
-        self.total_input += step.tokens
+        self.total_input += step.cache_read + step.cache_write + step.uncached
         self.cache_read += step.cache_read
         self.cache_write += step.cache_write
         self.uncached += step.uncached
@@ -114,12 +115,17 @@ def replay(transcript: Transcript, policy: Policy, options: FitOptions, *,
     result = PolicyReplay(policy.name)
     previous: Request | None = None
     for request in policy.requests(transcript, options):
+        if request.tokens > options.window:
+            # Rejected: not processed, not billed, nothing cached. The next request is compared
+            # with the last request that was accepted.
+            result.add(Step(request.call, request.tokens, request.stage, True, 0, 0, 0, False),
+                       options.budget, prices)
+            continue
         shared = _shared_prefix(previous, request, fixed_tokens, counter) if previous else 0
         read = shared if shared >= min_cacheable else 0
         write = request.tokens - read if request.tokens >= min_cacheable else 0
         step = Step(
-            call=request.call, tokens=request.tokens, stage=request.stage,
-            rejected=request.tokens > options.window,
+            call=request.call, tokens=request.tokens, stage=request.stage, rejected=False,
             cache_read=read, cache_write=write, uncached=request.tokens - read - write,
             cache_break=previous is not None and shared < previous.tokens,
         )
