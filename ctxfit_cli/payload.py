@@ -12,6 +12,7 @@ max_tokens, ...) come first, unchanged.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Sequence
 
 import orjson
 
@@ -54,8 +55,15 @@ def fit_transcript(transcript: Transcript, options: FitOptions, *, tell_agent: b
     return build(transcript, fitter.plan(), options.counter)
 
 
-def build(transcript: Transcript, plan: Plan, counter: Counter = SEED) -> Fitted:
-    """Apply a plan to its transcript (which must be materialized)."""
+def build(transcript: Transcript, plan: Plan, counter: Counter = SEED, *,
+          messages: Sequence[Message] | None = None) -> Fitted:
+    """Apply a plan to its transcript (which must be materialized).
+
+    `messages` is the history the plan was made for, when it is not the transcript's own (an
+    agent loop keeps a growing list and a transcript holding only the system prompt and tools).
+    """
+    if messages is not None:
+        transcript = replace(transcript, messages=tuple(messages))
     sent = sent_messages(transcript, plan)
     tokens = sum(message_cost(m, counter).tokens for m in (*transcript.fixed, *sent))
     return Fitted(plan, request_bytes(transcript, sent), tokens, sent)

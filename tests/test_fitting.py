@@ -207,3 +207,19 @@ def test_estimates_are_cached_on_messages():
     transcript = subagent([300]).transcript()
     message = transcript.messages[0]
     assert message_cost(message) is message_cost(message)
+
+
+def test_the_agent_loop_api_sends_what_a_one_off_fit_sends():
+    from ctxfit_cli import Transcript, build, to_message
+
+    chat = subagent([300] * 12)
+    whole = chat.transcript()
+    agent = Transcript("agent", "anthropic", "anthropic", (), system=whole.system)
+    fitter = Fitter(FitOptions(budget=1_500), agent.fixed, dialect="anthropic")
+    history = []
+    for line in chat.lines[1:]:
+        history.append(to_message(line, "anthropic"))
+        plan = fitter.update(history)
+    loop = build(agent, plan, messages=history)
+    assert loop.payload == fit_transcript(whole, FitOptions(budget=1_500)).payload
+    assert loop.tokens <= 1_500

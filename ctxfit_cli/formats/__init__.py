@@ -55,6 +55,15 @@ def read_transcripts(name: str, stream: BinaryIO, format: str | None = None) -> 
     yield Transcript(name, format, dialect, _require_messages(name, messages))
 
 
+def to_message(value: dict, dialect: Dialect) -> Message:
+    """A message dict of an agent loop (OpenAI or Anthropic shape) as a `Message`.
+
+    >>> to_message({"role": "user", "content": "hi"}, "anthropic").role
+    <Role.USER: 'user'>
+    """
+    return _PARSERS[dialect](value, dumps(value), Where("<message>", 0))
+
+
 def detect(name: str, first: Record) -> str:
     """The format of an input, from its first record."""
     value = first.value
