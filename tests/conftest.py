@@ -86,3 +86,13 @@ def run_cli(*args: str, input: bytes | None = None, cwd: Path | None = None) -> 
         [sys.executable, "-m", "ctxfit_cli", *args], input=input if input is not None else b"",
         capture_output=True, cwd=cwd or ROOT, env=env, timeout=120,
     )
+
+
+def pytest_addoption(parser):
+    parser.addoption("--update-golden", action="store_true",
+                     help="rewrite tests/golden/ from the current outputs instead of comparing")
+
+
+@pytest.fixture
+def update_golden(request) -> bool:
+    return request.config.getoption("--update-golden")
