@@ -29,13 +29,14 @@ request is well under the budget and the next requests reuse the cache.
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Iterator, Sequence
 
 from .counting import SEED, Counter
 from .estimate import message_cost, parts_cost
 from .model import Message, Part, PartKind, Role
 from .notes import CLEARED_RESULT, TRIMMED_HISTORY
+from .plan import Batch, Plan, ResultRef
 
 DEFAULT_WINDOW = 1_000_000
 
@@ -75,84 +76,6 @@ class FitOptions:
             raise ValueError("lowwater must be in (0, 1]")
         if self.protect_count is not None and self.protect_count < 1:
             raise ValueError("protect_count must be at least 1")
-
-
-@dataclass(frozen=True, slots=True)
-class ResultRef:
-    """One tool result of the history: where it is, what it costs, what clearing it saves."""
-
-    index: int  # message index in the conversation (system prompt excluded)
-    part: int  # part index inside that message
-    call_id: str
-    tool: str
-    tokens: int
-    saving: int
-
-
-@dataclass(frozen=True, slots=True)
-class Batch:
-    number: int  # 1-based, counted from the oldest candidate
-    results: tuple[ResultRef, ...]
-    freed: int
-    tokens_after: int  # request size once this batch and all before it are cleared
-    cleared: bool  # part of this plan (False: would come next)
-
-
-@dataclass(frozen=True)
-class Plan:
-    """What to send for one request. Apply it with `payload.build_payload`."""
-
-    stage: str  # "none" | "clear" | "turns" | "rounds"
-    budget: int
-    window: int
-    tokens_before: int
-    tokens_after: int
-    fixed_tokens: int  # system prompt and tool definitions
-    batches: tuple[Batch, ...]
-    protected: tuple[ResultRef, ...]
-    too_small: tuple[ResultRef, ...]
-    first: int  # index of the first message (-1 if there is no user message)
-    start: int  # first kept index after the head; == messages count when nothing is dropped
-    anchor: int | None  # the newest turn's opening message, kept in stage "rounds"
-    dropped: tuple[tuple[int, int], ...]  # [from, to) message index ranges left out
-    messages: int  # messages in the history
-    overrun: bool  # smallest request is over the budget but within the window: sent anyway
-    cannot_fit: bool  # smallest request is over the window: nothing can be sent
-
-    @property
-    def cleared(self) -> tuple[ResultRef, ...]:
-        return tuple(r for b in self.batches if b.cleared for r in b.results)
-
-    @property
-    def fits(self) -> bool:
-        return self.tokens_after <= self.budget
-
-    def to_dict(self) -> dict:
-        """The JSON shape of a plan (shared by `plan --json`, `fit --report` and replay)."""
-        ref = lambda r: {"index": r.index, "tool": r.tool, "id": r.call_id, "tokens": r.tokens}
-        return {
-            "stage": self.stage,
-            "budget": self.budget,
-            "window": self.window,
-            "tokens_before": self.tokens_before,
-            "tokens_after": self.tokens_after,
-            "fixed_tokens": self.fixed_tokens,
-            "fits": self.fits,
-            "overrun": self.overrun,
-            "cannot_fit": self.cannot_fit,
-            "messages": self.messages,
-            "cleared_results": sum(len(b.results) for b in self.batches if b.cleared),
-            "batches": [
-                {"number": b.number, "cleared": b.cleared, "freed": b.freed,
-                 "tokens_after": b.tokens_after, "results": [ref(r) for r in b.results]}
-                for b in self.batches
-            ],
-            "protected": [ref(r) for r in self.protected],
-            "too_small": [ref(r) for r in self.too_small],
-            "kept_start": self.start,
-            "anchor": self.anchor,
-            "dropped": [{"from": a, "to": b} for a, b in self.dropped],
-        }
 
 
 def plan_fit(messages: Sequence[Message], *, budget: int, fixed: Sequence[Message] = (),
@@ -262,11 +185,7 @@ class Fitter:
         return parts_cost(Role.TOOL, (cleared,), self.counter).results[0]
 
     def _note_delta(self, first: Message) -> int:
-        """What adding the trimmed-history note to the first message costs (0 if it has it)."""
-        if has_trim_note(first):
-            return 0
-        with_note = parts_cost(first.role, first.parts + (TRIM_NOTE_PART,), self.counter).tokens
-        return with_note - message_cost(first, self.counter).tokens
+        return note_cost(first, self.counter)
 
     def _add_turn(self, i: int) -> None:
         self.turn_starts.append(i)
@@ -492,6 +411,14 @@ class Fitter:
 
 #: The trimmed-history note as a part of the first message.
 TRIM_NOTE_PART = Part(PartKind.TEXT, TRIMMED_HISTORY)
+
+
+def note_cost(first: Message, counter: Counter = SEED) -> int:
+    """What adding the trimmed-history note to the first message costs (0 if it has it)."""
+    if has_trim_note(first):
+        return 0
+    with_note = parts_cost(first.role, first.parts + (TRIM_NOTE_PART,), counter).tokens
+    return with_note - message_cost(first, counter).tokens
 
 
 def has_trim_note(message: Message) -> bool:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Callable, Iterator, Protocol
 
 from .estimate import message_cost
-from .fitting import FitOptions, Fitter, Plan, has_trim_note
+from .fitting import FitOptions, Fitter, Plan, has_trim_note, note_cost
 from .model import Message, Role, Transcript
 from .payload import sent_messages
 
@@ -108,7 +108,7 @@ class OldTurns:
         for i, message in enumerate(messages):
             if message.role is Role.ASSISTANT and i:
                 call += 1
-                start = self._start(prefix, first, turns, i, fixed_tokens, options)
+                start = self._start(messages, prefix, first, turns, i, fixed_tokens, options)
                 if start is None:
                     yield Request(call, fixed_tokens + prefix[i], "none", tuple(messages[:i]))
                 else:
@@ -120,10 +120,10 @@ class OldTurns:
             prefix.append(prefix[-1] + message_cost(message, counter).tokens)
 
     @staticmethod
-    def _start(prefix, first, turns, end, fixed_tokens, options) -> int | None:
+    def _start(transcript_messages, prefix, first, turns, end, fixed_tokens, options) -> int | None:
         if fixed_tokens + prefix[end] <= options.budget or not turns:
             return None
-        head = fixed_tokens + prefix[first + 1] + 40  # the note, roughly: this is the old code
+        head = fixed_tokens + prefix[first + 1] + note_cost(transcript_messages[first], options.counter)
         for turn in turns:
             if head + prefix[end] - prefix[turn] <= options.budget:
                 return turn
