@@ -421,11 +421,14 @@ def replay_command(
         })
         return
     out = render.console(sys.stdout)
-    rows = [(t.path, n, r.to_dict(prices)) for t, results in files for n, r in results.items()]
-    render.replay_table(out, rows, title=f"  replay: budget {budget:,}, window {window:,}")
+    limits = f"budget {budget:,}, window {window:,}"
+    for transcript, results in files:
+        render.replay_table(out, [(n, r.to_dict(prices)) for n, r in results.items()],
+                            title=f"  {render.escape(transcript.path)} — {limits}")
     if len(files) > 1:
-        render.replay_table(out, [("total", n, r.to_dict(prices)) for n, r in totals.items()],
-                            title=f"  total over {len(files)} transcripts")
+        render.replay_table(out, [(n, r.to_dict(prices)) for n, r in totals.items()],
+                            title=f"  total over {len(files)} transcripts — {limits}")
+    out.print(render.REPLAY_LEGEND)
     if chart if chart is not None else len(files) == 1:
         for transcript, results in files:
             for name, result in results.items():

@@ -62,12 +62,34 @@ def limit_line(tokens: int, budget: int, window: int) -> Text:
     return text
 
 
-def table(*columns: str, title: str | None = None) -> Table:
-    """A compact table; columns after the first are right-aligned numbers unless named with '<'."""
-    result = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+class ReportTable(Table):
+    """A table whose numbers are never shortened: each right-aligned column is at least as wide
+    as its widest value, so on a narrow terminal only text columns give way."""
+
+    def add_row(self, *cells, **options) -> None:
+        super().add_row(*cells, **options)
+        for i, (column, cell) in enumerate(zip(self.columns, cells)):
+            if (i == 0 or column.justify == "right") and cell is not None:
+                width = len(cell.plain if isinstance(cell, Text) else str(cell))
+                column.min_width = max(column.min_width or 0, width)
+
+
+def table(*columns: str, title: str | None = None) -> ReportTable:
+    """A compact table. Column names say how a column behaves on a narrow terminal:
+    plain — a right-aligned number, never shortened; ``<name`` — text that may be shortened with
+    an ellipsis; ``~name`` — text that may wrap. The first column is left-aligned text, never
+    shortened (it says what the row is)."""
+    result = ReportTable(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+                         padding=0)  # the box already puts one space between columns
     for i, name in enumerate(columns):
-        left = i == 0 or name.startswith("<")
-        result.add_column(name.lstrip("<"), justify="left" if left else "right", no_wrap=True)
+        if name[0] in "<~" or i == 0:
+            label = name.lstrip("<~")
+            # Wrappable, so rich may narrow it; a single long word (an id) is cut with "…".
+            result.add_column(label, justify="left", no_wrap=False,
+                              overflow="fold" if name.startswith("~") else "ellipsis",
+                              min_width=len(label) if i == 0 else 4)
+        else:
+            result.add_column(name, justify="right", no_wrap=True, min_width=len(name))
     return result
 
 
@@ -135,7 +157,7 @@ def plan_report(out: Console, report: dict) -> None:
     out.print(Text("  after:  ").append_text(limit_line(report["tokens_sent"], budget, report["window"])))
     out.print(f"  fixed part (system prompt, tools): {report['fixed_tokens']:,} tokens")
     if report["batches"]:
-        batches = table("batch", "msg", "<tool", "<call id", "tokens", "freed", "size after", "<",
+        batches = table("batch", "msg", "<tool", "<call id", "tokens", "freed", "size after", "~",
                         title="  clearing batches, oldest first")
         first_fit = next((b["number"] for b in report["batches"] if b["tokens_after"] <= budget), None)
         for batch in report["batches"]:
@@ -174,21 +196,25 @@ def plan_report(out: Console, report: dict) -> None:
     out.print()
 
 
-def replay_table(out: Console, rows: list[tuple[str, str, dict]], *, title: str) -> None:
-    """One row per (file, policy): the numbers a team compares before changing its policy."""
-    many_files = len({path for path, _, _ in rows}) > 1
-    columns = (["<file"] if many_files else []) + [
-        "<policy", "calls", "rejected", "over budget", "largest", "total input", "cache read", "breaks", "rel. cost"]
-    result = table(*columns, title=title)
-    for path, name, row in rows:
-        cells = ([escape(path)] if many_files else []) + [
+def replay_table(out: Console, rows: list[tuple[str, dict]], *, title: str) -> None:
+    """One row per policy: the numbers a team compares before changing its policy."""
+    result = table("policy", "calls", "rejected", "over", "largest", "input", "cached", "breaks", "cost",
+                   title=title)
+    for name, row in rows:
+        result.add_row(
             name, number(row["calls"]),
             Text(number(row["rejected"]), style="bold red" if row["rejected"] else ""),
             number(row["over_budget"]), number(row["max_request"]), number(row["total_input"]),
             f"{row['cache_read_share']:.1%}", number(row["cache_breaks"]), f"{row['relative_cost']:.3f}",
-        ]
-        result.add_row(*cells)
+        )
     out.print(result)
+
+
+REPLAY_LEGEND = (
+    "  rejected: over the window · over: over the budget · input: tokens of accepted requests · "
+    "cached: share read from the prompt cache · breaks: requests that did not reuse all of the "
+    "previous one · cost: relative to sending the input uncached"
+)
 
 
 def size_chart(out: Console, name: str, sizes: list[int], *, budget: int, window: int,
