@@ -53,7 +53,8 @@ def test_plan_and_replay_take_a_profile(command):
 
 def test_compare_shows_profiles_and_installed_tokenizers():
     report = estimate_json("--compare", SAMPLE)
-    assert {"seed", "cl100k", "profile:safe@1"} <= set(report["compare"])
+    assert {"seed", "cl100k"} <= set(report["compare"])
+    assert any(name.startswith("profile:safe@") for name in report["compare"])
     assert report["compare"]["seed"] == report["tokens"]
 
 
@@ -84,4 +85,4 @@ def test_calibrate_writes_a_profile_that_estimate_can_use(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "profile mine fitted against cl100k" in done.stderr.decode()
     assert orjson.loads(profile.read_bytes())["name"] == "mine"
-    assert estimate_json("--profile", str(profile), SAMPLE)["counter"] == "profile:mine@1"
+    assert estimate_json("--profile", str(profile), SAMPLE)["counter"].startswith("profile:mine@")
