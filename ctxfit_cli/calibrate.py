@@ -1,29 +1,26 @@
-"""Fit a profile's characters-per-token rates against a real tokenizer.
+"""Fit a profile's rates against a real tokenizer.
 
 The goal is an estimate that errs high on almost every paragraph while over-counting as little
 as possible. Given sample texts (each one a *file*, e.g. one language or one kind of tool
 output), `calibrate`:
 
-1. splits every file into paragraphs of at least 200 characters (`split_paragraphs`) and counts
-   each paragraph's characters per class (`profiles.CLASSES`) and its exact tokens;
-2. fits tokens-per-character weights ``w >= 0`` (one per class) minimising
+1. splits every file into paragraphs of at least 200 characters (`split_paragraphs`) and
+   measures each paragraph (characters per class and run starts, `profiles.COMPONENTS`) and its
+   exact tokens;
+2. solves the linear programme, over tokens-per-unit weights ``w`` (one per class, within
+   [1/`MAX_RATE`, 1/`MIN_RATE`]; one per kind of run, within [0, `MAX_RUN`]):
 
-       mean over paragraphs of  estimate / exact
-       + A * mean over paragraphs of  hinge(0.93 - estimate / exact)
-       + B * mean over files of       hinge(1 + margin - estimate / exact)
+       minimise    mean over files of  estimate / exact
+       subject to  estimate / exact >= 1 + margin      for every file,
+                   estimate / exact >= 0.90            for every paragraph not set aside,
 
-   with each file's paragraphs weighing as much as another file's (so a large file does not
-   drown a small one). The first term is the over-count to minimise; the paragraph hinge is a
-   quantile-style penalty (with ``A = 40`` roughly the lowest 2-3% of paragraphs may stay below
-   the line); the file hinge (``B = 1000``) makes "no file under-estimated" practically hard.
-   The hinges are smoothed (softplus) and the problem, convex in ``w``, is solved by projected
-   gradient descent (Adam) with each rate kept within [`MIN_RATE`, `MAX_RATE`];
-3. applies one common scale factor, the smallest that makes the targets hold exactly on the
-   sample: every file at least ``1 + margin`` of its exact count, and at most
-   ``max_under_share`` of paragraphs under-estimated by more than 10%. The factor may be below 1
-   (the fit was already safe: the estimate is lowered) or above;
-4. returns the profile dict, rates rounded *down* to 3 decimals so that rounding never lowers
-   an estimate. A class with no characters in the sample gets `UNSEEN_RATE`.
+   with a small primal-dual interior-point method (numpy only; the normal equations are as
+   small as the number of weights). At most ``max_under_share`` of the paragraphs are set
+   aside, a few at a time, choosing the ones whose constraint costs most (largest dual value):
+   these are the paragraphs allowed to stay more than 10% under;
+3. returns the profile dict, rates rounded *down* and run weights *up* to 3 decimals so that
+   rounding never lowers an estimate. A class with no characters in the sample gets
+   `UNSEEN_RATE`; a kind of run that never occurs gets weight 0.
 
 Needs numpy (installed with the ``exact`` extra, as is every tokenizer).
 
@@ -40,7 +37,7 @@ from typing import Any
 
 from .counting import Counter
 from .errors import MissingExtra
-from .profiles import CLASSES, ProfileCounter, class_counts
+from .profiles import CLASSES, N_CLASSES, RUNS, ProfileCounter, class_counts
 from .tokenizers import INSTALL_HINT
 
 MIN_PARAGRAPH = 200
@@ -49,8 +46,10 @@ MIN_RATE, MAX_RATE = 0.2, 12.0
 #: Rate given to a class that does not occur in the sample (errs high for every script but
 #: emoji and rare scripts, which have their own samples in ctxfit's corpus).
 UNSEEN_RATE = 1.0
-#: Paragraph "under-estimated by more than 10%" line, and the hinge's line (a little above).
-UNDER_LINE, HINGE_LINE = 0.90, 0.93
+#: Most tokens per run start a fit may give.
+MAX_RUN = 5.0
+#: Paragraph "under-estimated by more than 10%" line.
+UNDER_LINE = 0.90
 
 
 def split_paragraphs(text: str, *, min_chars: int = MIN_PARAGRAPH) -> list[str]:
@@ -85,15 +84,17 @@ def calibrate(
     name: str,
     description: str = "",
     margin: float = 0.02,
-    max_under_share: float = 0.015,
-    paragraph_weight: float = 40.0,
-    steps: int = 3000,
+    max_under_share: float = 0.01,
+    paragraph_weight: float | None = None,
+    steps: int = 6,
 ) -> dict[str, Any]:
     """Fit a profile dict to `texts` (one string per file) counted by `tokenizer`.
 
     `margin`: how far above its exact count every file must be on the sample (headroom for text
     not in the sample). `max_under_share`: the share of paragraphs allowed to be more than 10%
-    under. Write the result with ``json.dump`` and load it with `profiles.load_profile`.
+    under. `steps`: in how many rounds those paragraphs are set aside. (`paragraph_weight` is
+    accepted for compatibility and unused.) Write the result with ``json.dump`` and load it with
+    `profiles.load_profile`.
 
     >>> class ByChars:  # a stand-in tokenizer: one token per 3 characters
     ...     name = "by-chars"
@@ -106,78 +107,73 @@ def calibrate(
     except ModuleNotFoundError:
         raise MissingExtra(f"calibrate needs numpy; install it with: {INSTALL_HINT}") from None
 
-    rows, exact, owner, file_rows, file_exact = [], [], [], [], []
-    for f, text in enumerate(texts):
+    rows, exact, file_rows, file_exact = [], [], [], []
+    for text in texts:
         for paragraph in split_paragraphs(text):
-            rows.append(class_counts(paragraph))
-            exact.append(tokenizer.tokens(tokenizer.measure(paragraph)))
-            owner.append(f)
-        file_rows.append(class_counts(text))
-        file_exact.append(tokenizer.tokens(tokenizer.measure(text)))
-    keep = [i for i, y in enumerate(exact) if y > 0]
-    if not keep:
+            y = tokenizer.tokens(tokenizer.measure(paragraph))
+            if y > 0:
+                rows.append(class_counts(paragraph))
+                exact.append(y)
+        y = tokenizer.tokens(tokenizer.measure(text)) if split_paragraphs(text) else 0
+        if y > 0:
+            file_rows.append(class_counts(text))
+            file_exact.append(y)
+    if not rows:
         raise ValueError("calibrate needs at least one paragraph of 200 or more characters")
-    X = np.array([rows[i] for i in keep], dtype=float)
-    y = np.array([exact[i] for i in keep], dtype=float)
-    owners = np.array([owner[i] for i in keep])
-    files = [f for f in range(len(texts)) if file_exact[f] > 0 and f in set(owners.tolist())]
-    XF = np.array([file_rows[f] for f in files], dtype=float)
-    yF = np.array([file_exact[f] for f in files], dtype=float)
+    X = np.array(rows, dtype=float)
+    y = np.array(exact, dtype=float)
+    XF = np.array(file_rows, dtype=float)
+    yF = np.array(file_exact, dtype=float)
+    n_all = len(X[0])
+    seen = (X.sum(axis=0) + XF.sum(axis=0)) > 0
+    free = np.flatnonzero(seen)  # weights to fit; the others are fixed (unseen classes/runs)
+    Z = (X / y[:, None])[:, free]  # estimate / exact = Z @ w
+    ZF = (XF / yF[:, None])[:, free]
+    is_run = free >= N_CLASSES
+    low = np.where(is_run, 0.0, 1 / MAX_RATE)
+    high = np.where(is_run, MAX_RUN, 1 / MIN_RATE)
+    cost = ZF.mean(axis=0)
+    m = len(free)
+    bounds_G = np.vstack([np.eye(m), -np.eye(m)])
+    bounds_h = np.concatenate([low, -high])
 
-    Z = X / y[:, None]  # estimate / exact = Z @ w
-    ZF = XF / yF[:, None]
-    per_file = np.bincount(owners, minlength=len(texts)).astype(float)
-    weight = 1.0 / per_file[owners]
-    weight /= weight.sum()
-    seen = X.sum(axis=0) > 0
-    low, high = np.full(len(CLASSES), 1 / MAX_RATE), np.full(len(CLASSES), 1 / MIN_RATE)
+    keep = np.ones(len(y), dtype=bool)
+    allowed = int(max_under_share * len(y))
+    rounds = max(int(steps), 1)
+    for r in range(rounds + 1):
+        G = np.vstack([Z[keep], ZF, bounds_G])
+        h = np.concatenate([np.full(int(keep.sum()), UNDER_LINE), np.full(len(yF), 1 + margin),
+                            bounds_h])
+        w, dual = _solve_lp(np, cost, G, h)
+        set_aside = int((~keep).sum())
+        if r == rounds or set_aside >= allowed:
+            break
+        take = -(-(allowed - set_aside) // (rounds - r))
+        rows_kept = np.flatnonzero(keep)
+        keep[rows_kept[np.argsort(-dual[: len(rows_kept)])[:take]]] = False
+    w = np.clip(w, low, high)
 
-    # Start from weighted least squares on estimate/exact = 1 (clipped to the bounds).
-    sw = np.sqrt(weight)[:, None]
-    w, *_ = np.linalg.lstsq(Z * sw, sw[:, 0], rcond=None)
-    w = np.where(seen, np.clip(w, low, high), 1 / UNSEEN_RATE)
-
-    smooth = 0.01
-    file_weight = 1000.0 / max(len(files), 1)
-
-    def sigmoid(t):
-        return 0.5 * (1 + np.tanh(0.5 * t))
-
-    m = v = np.zeros_like(w)
-    lr, b1, b2 = 0.01 * np.where(seen, w, 0), 0.9, 0.999
-    for step in range(1, steps + 1):
-        r, R = Z @ w, ZF @ w
-        grad = weight @ Z
-        grad -= paragraph_weight * ((weight * sigmoid((HINGE_LINE - r) / smooth)) @ Z)
-        grad -= file_weight * (sigmoid((1 + margin - R) / smooth) @ ZF)
-        m = b1 * m + (1 - b1) * grad
-        v = b2 * v + (1 - b2) * grad * grad
-        step_size = lr * (1 - 0.999 * step / steps)
-        w = w - step_size * (m / (1 - b1**step)) / (np.sqrt(v / (1 - b2**step)) + 1e-12)
-        w = np.where(seen, np.clip(w, low, high), 1 / UNSEEN_RATE)
-
-    # One scale factor so the targets hold exactly on the sample.
-    r, R = Z @ w, ZF @ w
-    scale_files = float(np.max((1 + margin) / R)) if len(R) else 0.0
-    allowed = int(max_under_share * len(r))
-    scale_paragraphs = UNDER_LINE / float(np.sort(r)[allowed])
-    scale = max(scale_files, scale_paragraphs)
-    w = np.where(seen, np.clip(w * scale, low, high), 1 / UNSEEN_RATE)
-
-    rates = {c: _round_down(1 / float(w[i])) for i, c in enumerate(CLASSES)}
+    weights = np.zeros(n_all)
+    weights[free] = w
+    rates = {c: (_round_down(1 / float(weights[i])) if seen[i] else UNSEEN_RATE)
+             for i, c in enumerate(CLASSES)}
+    runs = {r: _round_up(float(weights[N_CLASSES + i])) for i, r in enumerate(RUNS)}
+    r_par, r_file = X @ weights / y, XF @ weights / yF
     profile = {
         "name": name,
         "version": 1,
         "description": description or f"Calibrated against the {tokenizer.name} tokenizer.",
         "tokenizer": tokenizer.name,
         "rates": rates,
+        "runs": runs,
         "fit": {
-            "files": len(files),
+            "files": len(yF),
             "paragraphs": int(len(y)),
-            "characters": int(XF.sum()),
-            "scale": round(scale, 4),
+            "characters": int(XF[:, :N_CLASSES].sum()),
             "margin": margin,
             "max_under_share": max_under_share,
+            "mean_file_over": round(float(r_file.mean()) - 1, 4),
+            "paragraphs_under_10": round(float((r_par < UNDER_LINE - 1e-9).mean()), 4),
             "unseen_classes": [c for i, c in enumerate(CLASSES) if not seen[i]],
         },
     }
@@ -185,9 +181,53 @@ def calibrate(
     return profile
 
 
+def _solve_lp(np, c, G, h, iterations: int = 100, tol: float = 1e-9):
+    """min c @ x subject to G @ x >= h, by a primal-dual interior-point method (Mehrotra's
+    predictor-corrector) on the normal equations, which are only as large as x. Returns x and
+    the dual value of every row of G (how much the optimum would fall per unit of slack)."""
+    n, m = G.shape
+    x = np.zeros(m)
+    s = np.maximum(G @ x - h, 1.0)
+    z = np.ones(n)
+
+    def longest(d, v):
+        negative = d < 0
+        return min(1.0, float(np.min(-v[negative] / d[negative]))) if negative.any() else 1.0
+
+    for _ in range(iterations):
+        r_dual = c - G.T @ z
+        r_primal = h - G @ x + s
+        mu = float(s @ z) / n
+        if (np.abs(r_dual).max() < tol * (1 + np.abs(c).max())
+                and np.abs(r_primal).max() < tol * (1 + np.abs(h).max()) and mu < tol):
+            break
+        scale = z / s
+        normal = G.T @ (G * scale[:, None])
+        normal += 1e-13 * np.trace(normal) * np.eye(m)
+
+        def direction(r_comp):
+            dx = np.linalg.solve(normal, G.T @ ((r_comp + z * r_primal) / s) - r_dual)
+            ds = G @ dx - r_primal
+            return dx, ds, (r_comp - z * ds) / s
+
+        dx, ds, dz = direction(-s * z)
+        step = min(longest(ds, s), longest(dz, z))
+        sigma = (float((s + step * ds) @ (z + step * dz)) / n / mu) ** 3
+        dx, ds, dz = direction(-s * z + sigma * mu - ds * dz)
+        step = 0.99 * min(longest(ds, s), longest(dz, z))
+        x, s, z = x + step * dx, s + step * ds, z + step * dz
+    return x, z
+
+
 def _round_down(rate: float) -> float:
     """Rates are stored with 3 decimals, rounded down (a lower rate only raises estimates)."""
     return max(int(rate * 1000) / 1000, 0.001)
+
+
+def _round_up(weight: float) -> float:
+    """Run weights are stored with 3 decimals, rounded up (a higher weight only raises
+    estimates); a weight that is 0 but for solver noise stays 0."""
+    return 0.0 if weight < 1e-6 else -(-round(weight * 1e6) // 1000) / 1000
 
 
 def evaluate(texts: list[str], tokenizer: Counter, counter: Counter) -> dict[str, float]:

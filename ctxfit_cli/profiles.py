@@ -2,21 +2,25 @@
 
 A *profile* is a small versioned JSON data file::
 
-    {"name": "cl100k", "version": 1, "description": "...", "tokenizer": "cl100k",
-     "rates": {"letter": 4.6, "digit": 2.9, ..., "other": 0.9}}
+    {"name": "cl100k", "version": 2, "description": "...", "tokenizer": "cl100k",
+     "rates": {"upper": 2.7, "vowel": 4.6, ..., "other": 0.9},
+     "runs": {"words": 0.2, "numbers": 1.4, "punct_runs": 0.5, "script_words": 0.7}}
 
-where each rate is *characters per token* for one character class (`CLASSES`). A
-`ProfileCounter` measures a text as a vector of character counts per class and turns a summed
-vector into tokens with one rounding rule, the same for every profile and the same as the seed
-rule's:
+where each rate is *characters per token* for one character class (`CLASSES`) and each run
+weight is *tokens per run start* for one kind of run (`RUNS`: words, numbers, punctuation runs,
+words of non-Latin scripts; 0 if absent). A `ProfileCounter` measures a text as a vector of
+character counts per class followed by run starts per kind, and turns a summed vector into
+tokens with one rounding rule, the same for every profile and the same as the seed rule's:
 
-    tokens = ceil(sum over ASCII classes of chars / rate)
+    tokens = ceil(sum over ASCII classes of chars / rate + ASCII runs * weight)
            + ceil(sum over CJK classes of chars / rate)
-           + ceil(sum over all other classes of chars / rate)
+           + ceil(sum over all other classes of chars / rate + script words * weight)
 
 computed exactly (in integers). So the `seed` profile (ASCII
 classes 4, CJK classes 1, everything else 2) gives DESIGN §3's ``ceil(ascii/4) + cjk +
-ceil(other/2)`` exactly, and a calibrated profile rounds at most three times too. The estimate
+ceil(other/2)`` exactly (its run weights are 0), and a calibrated profile rounds at most three
+times too. Class counts add up exactly across texts; run starts of two texts measured apart are
+at most one more per kind than of the two joined, never fewer, so summing parts errs high. The estimate
 module rounds once per message and kind of content, so vectors are summed first and estimates
 still add up across messages.
 
@@ -47,17 +51,27 @@ from .errors import BadInput, UsageProblem
 
 #: The character classes, in vector order.
 CLASSES: tuple[str, ...] = (
-    "letter",         # ASCII A-Z a-z
+    "upper",          # ASCII A-Z
+    "vowel",          # ASCII a e i o u
+    "rare",           # ASCII j k q v w x y z
+    "letter",         # the other ASCII lower-case letters
     "digit",          # ASCII 0-9
-    "space",          # ASCII space, tab, newline, CR, VT, FF
+    "space",          # ASCII space
+    "newline",        # ASCII newline, tab, CR, VT, FF
+    "bracket",        # ASCII ( ) [ ] { } < > " '
     "punct",          # the rest of ASCII: punctuation, symbols, control characters
-    "latin",          # U+0080-037F: Latin-1, Latin Extended-A/B, IPA, combining diacritics
+    "latin",          # U+0080-00BF, U+0180-037F, U+1E00-1EFF: symbols, Latin Extended-B, IPA, marks
+    "latin1",         # U+00C0-00FF: Latin-1 letters (à, ä, ç, ß, ...)
+    "latin_ext",      # U+0100-017F: Latin Extended-A (ą, č, ł, ő, ...)
     "greek",          # U+0380-03FF, U+1F00-1FFF
-    "cyrillic",       # U+0400-053F
-    "arabic_hebrew",  # U+0580-07FF: Hebrew, Arabic, Syriac, Thaana, NKo
+    "cyrillic",       # U+0410-044F: the basic Russian alphabet
+    "cyrillic_ext",   # U+0400-040F, U+0450-052F: ё, і, ї, є, ґ, ў, ... and the rest of Cyrillic
+    "hebrew",         # U+0580-05FF (Hebrew; Armenian ligatures)
+    "arabic",         # U+0600-07FF: Arabic, Syriac, Thaana, NKo
     "indic",          # U+0800-0FFF except Thai/Lao: Devanagari ... Sinhala, Tibetan
     "thai",           # U+0E00-0EFF: Thai, Lao
-    "han",            # CJK ideographs, CJK punctuation, full-width forms, radicals, Bopomofo
+    "han",            # CJK ideographs, radicals, Bopomofo
+    "cjk_punct",      # U+3000-303F CJK punctuation, U+FF00-FFFF full-width and half-width forms
     "kana",           # U+3040-30FF Hiragana and Katakana, U+1B000-1BFFF Kana supplements
     "hangul",         # U+1100-11FF, U+3140-317F, U+AC00-D7FF
     "gen_punct",      # U+2000-207F: dashes, curly quotes, ellipsis, bullets, zero-width chars
@@ -67,16 +81,43 @@ CLASSES: tuple[str, ...] = (
 )
 N_CLASSES = len(CLASSES)
 
+#: Run starts counted after the character classes: how many runs of ASCII letters, of ASCII
+#: digits, of ASCII punctuation (``bracket`` and ``punct``), and of non-ASCII letters (every
+#: script class from ``latin`` to ``hangul`` and ``other``) a text has. A run starts at a
+#: character of its kind that is the first of the text or follows a character of another kind.
+#: Tokenizers spend tokens per word and per number about as much as per character, so these
+#: counts take up most of the paragraph-to-paragraph scatter that one rate per class leaves.
+RUNS: tuple[str, ...] = ("words", "numbers", "punct_runs", "script_words")
+N_RUNS = len(RUNS)
+
+#: Every component of a measuring vector: `CLASSES` then `RUNS`.
+COMPONENTS: tuple[str, ...] = CLASSES + RUNS
+
+#: Profiles of format 1 had coarser classes; each class of today falls wholly inside one of them.
+LEGACY_CLASS: dict[str, str] = {
+    **{c: c for c in CLASSES},
+    "upper": "letter", "vowel": "letter", "rare": "letter", "newline": "space",
+    "bracket": "punct", "latin1": "latin", "latin_ext": "latin", "cyrillic_ext": "cyrillic",
+    "hebrew": "arabic_hebrew", "arabic": "arabic_hebrew", "cjk_punct": "han",
+}
+LEGACY_CLASSES = ("letter", "digit", "space", "punct", "latin", "greek", "cyrillic",
+                  "arabic_hebrew", "indic", "thai", "han", "kana", "hangul", "gen_punct",
+                  "symbol", "emoji", "other")
+
 #: Where the built-in profiles live (package data).
 PROFILES_DIR = Path(__file__).parent / "profiles"
 
-#: Which group of DESIGN §3's seed rule each class belongs to.
+_ASCII_CLASSES = ("upper", "vowel", "rare", "letter", "digit", "space", "newline", "bracket",
+                  "punct")
+#: Which group of DESIGN §3's seed rule each class (and run count) belongs to.
 SEED_GROUP: dict[str, str] = {
-    **dict.fromkeys(("letter", "digit", "space", "punct"), "ascii"),
-    **dict.fromkeys(("han", "kana", "hangul"), "cjk"),
+    **dict.fromkeys(_ASCII_CLASSES, "ascii"),
+    **dict.fromkeys(("han", "cjk_punct", "kana", "hangul"), "cjk"),
     **dict.fromkeys(
-        ("latin", "greek", "cyrillic", "arabic_hebrew", "indic", "thai", "gen_punct", "symbol",
-         "emoji", "other"), "other"),
+        ("latin", "latin1", "latin_ext", "greek", "cyrillic", "cyrillic_ext", "hebrew", "arabic",
+         "indic", "thai", "gen_punct", "symbol", "emoji", "other"), "other"),
+    **dict.fromkeys(("words", "numbers", "punct_runs"), "ascii"),
+    "script_words": "other",
 }
 
 _C = {name: i for i, name in enumerate(CLASSES)}
@@ -92,18 +133,35 @@ _C = {name: i for i, name in enumerate(CLASSES)}
 #    one, many are counted with a second `translate` that marks the lead byte and the second
 #    bytes of interest, then `count` of the two-byte pattern. UTF-8 is self-synchronising, so a
 #    lead byte followed by a given byte is always one character's first two bytes.
+# 4. Run starts: the one-code-per-character stream is translated once more per kind of run to
+#    b"a" (a character of the kind) and b" " (any other), and ``count(b" a")`` counts the
+#    starts, plus one if the text begins with the kind. Since a run may continue across the
+#    end of one text into the next, ``measure(a) + measure(b)`` has the same class counts as
+#    ``measure(a + b)`` and at most one more start of each kind of run, never fewer: measuring
+#    the parts of a message separately can only raise its estimate (rates are never negative).
 
 _CONTINUATION = bytes(range(0x80, 0xC0))
+_BRACKETS = "()[]{}<>\"'"
 
 
 def _ascii_class(byte: int) -> int:
     char = chr(byte)
-    if char.isalpha():
+    if "A" <= char <= "Z":
+        return _C["upper"]
+    if char in "aeiou":
+        return _C["vowel"]
+    if char in "jkqvwxyz":
+        return _C["rare"]
+    if "a" <= char <= "z":
         return _C["letter"]
-    if char.isdigit():
+    if "0" <= char <= "9":
         return _C["digit"]
-    if char in " \t\n\r\x0b\x0c":
+    if char == " ":
         return _C["space"]
+    if char in "\t\n\r\x0b\x0c":
+        return _C["newline"]
+    if char in _BRACKETS:
+        return _C["bracket"]
     return _C["punct"]
 
 
@@ -114,6 +172,8 @@ def _ranges(*spans: tuple[int, int]) -> bytes:
 # Shared lead byte -> (default class, [(second bytes, class), ...]). The splits marked "seed"
 # must mirror `counting._SHARED_CJK_PREFIXES` exactly.
 _SPLITS: dict[int, tuple[int, list[tuple[bytes, int]]]] = {
+    0xD0: (_C["cyrillic"], [(_ranges((0x80, 0x8F)), _C["cyrillic_ext"])]),  # U+0400-040F
+    0xD1: (_C["cyrillic_ext"], [(_ranges((0x80, 0x8F)), _C["cyrillic"])]),  # U+0440-044F
     0xE0: (_C["indic"], [(_ranges((0xB8, 0xBB)), _C["thai"])]),  # U+0E00-0EFF
     0xE1: (_C["other"], [
         (_ranges((0x84, 0x87)), _C["hangul"]),  # seed: U+1100-11FF Hangul Jamo
@@ -125,15 +185,16 @@ _SPLITS: dict[int, tuple[int, list[tuple[bytes, int]]]] = {
         (_ranges((0xBA, 0xBF)), _C["han"]),        # seed: U+2E80-2FFF CJK radicals, Kangxi
     ]),
     0xE3: (_C["han"], [
-        (_ranges((0x81, 0x83)), _C["kana"]),    # U+3040-30FF
-        (_ranges((0x85, 0x85)), _C["hangul"]),  # U+3140-317F Hangul compatibility Jamo
+        (_ranges((0x80, 0x80)), _C["cjk_punct"]),  # U+3000-303F
+        (_ranges((0x81, 0x83)), _C["kana"]),       # U+3040-30FF
+        (_ranges((0x85, 0x85)), _C["hangul"]),     # U+3140-317F Hangul compatibility Jamo
     ]),
     0xEA: (_C["other"], [(_ranges((0xB0, 0xBF)), _C["hangul"])]),  # seed: U+AC00-AFFF
     0xED: (_C["hangul"], [(_ranges((0xA0, 0xBF)), _C["other"])]),  # seed: surrogates are not
     0xEF: (_C["other"], [
-        (_ranges((0xA4, 0xAB)), _C["han"]),    # seed: U+F900-FAFF CJK compatibility ideographs
-        (_ranges((0xBC, 0xBF)), _C["han"]),    # seed: U+FF00-FFFF full-width/half-width forms
-        (_ranges((0xB8, 0xB8)), _C["emoji"]),  # U+FE00-FE3F variation selectors
+        (_ranges((0xA4, 0xAB)), _C["han"]),        # seed: U+F900-FAFF CJK compatibility ideographs
+        (_ranges((0xBC, 0xBF)), _C["cjk_punct"]),  # seed: U+FF00-FFFF full-width/half-width forms
+        (_ranges((0xB8, 0xB8)), _C["emoji"]),      # U+FE00-FE3F variation selectors
     ]),
     0xF0: (_C["emoji"], [
         (_ranges((0x9B, 0x9B)), _C["kana"]),   # seed: U+1B000-1BFFF Kana supplements
@@ -145,16 +206,24 @@ _SPLITS: dict[int, tuple[int, list[tuple[bytes, int]]]] = {
 def _lead_class(byte: int) -> int:
     if byte < 0x80:
         return _ascii_class(byte)
+    if byte == 0xC2:
+        return _C["latin"]
+    if byte == 0xC3:
+        return _C["latin1"]
+    if byte <= 0xC5:
+        return _C["latin_ext"]
     if byte <= 0xCD:
         return _C["latin"]
     if byte <= 0xCF:
         return _C["greek"]
     if byte <= 0xD4:
-        return _C["cyrillic"]
+        return _C["cyrillic_ext"]
     if byte == 0xD5:
         return _C["other"]  # Armenian
+    if byte <= 0xD7:
+        return _C["hebrew"]
     if byte <= 0xDF:
-        return _C["arabic_hebrew"]
+        return _C["arabic"]
     if 0xE4 <= byte <= 0xE9:
         return _C["han"]
     if byte in (0xEB, 0xEC):
@@ -210,42 +279,85 @@ def _resolve(data: bytes, lead: int, n: int, counts: list[int], surrogates: bool
     counts[default] += n - moved
 
 
-# ASCII text, the bulk of agent transcripts (code, JSON, shell output, English), takes a shorter
-# path: one translate to a flag byte (letter 0, digit 1, space 2, punctuation 4), then either
-# `count` (short strings) or, for long ones, the flags read as one big integer whose masked
-# popcounts give the three counts (`int.bit_count` is much faster than `count` on dense matches).
-_ASCII_FLAGS = bytes(
-    (0, 1, 2, 4)[(_ascii_class(b) - _C["letter"])] if b < 0x80 else 0 for b in range(256)
+# Run kinds, as sets of class codes. A shared lead byte counts as a script letter unless most of
+# its characters are not letters (E2 symbols and punctuation, EF forms, F0 emoji); the CJK
+# punctuation under E3 counts as a script letter, an approximation.
+_SCRIPT_CLASSES = {_C[c] for c in ("latin", "latin1", "latin_ext", "greek", "cyrillic",
+                                   "cyrillic_ext", "hebrew", "arabic", "indic", "thai", "han",
+                                   "kana", "hangul", "other")}
+_RUN_KINDS: tuple[set[int], ...] = (
+    {_C[c] for c in ("upper", "vowel", "rare", "letter")},
+    {_C["digit"]},
+    {_C["bracket"], _C["punct"]},
+    _SCRIPT_CLASSES | {_SHARED_CODE[b] for b in _SPLITS if b not in (0xE2, 0xEF, 0xF0)},
 )
-_POPCOUNT_FROM = 4096
+
+
+def _run_table(kind: set[int], code_of: bytes) -> bytes:
+    return bytes(0x61 if code_of[b] in kind else 0x20 for b in range(256))
+
+
+_N_CODES = N_CLASSES + len(_SPLITS)
+_IDENTITY = bytes(range(256))
+#: Per kind of run: translate from a code stream (non-ASCII path) / from ASCII text.
+_RUN_TABLES_CODES = tuple(_run_table(kind, _IDENTITY) for kind in _RUN_KINDS)
+_RUN_TABLES_ASCII = tuple(
+    bytes(0x61 if b < 0x80 and _ascii_class(b) in kind else 0x20 for b in range(256))
+    for kind in _RUN_KINDS[:3]
+)
+
+
+def _starts(marked: bytes) -> int:
+    return marked.count(b" a") + (marked[:1] == b"a")
+
+
+# ASCII text, the bulk of agent transcripts (code, JSON, shell output, English), takes a shorter
+# path: one translate to one-hot flag bits (the eight ASCII classes but ``letter``, the most
+# common, whose count is what is left), then either `count` (short strings) or, for long ones,
+# the flags read as one big integer whose masked popcounts give the counts (`int.bit_count` is
+# much faster than `count` on dense matches). Run starts: one translate and one count each.
+_ASCII_ORDER = ("upper", "vowel", "rare", "digit", "space", "newline", "bracket", "punct")
+_ASCII_FLAGS = bytes(
+    (1 << _ASCII_ORDER.index(CLASSES[_ascii_class(b)]))
+    if b < 0x80 and CLASSES[_ascii_class(b)] != "letter" else 0
+    for b in range(256)
+)
+_POPCOUNT_FROM = 2048
 _MASK_CHARS = 1 << 20
-_MASKS = tuple(int.from_bytes(bytes([bit]) * _MASK_CHARS, "little") for bit in (1, 2, 4))
+_MASKS = tuple(int.from_bytes(bytes([1 << i]) * _MASK_CHARS, "little") for i in range(8))
+_FLAG_BYTES = tuple(bytes([1 << i]) for i in range(8))
+_TAIL = (0,) * (N_CLASSES - 9)
 
 
 def _ascii_counts(text: str) -> tuple[int, ...]:
-    flags = text.encode("ascii").translate(_ASCII_FLAGS)
+    raw = text.encode("ascii")
+    flags = raw.translate(_ASCII_FLAGS)
     n = len(flags)
     if n < _POPCOUNT_FROM:
-        digit, space, punct = flags.count(1), flags.count(2), flags.count(4)
+        c = [flags.count(b) for b in _FLAG_BYTES]
     else:
-        digit = space = punct = 0
+        c = [0] * 8
         for start in range(0, n, _MASK_CHARS):
             x = int.from_bytes(flags[start : start + _MASK_CHARS], "little")
-            digit += (x & _MASKS[0]).bit_count()
-            space += (x & _MASKS[1]).bit_count()
-            punct += (x & _MASKS[2]).bit_count()
-    return (n - digit - space - punct, digit, space, punct) + _ZEROS
+            for i, mask in enumerate(_MASKS):
+                c[i] += (x & mask).bit_count()
+    upper, vowel, rare, digit, space, newline, bracket, punct = c
+    letter = n - sum(c)
+    words, numbers, puncts = (_starts(raw.translate(t)) for t in _RUN_TABLES_ASCII)
+    return (upper, vowel, rare, letter, digit, space, newline, bracket, punct,
+            *_TAIL, words, numbers, puncts, 0)
 
 
-_ZEROS = (0,) * (N_CLASSES - 4)
-_N_CODES = N_CLASSES + len(_SPLITS)
 _CODE_BYTES = [bytes([c]) for c in range(_N_CODES)]
 
 
 def class_counts(text: str) -> tuple[int, ...]:
-    """Characters of `text` per class of `CLASSES`, at C speed.
+    """Characters of `text` per class of `CLASSES`, then its run starts per kind of `RUNS`.
 
-    >>> dict(zip(CLASSES, class_counts("Ok 42 — ça, мир, 世界とハングル 한국 🙂")))["kana"]
+    Class counts add up exactly across texts; run starts add up to at most one more per kind
+    than the concatenated text has (see above).
+
+    >>> dict(zip(COMPONENTS, class_counts("Ok 42 — ça, мир, 世界とハングル 한국 🙂")))["kana"]
     5
     """
     if text.isascii():
@@ -270,20 +382,21 @@ def class_counts(text: str) -> tuple[int, ...]:
         n = counts[code]
         if n:
             _resolve(data, lead, n, counts, surrogates)
-    return tuple(counts[:N_CLASSES])
+    return (*counts[:N_CLASSES], *(_starts(codes.translate(t)) for t in _RUN_TABLES_CODES))
 
 
 # --- Profiles -------------------------------------------------------------------------------
 
 
 class ProfileCounter:
-    """A `Counter` whose vector is characters per class and whose rates come from a profile.
+    """A `Counter` whose vector is characters per class and run starts per kind of run
+    (`COMPONENTS`), and whose rates come from a profile.
 
     `name` is ``profile:NAME@VERSION`` so that it never collides with a tokenizer's or the seed
     rule's cache key; `profile` is the bare NAME.
     """
 
-    classes = CLASSES
+    classes = COMPONENTS
 
     def __init__(self, data: dict[str, Any], *, source: str = "<dict>") -> None:
         self.data = validate_profile(data, source=source)
@@ -292,18 +405,19 @@ class ProfileCounter:
         self.description: str = self.data.get("description", "")
         self.tokenizer: str | None = self.data.get("tokenizer")
         self.name = f"profile:{self.profile}@{self.version}"
-        self.rates: tuple[float, ...] = tuple(float(self.data["rates"][c]) for c in CLASSES)
-        # Exact arithmetic in integers: within a group, 1/rate_i = c_i / D with D the lcm of the
-        # rates' numerators (rates are decimals, so each is an exact fraction p/q).
+        rates, runs = self.data["rates"], self.data.get("runs", {})
+        self.rates: tuple[float, ...] = tuple(float(rates[c]) for c in CLASSES)
+        #: Tokens per run start, per kind of `RUNS` (0 where the profile gives none).
+        self.runs: tuple[float, ...] = tuple(float(runs.get(r, 0)) for r in RUNS)
+        # Exact arithmetic in integers: within a group, tokens per unit t_i = c_i / D with D the
+        # lcm of the denominators (rates and run weights are decimals, so exact fractions).
+        per_unit = [(i, 1 / Fraction(str(rates[c]))) for i, c in enumerate(CLASSES)]
+        per_unit += [(N_CLASSES + i, Fraction(str(runs.get(r, 0)))) for i, r in enumerate(RUNS)]
         groups = []
         for group in ("ascii", "cjk", "other"):
-            members = [(i, Fraction(str(self.data["rates"][c])))
-                       for i, c in enumerate(CLASSES) if SEED_GROUP[c] == group]
-            denominator = math.lcm(*(rate.numerator for _i, rate in members))
-            groups.append((
-                tuple((i, denominator * rate.denominator // rate.numerator) for i, rate in members),
-                denominator,
-            ))
+            members = [(i, t) for i, t in per_unit if SEED_GROUP[COMPONENTS[i]] == group and t]
+            denominator = math.lcm(*(t.denominator for _i, t in members))
+            groups.append((tuple((i, int(t * denominator)) for i, t in members), denominator))
         self._groups = tuple(groups)
 
     def measure(self, text: str) -> Vector:
@@ -313,21 +427,28 @@ class ProfileCounter:
         total = 0
         for members, denominator in self._groups:
             scaled = 0
-            for i, per_char in members:
-                scaled += vector[i] * per_char
+            for i, per_unit in members:
+                scaled += vector[i] * per_unit
             total += -(-scaled // denominator)
         return total
 
     def exact_tokens(self, vector: Vector) -> float:
-        """The unrounded estimate (sum of chars / rate), for fitting and reports."""
-        return sum(v / r for v, r in zip(vector, self.rates))
+        """The unrounded estimate (chars / rate per class plus run weights), for fitting and
+        reports."""
+        return (sum(v / r for v, r in zip(vector, self.rates))
+                + sum(v * w for v, w in zip(vector[N_CLASSES:], self.runs)))
 
     def __repr__(self) -> str:
         return f"ProfileCounter({self.profile!r}, version={self.version})"
 
 
 def validate_profile(data: Any, *, source: str = "<dict>") -> dict[str, Any]:
-    """Check a profile's shape; return it, or raise `BadInput` saying what is wrong."""
+    """Check a profile's shape; return it, or raise `BadInput` saying what is wrong.
+
+    A profile written for the coarser classes of ctxfit 0.x (``letter``, ``space``, ``punct``,
+    ``arabic_hebrew``, ... and no ``runs``) is accepted: each class of today takes the rate of
+    the old class it falls in, which gives the same estimates.
+    """
 
     def bad(problem: str) -> BadInput:
         return BadInput(source, None, f"not a ctxfit profile: {problem}")
@@ -338,6 +459,9 @@ def validate_profile(data: Any, *, source: str = "<dict>") -> dict[str, Any]:
         if not isinstance(data.get(key), kind):
             raise bad(f"{key!r} must be a {kind.__name__}")
     rates = data["rates"]
+    if set(rates) == set(LEGACY_CLASSES) and "runs" not in data:
+        data = {**data, "rates": {c: rates[LEGACY_CLASS[c]] for c in CLASSES}}
+        rates = data["rates"]
     missing = [c for c in CLASSES if c not in rates]
     unknown = [c for c in rates if c not in _C]
     if missing or unknown:
@@ -348,6 +472,14 @@ def validate_profile(data: Any, *, source: str = "<dict>") -> dict[str, Any]:
             0 < rate < math.inf
         ):
             raise bad(f"rate of {c!r} must be a positive number of characters per token")
+    runs = data.get("runs", {})
+    if not isinstance(runs, dict) or any(r not in RUNS for r in runs):
+        raise bad(f"'runs' must be an object with some of the keys {', '.join(RUNS)}")
+    for r, weight in runs.items():
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not (
+            0 <= weight < math.inf
+        ):
+            raise bad(f"weight of run {r!r} must be a number of tokens, 0 or more")
     return data
 
 
@@ -389,7 +521,7 @@ def load_profile(name_or_path: str | Path) -> ProfileCounter:
 
 
 def seed_vector(vector: Vector) -> tuple[int, int, int]:
-    """A class vector folded into the seed rule's (ascii, cjk, other)."""
+    """A class vector folded into the seed rule's (ascii, cjk, other) (run starts ignored)."""
     folded = {"ascii": 0, "cjk": 0, "other": 0}
     for c, v in zip(CLASSES, vector):
         folded[SEED_GROUP[c]] += v
@@ -405,4 +537,5 @@ def seed_profile() -> dict[str, Any]:
         "description": "DESIGN §3: ASCII 4 characters per token, CJK 1, everything else 2.",
         "tokenizer": None,
         "rates": {c: rate[SEED_GROUP[c]] for c in CLASSES},
+        "runs": dict.fromkeys(RUNS, 0),
     }

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from ctxfit_cli.counting import SEED, add, script_counts
 from ctxfit_cli.errors import BadInput, UsageProblem
 from ctxfit_cli.profiles import (
-    CLASSES, ProfileCounter, builtin_profiles, class_counts, load_profile, seed_vector,
+    CLASSES, COMPONENTS, LEGACY_CLASSES, N_CLASSES, RUNS, ProfileCounter, builtin_profiles,
+    class_counts, load_profile, seed_vector,
 )
 
 # Text drawn from the blocks where class borders lie, plus anything at all.
@@ -34,21 +35,39 @@ def test_every_builtin_profile_loads():
     for name in names:
         profile = load_profile(name)
         assert profile.profile == name
-        assert len(profile.rates) == len(CLASSES)
+        assert len(profile.rates) == len(CLASSES) and len(profile.runs) == len(RUNS)
         assert profile.tokens(profile.measure("hello, мир")) > 0
 
 
 def test_class_counts_examples():
-    counts = dict(zip(CLASSES, class_counts("Ok 42 — ça, мир, 世界とハングル 한국 🙂 ❤️")))
-    assert counts["letter"] == 3 and counts["digit"] == 2 and counts["cyrillic"] == 3
+    counts = dict(zip(COMPONENTS, class_counts("Ok 42 — ça, мир, 世界とハングル 한국 🙂 ❤️ ёі")))
+    assert counts["upper"] == counts["rare"] == counts["vowel"] == counts["latin1"] == 1
+    assert counts["digit"] == 2 and counts["cyrillic"] == 3 and counts["cyrillic_ext"] == 2
     assert counts["han"] == 2 and counts["kana"] == 5 and counts["hangul"] == 2
     assert counts["gen_punct"] == 1 and counts["emoji"] == 2 and counts["symbol"] == 1
+    assert (counts["words"], counts["numbers"], counts["punct_runs"]) == (2, 1, 2)
+    assert counts["script_words"] == 5  # ç, мир, 世界とハングル, 한국, ёі
+
+
+def test_run_starts_examples():
+    runs = lambda text: class_counts(text)[N_CLASSES:]  # noqa: E731
+    assert runs("foo(bar, 42) + x1") == (3, 2, 4, 0)  # "(", ",", ")", "+"
+    assert runs("Größe und Weite") == (4, 0, 0, 1)  # Gr, e, und, Weite; öß
+    assert runs("") == (0, 0, 0, 0)
+    assert runs("a" * 5000 + " b" * 5000) == (5001, 0, 0, 0)
 
 
 @settings(max_examples=100, deadline=None)
 @given(texts, texts)
 def test_vectors_add_up(a, b):
-    assert class_counts(a + b) == add(class_counts(a), class_counts(b))
+    # Class counts add up exactly; a run may continue across the joint, so the parts measured
+    # apart have at most one more run start of each kind, never fewer (they err high).
+    whole, parts = class_counts(a + b), add(class_counts(a), class_counts(b))
+    assert whole[:N_CLASSES] == parts[:N_CLASSES]
+    assert all(0 <= p - w <= 1 for w, p in zip(whole[N_CLASSES:], parts[N_CLASSES:]))
+    for name in builtin_profiles():
+        profile = load_profile(name)
+        assert profile.tokens(parts) >= profile.tokens(whole)
 
 
 @settings(max_examples=100, deadline=None)
@@ -56,7 +75,7 @@ def test_vectors_add_up(a, b):
 def test_seed_profile_is_the_seed_rule(text):
     for t in (text, text * 40):  # * 40 takes the bulk paths (popcount, translate)
         vector = class_counts(t)
-        assert sum(vector) == len(t)
+        assert sum(vector[:N_CLASSES]) == len(t)
         assert seed_vector(vector) == script_counts(t)
         assert SEED_PROFILE.tokens(vector) == SEED.tokens(SEED.measure(t))
 
@@ -68,10 +87,17 @@ def test_seed_profile_on_long_mixed_text():
         text = "".join(rng.choice(pool) for _ in range(rng.randrange(1, 3000)))
         assert SEED_PROFILE.tokens(class_counts(text)) == SEED.tokens(SEED.measure(text))
     ascii_text = "def f(x):\n    return x + 42  # ok\n" * 500  # over the popcount threshold
-    assert class_counts(ascii_text)[:4] == (
-        sum(c.isalpha() for c in ascii_text), sum(c.isdigit() for c in ascii_text),
-        sum(c in " \n" for c in ascii_text),
-        sum(not c.isalnum() and c not in " \n" for c in ascii_text))
+    counts = dict(zip(COMPONENTS, class_counts(ascii_text)))
+    assert counts["upper"] + counts["vowel"] + counts["rare"] + counts["letter"] == sum(
+        c.isalpha() for c in ascii_text)
+    assert counts["digit"] == sum(c.isdigit() for c in ascii_text)
+    assert (counts["space"], counts["newline"]) == (ascii_text.count(" "), ascii_text.count("\n"))
+    assert counts["bracket"] + counts["punct"] == sum(
+        not c.isalnum() and c not in " \n" for c in ascii_text)
+    short = "def f(x):\n    return x + 42  # ok\n"  # the short path agrees with the long one
+    assert class_counts(ascii_text) == tuple(500 * v for v in class_counts(short)[:N_CLASSES]) + (
+        class_counts(ascii_text)[N_CLASSES:])
+    assert class_counts(ascii_text)[N_CLASSES:] == tuple(500 * v for v in class_counts(short)[N_CLASSES:])
 
 
 @settings(max_examples=50, deadline=None)
@@ -86,8 +112,16 @@ def test_safe_is_never_below_a_family_profile(text):
 
 
 def test_profile_names_do_not_collide_with_tokenizers():
-    assert load_profile("cl100k").name == "profile:cl100k@1"
+    assert load_profile("cl100k").name == "profile:cl100k@2"
     assert load_profile("seed").name != SEED.name
+
+
+def test_profile_of_the_old_coarser_classes_still_loads():
+    old = {"name": "old", "version": 1, "rates": dict.fromkeys(LEGACY_CLASSES, 2)}
+    old["rates"]["letter"] = 4
+    counter = ProfileCounter(old)
+    assert counter.rates[CLASSES.index("upper")] == 4 and counter.runs == (0, 0, 0, 0)
+    assert counter.tokens(counter.measure("Hello, world")) == 4  # ceil(10/4 + 2/2)
 
 
 def test_profile_file_and_errors(tmp_path):
@@ -115,6 +149,7 @@ class _KnownRates:
 
     def measure(self, text):
         counts = dict(zip(CLASSES, class_counts(text)))
+        counts["letter"] += counts["vowel"] + counts["rare"]
         return (-(-sum(2 * counts[c] / r for c, r in self.rates.items()) // 2),)
 
     def tokens(self, vector):
@@ -138,9 +173,11 @@ def test_calibrate_recovers_known_rates():
         files.append("\n\n".join(paragraphs))
     tokenizer = _KnownRates()
     profile = calibrate(files, tokenizer, name="known")
-    for c, true_rate in tokenizer.rates.items():
-        assert 0.8 * true_rate <= profile["rates"][c] <= 1.02 * true_rate, (c, profile["rates"])
+    # Letters and words go together in this sample, so the fit may share the cost between the
+    # letter rates and the word weight; what must hold is that it errs high, and by little.
     counter = ProfileCounter(profile)
-    for text in files:  # errs high on every file
-        assert counter.tokens(counter.measure(text)) >= tokenizer.tokens(tokenizer.measure(text))
+    for text in files:
+        exact = tokenizer.tokens(tokenizer.measure(text))
+        assert exact <= counter.tokens(counter.measure(text)) <= 1.06 * exact
+    assert 0.8 * 2.5 <= profile["rates"]["cyrillic"] <= 1.02 * 2.5 or profile["runs"]["script_words"]
     assert set(profile["fit"]["unseen_classes"]) >= {"han", "emoji"}
