@@ -455,7 +455,8 @@ def calibrate(
         ctxfit calibrate --tokenizer o200k docs/*.txt logs/tool_output.txt -o mine.json
         ctxfit estimate session.jsonl --profile mine.json
 
-    The profile is a small JSON file. A summary of how it does on the sample goes to stderr.
+    The profile is a small JSON file. A summary of how it does on the sample goes to stderr;
+    with --json, stdout carries {"profile": ..., "evaluation": ...} instead.
     """
     from .calibrate import calibrate as fit_profile
     from .calibrate import evaluate
@@ -466,7 +467,8 @@ def calibrate(
     profile = fit_profile(samples, exact, name=name)
     check = evaluate(samples, exact, ProfileCounter(profile, source=name))
     render.calibration_summary(render.stderr_console(), name, exact.name, check)
-    data = orjson.dumps(profile, option=orjson.OPT_INDENT_2) + b"\n"
+    document = {"profile": profile, "evaluation": check} if json else profile
+    data = orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
     if output:
         atomic_write(output, data)
     else:
