@@ -124,6 +124,9 @@ _C = {name: i for i, name in enumerate(CLASSES)}
 
 # --- Measuring at C speed ---------------------------------------------------------------------
 #
+# Two paths give the same vectors: this one, pure Python, and a faster one with numpy (below),
+# used where numpy is importable (it comes with the `exact` extra) and the text is not short.
+#
 # 1. Encode to UTF-8 and, in one `bytes.translate`, delete continuation bytes and map every
 #    remaining byte (ASCII byte or lead byte: one per character) to a class code.
 # 2. Count each code with `bytes.count`, skipping codes that `in` (memchr) says are absent; the
@@ -355,11 +358,19 @@ def class_counts(text: str) -> tuple[int, ...]:
     """Characters of `text` per class of `CLASSES`, then its run starts per kind of `RUNS`.
 
     Class counts add up exactly across texts; run starts add up to at most one more per kind
-    than the concatenated text has (see above).
+    than the concatenated text has (see above). Measured with numpy where it is importable
+    (`USE_NUMPY`) and the text is not short, else in pure Python; the vectors are the same.
 
     >>> dict(zip(COMPONENTS, class_counts("Ok 42 — ça, мир, 世界とハングル 한국 🙂")))["kana"]
     5
     """
+    if USE_NUMPY and len(text) >= _NUMPY_FROM and _np is not None:
+        return _class_counts_numpy(text)
+    return _class_counts_python(text)
+
+
+def _class_counts_python(text: str) -> tuple[int, ...]:
+    """`class_counts` without numpy."""
     if text.isascii():
         return _ascii_counts(text)
     try:
@@ -383,6 +394,150 @@ def class_counts(text: str) -> tuple[int, ...]:
         if n:
             _resolve(data, lead, n, counts, surrogates)
     return (*counts[:N_CLASSES], *(_starts(codes.translate(t)) for t in _RUN_TABLES_CODES))
+
+
+# --- Measuring with numpy -------------------------------------------------------------------
+#
+# The same counts, from code points: a character's class and kind of run are functions of its
+# UTF-8 lead byte and second byte, so a table indexed by code point can hold, for each, a small
+# *id* naming its (class, kind of run) pair: the kind in the high bits (``id >> 4``), an index
+# among the classes of that kind in the low four. The tables are built from `_CODES`,
+# `_SECOND_CLASS` and `_RUN_KINDS` themselves, so they cannot drift from the pure-Python path.
+#
+# 1. Encode to UTF-16 (ASCII text: to ASCII) and look every code unit up in a 65,536-entry
+#    table (`take`). An astral character is a surrogate pair: its high surrogate carries its
+#    class (classes of astral characters change every 4,096 code points, a high surrogate names
+#    1,024) and its low surrogate an id of no class and no kind of run, which is what the high
+#    one has too (below U+40000), so it neither counts nor breaks a run. Texts with lone
+#    surrogates (strict UTF-16 refuses them) or with characters from U+40000 on (script
+#    letters by their lead byte, whose pairs a no-kind low surrogate would split) take UTF-32
+#    and a table of every code point instead.
+# 2. A run starts where the kind changes to one that is not "none": one more bit per id (bit 7)
+#    says whether the kind changed there (the first character always counts as a change).
+# 3. One histogram of those bytes (`bincount`; long texts read them two at a time as 16-bit
+#    numbers, half as many elements, and sum the 256 x 256 histogram both ways) gives the
+#    class counts and the run starts at once.
+
+try:
+    import numpy as _np
+except ImportError:  # numpy comes with the `exact` extra; without it, the pure-Python path
+    _np = None
+
+#: Measure with numpy when it is importable (tests and benchmarks switch this off to compare).
+USE_NUMPY = True
+#: Below this many characters the pure-Python path is faster than numpy's per-call overhead.
+_NUMPY_FROM = 512
+#: From this many characters on, the histogram reads the bytes in pairs.
+_PAIRS_FROM = 32768
+#: Pairs per `bincount` call (which copies its input to 8-byte integers).
+_PAIRS_CHUNK = 1 << 22
+
+
+class _NumpyTables:
+    def __init__(self) -> None:
+        np = _np
+        # Class by (lead byte, second byte); kind of run (0: none, 1..4: `RUNS`) by the lead
+        # byte's code, as `_RUN_TABLES_CODES` has it.
+        leads = [b for b in range(256) if not 0x80 <= b < 0xC0]
+        self.by_lead = np.array([_SECOND_CLASS[b] if b in _SECOND_CLASS else [_CODES[b]] * 64
+                                 for b in range(256)], dtype=np.int32)
+        kind_of_code = [0] * _N_CODES
+        for k, codes in enumerate(_RUN_KINDS, 1):
+            for code in codes:
+                kind_of_code[code] = k
+        self.kind_of_lead = np.array([kind_of_code[_CODES[b]] for b in range(256)], np.int32)
+        # Ids: kind << 4 | index of the class among those of its kind. Two more of kind 0:
+        # "skip" (a low surrogate: no class) and "bail" (a high surrogate of U+40000 and above).
+        pairs = sorted({(int(self.kind_of_lead[b]), int(c)) for b in leads for c in self.by_lead[b]})
+        next_index = [0] * (N_RUNS + 1)
+        id_class = [N_CLASSES] * 128  # N_CLASSES: no class
+        self.lookup = np.zeros(N_CLASSES * 8, dtype=np.uint8)  # class * 8 + kind -> id
+        for k, c in pairs:
+            self.lookup[c * 8 + k] = i = k << 4 | next_index[k]
+            next_index[k] += 1
+            id_class[i] = c
+        self.skip, self.bail = next_index[0], next_index[0] + 1
+        if max(next_index) > 16 or self.bail > 15:
+            raise AssertionError("more than 16 ids of one kind of run")
+        table16 = self.ids(np.arange(0x10000, dtype=np.int32))
+        high = np.arange(0xD800, 0xD8C0, dtype=np.int32)
+        table16[high] = self.ids(0x10000 + ((high - 0xD800) << 10))
+        table16[0xD8C0:0xDC00] = self.bail
+        table16[0xDC00:0xE000] = self.skip
+        self.table16 = table16
+        self._table32 = None
+        # Each of the 256 bytes (bit 7: a run starts here if the kind is not 0; bits 0-6: id)
+        # as (its class's index in the vector, or the index past the vector's end for "no
+        # class"; its run start's index in the vector, or None).
+        end = N_CLASSES + N_RUNS
+        self.fold = [(end if id_class[b & 0x7F] == N_CLASSES else id_class[b & 0x7F],
+                      N_CLASSES + (b >> 4 & 7) - 1 if b & 0x80 and b & 0x70 else None)
+                     for b in range(256)]
+
+    def ids(self, cp):
+        """The id of each code point of an int32 array, from its UTF-8 lead and second byte."""
+        np = _np
+        lead = np.where(cp < 0x80, cp, np.where(cp < 0x800, 0xC0 | (cp >> 6), np.where(
+            cp < 0x10000, 0xE0 | (cp >> 12), 0xF0 | (cp >> 18))))
+        second = np.where(cp < 0x800, cp, np.where(cp < 0x10000, cp >> 6, cp >> 12)) & 0x3F
+        return self.lookup[self.by_lead[lead, second] * 8 + self.kind_of_lead[lead]]
+
+    @property
+    def table32(self):
+        """Id of every code point (lone surrogates as UTF-8's "surrogatepass" has them)."""
+        if self._table32 is None:
+            self._table32 = self.ids(_np.arange(0x110000, dtype=_np.int32))
+        return self._table32
+
+
+_tables: _NumpyTables | None = None
+
+
+def _class_counts_numpy(text: str) -> tuple[int, ...]:
+    """`class_counts` with numpy."""
+    global _tables
+    np = _np
+    t = _tables or (_tables := _NumpyTables())
+    if text.isascii():
+        ids = t.table16.take(np.frombuffer(text.encode("ascii"), np.uint8))
+    else:
+        try:
+            ids = t.table16.take(np.frombuffer(text.encode("utf-16-le"), np.uint16))
+        except UnicodeEncodeError:  # lone surrogates
+            ids = None
+        if ids is None or t.bail in ids:
+            ids = t.table32.take(np.frombuffer(text.encode("utf-32-le", "surrogatepass"),
+                                               np.uint32))
+    n = len(ids)
+    if not n:
+        return (0,) * (N_CLASSES + N_RUNS)
+    kinds = ids >> 4
+    marked = np.empty(n, np.uint8)
+    np.not_equal(kinds[1:], kinds[:-1], out=marked[1:].view(np.bool_))
+    marked[0] = 1
+    marked <<= 7
+    marked |= ids
+    if n >= _PAIRS_FROM:
+        half = n & ~1
+        pairs = marked[:half].view(np.uint16)
+        h = np.zeros(65536, np.int64)
+        for i in range(0, len(pairs), _PAIRS_CHUNK):  # bincount makes an int64 copy: bound it
+            h += np.bincount(pairs[i : i + _PAIRS_CHUNK], minlength=65536)
+        h = h.reshape(256, 256)
+        hist = h.sum(axis=0) + h.sum(axis=1)
+        if n & 1:
+            hist[marked[-1]] += 1
+    else:
+        hist = np.bincount(marked, minlength=256)
+    vector = [0] * (N_CLASSES + N_RUNS + 1)  # the last: low surrogates (no class)
+    fold = t.fold
+    for b in np.flatnonzero(hist).tolist():
+        k = int(hist[b])
+        c, start = fold[b]
+        vector[c] += k
+        if start is not None:
+            vector[start] += k
+    return tuple(vector[:N_CLASSES + N_RUNS])
 
 
 # --- Profiles -------------------------------------------------------------------------------

@@ -181,3 +181,75 @@ def test_calibrate_recovers_known_rates():
         assert exact <= counter.tokens(counter.measure(text)) <= 1.06 * exact
     assert 0.8 * 2.5 <= profile["rates"]["cyrillic"] <= 1.02 * 2.5 or profile["runs"]["script_words"]
     assert set(profile["fit"]["unseen_classes"]) >= {"han", "emoji"}
+
+
+# --- The numpy path and the pure-Python path give the same vectors ---------------------------
+
+from ctxfit_cli import profiles as _profiles  # noqa: E402
+
+_astral_high = st.integers(0x40000, 0x10FFFF).map(chr)  # script letters by lead byte (UTF-32 path)
+_surrogate = st.integers(0xD800, 0xDFFF).map(chr)  # lone (or paired by chance) surrogates
+_mixed_texts = st.lists(
+    st.one_of(_chars, _chars, _chars, _astral_high, _surrogate,
+              st.sampled_from(["hello ", "42", "){", " мир", "世界", "🙂", "\U0001F1E9\U0001F1EA",
+                               "\u200d", "\ufe0f", "\n"])),
+    max_size=80,
+).map("".join)
+
+
+def _both_paths(text):
+    pytest.importorskip("numpy")
+    return _profiles._class_counts_python(text), _profiles._class_counts_numpy(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_mixed_texts, st.integers(1, 700))
+def test_numpy_path_is_the_python_path(text, times):
+    python, numpy_ = _both_paths(text)
+    assert numpy_ == python
+    long = text * times  # long texts: numpy's pair histogram, Python's bulk passes
+    assert _profiles._class_counts_numpy(long) == _profiles._class_counts_python(long)
+
+
+def test_numpy_path_on_every_code_point():
+    # Aligned blocks of 64 code points share their UTF-8 lead and second byte, so comparing
+    # the vectors block by block compares every code point's class and kind of run.
+    pytest.importorskip("numpy")
+    for start in range(0, 0x110000, 64):
+        block = "".join(map(chr, range(start, start + 64)))
+        assert _profiles._class_counts_numpy(block) == _profiles._class_counts_python(block), hex(start)
+    everything = "".join(map(chr, range(0x10000))) + "".join(map(chr, range(0x10000, 0x110000, 97)))
+    assert _profiles._class_counts_numpy(everything) == _profiles._class_counts_python(everything)
+
+
+@pytest.mark.parametrize("use_numpy", [True, False])
+def test_class_counts_dispatch(monkeypatch, use_numpy):
+    # Forcing either path through the public entry point (and the profile's `measure`) gives the
+    # same vectors, short and long.
+    if use_numpy:
+        pytest.importorskip("numpy")
+    monkeypatch.setattr(_profiles, "USE_NUMPY", use_numpy)
+    rng = random.Random(5)
+    pool = [chr(rng.randrange(lo, hi)) for lo, hi in _BLOCKS for _ in range(50)] + ["🙂", "\U000E0067"]
+    for n in (0, 1, 5, 511, 512, 4000, 40001):
+        text = "".join(rng.choice(pool) for _ in range(n))
+        assert class_counts(text) == _profiles._class_counts_python(text)
+        assert SEED_PROFILE.measure(text) == _profiles._class_counts_python(text)
+    ascii_text = "def f(x):\n    return x + 42  # ok\n" * 2000
+    assert class_counts(ascii_text) == _profiles._class_counts_python(ascii_text)
+
+
+def test_without_numpy_the_python_path_is_used(monkeypatch):
+    monkeypatch.setattr(_profiles, "_np", None)
+    text = "Ok 42 — ça, мир, 世界 🙂 " * 100
+    assert class_counts(text) == _profiles._class_counts_python(text)
+
+
+def test_numpy_pair_histogram_in_chunks(monkeypatch):
+    pytest.importorskip("numpy")
+    monkeypatch.setattr(_profiles, "_PAIRS_CHUNK", 1000)  # many bincount calls, odd lengths too
+    rng = random.Random(9)
+    pool = [chr(rng.randrange(lo, hi)) for lo, hi in _BLOCKS for _ in range(50)]
+    for n in (40_000, 40_001, 77_777):
+        text = "".join(rng.choice(pool) for _ in range(n))
+        assert _profiles._class_counts_numpy(text) == _profiles._class_counts_python(text)
