@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import sys
+from itertools import chain
 from typing import Annotated, Callable, Optional
 
 import orjson
@@ -163,7 +164,8 @@ def estimate(
             name = transcript.path if transcript.line == 1 else f"{transcript.path}:{transcript.line}"
             report = TranscriptEstimate(name, transcript.format, counter=counter, top_n=top)
             extra = [TranscriptEstimate(name, transcript.format, counter=c, top_n=0) for c in others]
-            for message in (*transcript.system, *((transcript.tools,) if transcript.tools else ()), *transcript.messages):
+            # chain, not a tuple: the messages of a JSONL file are streamed, never all held.
+            for message in chain(transcript.system, (transcript.tools,) if transcript.tools else (), transcript.messages):
                 report.add(message)
                 for other in extra:
                     other.add(message)
