@@ -99,12 +99,17 @@ class Fitter:
     """
 
     def __init__(self, options: FitOptions, fixed: Sequence[Message] = (), *,
-                 dialect: str = "openai", on_request: Callable[[Plan], None] | None = None) -> None:
+                 dialect: str = "openai", on_request: Callable[[Plan], None] | None = None,
+                 on_shape: Callable[["Shape"], None] | None = None) -> None:
         self.options = options
         self.counter = options.counter
         self.dialect = dialect
         #: Called with the plan of every request the walk passes (used by replay).
         self.on_request = on_request
+        #: Called with the light `Shape` of every request the walk passes (used by replay:
+        #: building a whole `Plan` per request would cost as much as the history is long).
+        self.on_shape = on_shape
+        self._merge_memo: dict[int, int] = {}
         self.fixed = tuple(fixed)
         self.fixed_tokens = sum(message_cost(m, self.counter).tokens for m in self.fixed)
         self.messages: list[Message] = []
@@ -215,6 +220,8 @@ class Fitter:
         self.requests += 1
         if self.on_request is not None:
             self.on_request(self._describe(end, self.cleared_batches, self.start))
+        if self.on_shape is not None:
+            self.on_shape(self._shape(end, self.cleared_batches, self.start))
 
     def _protect(self, end: int) -> None:
         """Move the protected suffix up to the results before `end` (it only moves forward)."""
@@ -376,7 +383,7 @@ class Fitter:
                 dropped.append((self.first + 1, upto))
             if anchor is not None and start > anchor + 1:
                 dropped.append((anchor + 1, start))
-            stage = "rounds" if anchor is not None or start not in self.turn_starts else "turns"
+            stage = self._stage(start, batches)
         else:
             after = before - self._saved(batches)
             stage = "clear" if batches else "none"
@@ -392,11 +399,101 @@ class Fitter:
             cannot_fit=after > options.window,
         )
 
+    def _stage(self, start: int, batches: int) -> str:
+        if self._trimmed(start):
+            at = bisect.bisect_left(self.turn_starts, start)
+            is_turn = at < len(self.turn_starts) and self.turn_starts[at] == start
+            return "turns" if is_turn and self._anchor(start) is None else "rounds"
+        return "clear" if batches else "none"
+
+    # --- request shapes, for replay -------------------------------------------------------------
+
+    def _shape(self, end: int, batches: int, start: int) -> "Shape":
+        trimmed = self._trimmed(start)
+        tokens = self._request_tokens(start, end, batches)
+        if trimmed:
+            tokens += self._merge_correction(start)
+        return Shape(end, self._batch_end(batches), start if trimmed else 0,
+                     self._anchor(start) if trimmed else None, tokens, self._stage(start, batches))
+
+    def shared_tokens(self, previous: "Shape", current: "Shape") -> int:
+        """Tokens at the start of `current` that are identical, message by message, to the
+        start of `previous` (an earlier request of this walk): what a prefix cache can reuse."""
+        head = self.fixed_tokens + self.cost_prefix[max(self.first, 0)]  # before the first message
+        if previous.start != current.start:
+            if not previous.start:  # trimming began: the first message now carries the note
+                return head
+            return head + self._same_head_tokens(previous, current)
+        # Same kept start: only results cleared since `previous` can differ, and the first of
+        # them that is still sent is where the two requests part.
+        changed = self._first_newly_cleared(previous, current)
+        if changed is None or changed >= previous.end:  # `previous` is wholly a prefix
+            return previous.tokens
+        return self._prefix_tokens(current, changed, previous.cleared)
+
+    def _same_head_tokens(self, previous: "Shape", current: "Shape") -> int:
+        """Both requests are trimmed, from different starts: what of the head they share."""
+        first = self.messages[self.first]
+        head_last = message_cost(first, self.counter).tokens + self.note_tokens
+        if self.dialect == "anthropic":
+            partner = self._merge_partner(current)
+            if partner != self._merge_partner(previous):
+                return 0  # the first message is merged with another user message (or none now)
+            if partner is not None:
+                return head_last + self._merge_correction(current.start) + message_cost(
+                    self.messages[partner], self.counter).tokens
+            return head_last
+        if previous.anchor is not None and previous.anchor == current.anchor:
+            return head_last + message_cost(self.messages[current.anchor], self.counter).tokens
+        return head_last
+
+    def _merge_partner(self, shape: "Shape") -> int | None:
+        """The user message merged into the first message of a trimmed Anthropic request."""
+        follows = shape.anchor if shape.anchor is not None else shape.start
+        if follows < len(self.messages) and self.messages[follows].role is Role.USER:
+            return follows
+        return None
+
+    def _first_newly_cleared(self, previous: "Shape", current: "Shape") -> int | None:
+        """The earliest message, sent in `current`, holding a result cleared since `previous`."""
+        lowest = current.start if current.start else self.first + 1
+        at = bisect.bisect_left(self.candidate_index, lowest, previous.cleared, current.cleared)
+        changed = self.candidate_index[at] if at < current.cleared else None
+        if current.anchor is not None:
+            hit = bisect.bisect_left(self.candidate_index, current.anchor, previous.cleared, current.cleared)
+            if hit < current.cleared and self.candidate_index[hit] == current.anchor:
+                changed = current.anchor
+        return changed
+
+    def _prefix_tokens(self, shape: "Shape", index: int, cleared: int) -> int:
+        """Tokens of the request `shape` before message `index`, with `cleared` candidates cleared."""
+        if not shape.start:
+            kept = bisect.bisect_left(self.candidate_index, index, 0, cleared)
+            return self.fixed_tokens + self.cost_prefix[index] - self.saving_prefix[kept]
+        head = self.fixed_tokens + self.cost_prefix[self.first + 1] + self.note_tokens
+        if shape.anchor is not None and index == shape.anchor:
+            return self.fixed_tokens + self.cost_prefix[self.first]  # the anchor changed itself
+        if self.dialect == "anthropic" and index == self._merge_partner(shape):
+            return self.fixed_tokens + self.cost_prefix[self.first]  # merged into the head
+        if shape.anchor is not None:
+            head += self.cost_prefix[shape.anchor + 1] - self.cost_prefix[shape.anchor]
+        if self.dialect == "anthropic":
+            head += self._merge_correction(shape.start)
+        low = bisect.bisect_left(self.candidate_index, shape.start, 0, cleared)
+        high = bisect.bisect_left(self.candidate_index, index, 0, cleared)
+        return head + self.cost_prefix[index] - self.cost_prefix[shape.start] - (
+            self.saving_prefix[high] - self.saving_prefix[low])
+
     def _merge_correction(self, start: int) -> int:
         """Anthropic needs alternating roles: a user message right after the first message is
         merged into it. The plan's sum counted them apart; this is the (≤ 0) difference."""
         if self.dialect != "anthropic":
             return 0
+        if start not in self._merge_memo:
+            self._merge_memo[start] = self._compute_merge_correction(start)
+        return self._merge_memo[start]
+
+    def _compute_merge_correction(self, start: int) -> int:
         anchor = self._anchor(start)
         following = self.messages[anchor if anchor is not None else start] if start < len(self.messages) else None
         if following is None or following.role is not Role.USER:
@@ -407,6 +504,19 @@ class Fitter:
         apart = (message_cost(head, self.counter).tokens + self.note_tokens
                  + message_cost(following, self.counter).tokens)
         return merged - apart
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """What one request of the walk looks like, cheaply: enough to size it and to compare it
+    with another request of the same walk (`Fitter.shared_tokens`)."""
+
+    end: int  # the request holds the history before this message
+    cleared: int  # this many candidates (oldest first) are cleared
+    start: int  # kept start when trimmed, else 0
+    anchor: int | None
+    tokens: int
+    stage: str
 
 
 #: The trimmed-history note as a part of the first message.

@@ -24,19 +24,21 @@ from dataclasses import dataclass, replace
 from typing import Callable, Iterator, Protocol
 
 from .estimate import message_cost
-from .fitting import FitOptions, Fitter, Plan, has_trim_note, note_cost
+from .fitting import FitOptions, Fitter, Plan, Shape, has_trim_note, note_cost
 from .model import Message, Role, Transcript
 from .payload import sent_messages
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Request:
-    """One simulated request: what was sent and how big it was."""
+    """One simulated request: its size, and how much of it an earlier request shares."""
 
     call: int  # 1-based model call
     tokens: int
     stage: str
-    messages: tuple[Message, ...]  # sent messages, in order (system prompt and tools aside)
+    #: Tokens at the start of this request identical to `earlier` (a request of the same walk).
+    shared_with: Callable[["Request"], int]
+    shape: object = None
 
 
 class Policy(Protocol):
@@ -59,15 +61,18 @@ class FitterPolicy:
         return self.summary
 
     def requests(self, transcript: Transcript, options: FitOptions) -> Iterator[Request]:
-        options = self.adjust(options)
-        pending: list[Plan] = []
-        fitter = Fitter(options, transcript.fixed, dialect=transcript.dialect, on_request=pending.append)
+        shapes: list[Shape] = []
+        fitter = Fitter(self.adjust(options), transcript.fixed, dialect=transcript.dialect,
+                        on_shape=shapes.append)
+
+        def shared(current: Shape) -> Callable[[Request], int]:
+            return lambda earlier: fitter.shared_tokens(earlier.shape, current)
+
         for message in transcript.messages:
             fitter.extend((message,))
-            while pending:
-                plan = pending.pop(0)
-                # The plan's size is exact (tests hold it to the built payload): no re-summing.
-                yield Request(fitter.requests, plan.tokens_after, plan.stage, sent_messages(transcript, plan))
+            for shape in shapes:
+                yield Request(fitter.requests, shape.tokens, shape.stage, shared(shape), shape)
+            shapes.clear()
 
 
 @dataclass(frozen=True)
@@ -80,11 +85,10 @@ class SendAll:
     def requests(self, transcript: Transcript, options: FitOptions) -> Iterator[Request]:
         fixed_tokens = sum(message_cost(m, options.counter).tokens for m in transcript.fixed)
         tokens, call = fixed_tokens, 0
-        messages = transcript.messages
-        for i, message in enumerate(messages):
+        for i, message in enumerate(transcript.messages):
             if message.role is Role.ASSISTANT and i:
                 call += 1
-                yield Request(call, tokens, "none", tuple(messages[:i]))
+                yield Request(call, tokens, "none", lambda earlier: earlier.tokens)  # only appends
             tokens += message_cost(message, options.counter).tokens
 
 
@@ -110,9 +114,9 @@ class OldTurns:
                 call += 1
                 start = self._start(messages, prefix, first, turns, i, fixed_tokens, options)
                 if start is None:
-                    yield Request(call, fixed_tokens + prefix[i], "none", tuple(messages[:i]))
+                    yield Request(call, fixed_tokens + prefix[i], "none", lambda earlier: earlier.tokens, (0, i))
                 else:
-                    yield self._request(transcript, call, first, start, i, options)
+                    yield self._request(transcript, call, first, start, i, options, fixed_tokens + prefix[first])
             if first < 0 and message.role is Role.USER:
                 first = i
             elif first >= 0 and message.is_human_turn:
@@ -130,15 +134,22 @@ class OldTurns:
         return turns[-1]
 
     @staticmethod
-    def _request(transcript, call, first, start, end, options) -> Request:
-        plan = Plan(stage="turns" if start else "none", budget=options.budget, window=options.window,
+    def _request(transcript, call, first, start, end, options, before_head) -> Request:
+        plan = Plan(stage="turns", budget=options.budget, window=options.window,
                     tokens_before=0, tokens_after=0, fixed_tokens=0, batches=(), protected=(),
-                    too_small=(), first=first, start=start or first + 1, anchor=None,
-                    dropped=((first + 1, start),) if start else (), messages=end,
-                    overrun=False, cannot_fit=False)
+                    too_small=(), first=first, start=start, anchor=None,
+                    dropped=((first + 1, start),), messages=end, overrun=False, cannot_fit=False)
         sent = sent_messages(transcript, plan)
         tokens = sum(message_cost(m, options.counter).tokens for m in (*transcript.fixed, *sent))
-        return Request(call, tokens, plan.stage, sent)
+
+        def shared(earlier: Request) -> int:
+            if earlier.shape[0] == start:
+                return earlier.tokens  # same cut: this request only appends
+            if earlier.shape[0] and transcript.dialect == "openai":
+                return before_head + message_cost(sent[first], options.counter).tokens
+            return before_head  # the first message gained the note, or merged another message
+
+        return Request(call, tokens, "turns", shared, (start, end))
 
 
 POLICIES: dict[str, Policy] = {

@@ -3,9 +3,14 @@
 The request before model call *k* is everything the agent had before its *k*-th assistant
 message. For each request we record its size, the stage reached, whether it is **rejected**
 (larger than the window: not processed, so not billed and not cached — `total_input` and the
-cache figures count accepted requests only), and its **cache reuse**: the tokens of the longest prefix it shares
-with the previous request of the same policy, compared message by message from the start (the
-system prompt and tools first), as providers compare cached blocks. A shared prefix shorter than
+cache figures count accepted requests only), and its **cache reuse**: the tokens of the longest
+prefix it shares with the previous accepted request of the same policy, compared message by
+message from the start (the system prompt and tools first), as providers compare cached blocks.
+Two requests share a message when it is the same message of the history, sent the same way
+(whole, or with the same results cleared); two different messages that happen to have the same
+text are not counted as shared, which can only under-count reuse. The shared prefix is computed
+from prefix sums (`Fitter.shared_tokens`), so a replay costs about the same per call however
+long the history is. A shared prefix shorter than
 `min_cacheable` is not cached at all. The rest of the request is written to the cache.
 
 Prices are relative to one uncached input token (defaults: cache write 1.25, cache read 0.1).
@@ -18,7 +23,6 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from .estimate import message_cost
 from .fitting import FitOptions
 from .model import Transcript
 from .policies import Policy, Request
@@ -110,8 +114,6 @@ class PolicyReplay:
 def replay(transcript: Transcript, policy: Policy, options: FitOptions, *,
            prices: Prices = Prices(), min_cacheable: int = 1024) -> PolicyReplay:
     """Simulate every request of a (materialized) transcript under one policy."""
-    counter = options.counter
-    fixed_tokens = sum(message_cost(m, counter).tokens for m in transcript.fixed)
     result = PolicyReplay(policy.name)
     previous: Request | None = None
     for request in policy.requests(transcript, options):
@@ -121,7 +123,7 @@ def replay(transcript: Transcript, policy: Policy, options: FitOptions, *,
             result.add(Step(request.call, request.tokens, request.stage, True, 0, 0, 0, False),
                        options.budget, prices)
             continue
-        shared = _shared_prefix(previous, request, fixed_tokens, counter) if previous else 0
+        shared = request.shared_with(previous) if previous is not None else 0
         read = shared if shared >= min_cacheable else 0
         write = request.tokens - read if request.tokens >= min_cacheable else 0
         step = Step(
@@ -132,16 +134,3 @@ def replay(transcript: Transcript, policy: Policy, options: FitOptions, *,
         result.add(step, options.budget, prices)
         previous = request
     return result
-
-
-def _shared_prefix(previous: Request, current: Request, fixed_tokens: int, counter) -> int:
-    """Tokens of the longest run of identical messages both requests start with."""
-    known = len(previous.messages)
-    if current.messages[:known] == previous.messages:  # the common case: only appended (C speed)
-        return previous.tokens
-    shared = fixed_tokens
-    for old, new in zip(previous.messages, current.messages):
-        if old is not new and old.raw != new.raw:
-            break
-        shared += message_cost(new, counter).tokens
-    return shared
