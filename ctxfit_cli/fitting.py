@@ -418,71 +418,58 @@ class Fitter:
 
     def shared_tokens(self, previous: "Shape", current: "Shape") -> int:
         """Tokens at the start of `current` that are identical, message by message, to the
-        start of `previous` (an earlier request of this walk): what a prefix cache can reuse."""
-        head = self.fixed_tokens + self.cost_prefix[max(self.first, 0)]  # before the first message
-        if previous.start != current.start:
-            if not previous.start:  # trimming began: the first message now carries the note
-                return head
-            return head + self._same_head_tokens(previous, current)
-        # Same kept start: only results cleared since `previous` can differ, and the first of
-        # them that is still sent is where the two requests part.
-        changed = self._first_newly_cleared(previous, current)
-        if changed is None or changed >= previous.end:  # `previous` is wholly a prefix
-            return previous.tokens
-        return self._prefix_tokens(current, changed, previous.cleared)
+        start of `previous` (an earlier request of this walk): what a prefix cache can reuse.
 
-    def _same_head_tokens(self, previous: "Shape", current: "Shape") -> int:
-        """Both requests are trimmed, from different starts: what of the head they share."""
-        first = self.messages[self.first]
-        head_last = message_cost(first, self.counter).tokens + self.note_tokens
-        if self.dialect == "anthropic":
+        A request is the fixed part, then — when trimmed — the first messages with the note
+        (and, for Anthropic, a user message merged into it), then an optional anchor and one
+        contiguous range of the history. So two requests share a common run of such segments,
+        which ends early at the first result cleared since `previous`.
+        """
+        shared = self.fixed_tokens
+        if previous.start or current.start:
+            if not (previous.start and current.start):
+                return shared + self.cost_prefix[self.first]  # the first message gained the note
+            shared += self.cost_prefix[self.first]
             partner = self._merge_partner(current)
-            if partner != self._merge_partner(previous):
-                return 0  # the first message is merged with another user message (or none now)
-            if partner is not None:
-                return head_last + self._merge_correction(current.start) + message_cost(
+            if self.dialect == "anthropic" and partner != self._merge_partner(previous):
+                return shared  # the first message is merged with another user message now
+            shared += message_cost(self.messages[self.first], self.counter).tokens + self.note_tokens
+            if self.dialect == "anthropic" and partner is not None:
+                shared += self._merge_correction(current.start) + message_cost(
                     self.messages[partner], self.counter).tokens
-            return head_last
-        if previous.anchor is not None and previous.anchor == current.anchor:
-            return head_last + message_cost(self.messages[current.anchor], self.counter).tokens
-        return head_last
+        common = _common_run(self._segments(previous), self._segments(current))
+        for low, high in common:
+            changed = bisect.bisect_left(self.candidate_index, low, previous.cleared, current.cleared)
+            if changed < current.cleared and self.candidate_index[changed] < high:
+                return shared + self._range_tokens(low, self.candidate_index[changed], previous.cleared)
+            shared += self._range_tokens(low, high, previous.cleared)
+        return shared
+
+    def _segments(self, shape: "Shape") -> list[tuple[int, int]]:
+        """The history ranges a request sends after its first message, in order."""
+        if not shape.start:
+            return [(0, shape.end)]
+        segments = [(shape.anchor, shape.anchor + 1)] if shape.anchor is not None else []
+        segments.append((shape.start, shape.end))
+        if self.dialect == "anthropic" and self._merge_partner(shape) is not None:
+            low, high = segments[0]  # the partner is merged into the first message
+            segments[0] = (low + 1, high)
+        return [(low, high) for low, high in segments if high > low]
+
+    def _range_tokens(self, low: int, high: int, cleared: int) -> int:
+        """Tokens of messages [low, high) with the oldest `cleared` candidates cleared."""
+        a = bisect.bisect_left(self.candidate_index, low, 0, cleared)
+        b = bisect.bisect_left(self.candidate_index, high, 0, cleared)
+        return self.cost_prefix[high] - self.cost_prefix[low] - (self.saving_prefix[b] - self.saving_prefix[a])
 
     def _merge_partner(self, shape: "Shape") -> int | None:
         """The user message merged into the first message of a trimmed Anthropic request."""
+        if not shape.start:
+            return None
         follows = shape.anchor if shape.anchor is not None else shape.start
         if follows < len(self.messages) and self.messages[follows].role is Role.USER:
             return follows
         return None
-
-    def _first_newly_cleared(self, previous: "Shape", current: "Shape") -> int | None:
-        """The earliest message, sent in `current`, holding a result cleared since `previous`."""
-        lowest = current.start if current.start else self.first + 1
-        at = bisect.bisect_left(self.candidate_index, lowest, previous.cleared, current.cleared)
-        changed = self.candidate_index[at] if at < current.cleared else None
-        if current.anchor is not None:
-            hit = bisect.bisect_left(self.candidate_index, current.anchor, previous.cleared, current.cleared)
-            if hit < current.cleared and self.candidate_index[hit] == current.anchor:
-                changed = current.anchor
-        return changed
-
-    def _prefix_tokens(self, shape: "Shape", index: int, cleared: int) -> int:
-        """Tokens of the request `shape` before message `index`, with `cleared` candidates cleared."""
-        if not shape.start:
-            kept = bisect.bisect_left(self.candidate_index, index, 0, cleared)
-            return self.fixed_tokens + self.cost_prefix[index] - self.saving_prefix[kept]
-        head = self.fixed_tokens + self.cost_prefix[self.first + 1] + self.note_tokens
-        if shape.anchor is not None and index == shape.anchor:
-            return self.fixed_tokens + self.cost_prefix[self.first]  # the anchor changed itself
-        if self.dialect == "anthropic" and index == self._merge_partner(shape):
-            return self.fixed_tokens + self.cost_prefix[self.first]  # merged into the head
-        if shape.anchor is not None:
-            head += self.cost_prefix[shape.anchor + 1] - self.cost_prefix[shape.anchor]
-        if self.dialect == "anthropic":
-            head += self._merge_correction(shape.start)
-        low = bisect.bisect_left(self.candidate_index, shape.start, 0, cleared)
-        high = bisect.bisect_left(self.candidate_index, index, 0, cleared)
-        return head + self.cost_prefix[index] - self.cost_prefix[shape.start] - (
-            self.saving_prefix[high] - self.saving_prefix[low])
 
     def _merge_correction(self, start: int) -> int:
         """Anthropic needs alternating roles: a user message right after the first message is
@@ -517,6 +504,29 @@ class Shape:
     anchor: int | None
     tokens: int
     stage: str
+
+
+def _common_run(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The ranges both segment lists start with, index for index.
+
+    >>> _common_run([(10, 11), (14, 20)], [(10, 11), (14, 30)])
+    [(10, 11), (14, 20)]
+    >>> _common_run([(10, 11)], [(10, 11), (11, 13)])
+    [(10, 11)]
+    """
+    common, i, j = [], 0, 0
+    a_low, b_low = (a[0][0] if a else None), (b[0][0] if b else None)
+    while i < len(a) and j < len(b) and a_low == b_low:
+        run = min(a[i][1] - a_low, b[j][1] - b_low)
+        common.append((a_low, a_low + run))
+        a_low, b_low = a_low + run, b_low + run
+        if a_low == a[i][1]:
+            i += 1
+            a_low = a[i][0] if i < len(a) else None
+        if b_low == b[j][1]:
+            j += 1
+            b_low = b[j][0] if j < len(b) else None
+    return common
 
 
 #: The trimmed-history note as a part of the first message.
