@@ -18,7 +18,9 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, field
 
-from .counting import SEED, Counter, Vector, add, naive_tokens
+from operator import add as _add
+
+from .counting import SEED, Counter, Vector, naive_tokens
 from .model import Message, Part, PartKind, Role
 
 #: Tokens added to every message for its role and framing. Chat formats wrap each message in a
@@ -36,9 +38,11 @@ class MessageCost:
     tokens: int
     #: Tokens per kind of content (see `KINDS`); adds up to `tokens`.
     by_kind: dict[str, int]
-    #: Seed-rule character counts (ascii, cjk, other) per kind, for the per-script report
-    #: (filled under the seed counter only; reports take them from the seed cost).
-    scripts: dict[str, Vector]
+    #: Seed-rule characters and tokens per script (ascii, cjk, other), for the per-script
+    #: report (filled under the seed counter only; reports take them from the seed cost).
+    #: Tokens are rounded per kind, like the estimate, so they add up to the text's tokens.
+    script_chars: Vector
+    script_tokens: Vector
     chars: int
     #: What chars ÷ 4 would say for the same message (same overhead and images).
     naive: int
@@ -83,35 +87,42 @@ def parts_cost(role: Role, parts: tuple[Part, ...], counter: Counter = SEED) -> 
 
 
 def _compute_cost(role: Role, parts: tuple[Part, ...], counter: Counter) -> MessageCost:
+    # This runs once per message of every transcript read, so it is written for speed:
+    # local names, tuple sums with map(add), no per-string helper calls.
+    measure, is_seed = counter.measure, counter is SEED
     vectors: dict[str, Vector] = {}
-    scripts: dict[str, Vector] = {}
     results: list[int] = []
-    image_tokens = chars = 0
+    image_tokens = chars = result_images = 0
     for part in parts:
         kind = part_kind(role, part)
         image_tokens += part.image_tokens
-        own: Vector | None = None
-        for text in part_texts(part):
-            chars += len(text)
-            measured = counter.measure(text)
-            if counter is SEED:
-                scripts[kind] = add(scripts[kind], measured) if kind in scripts else measured
-            own = measured if own is None else add(own, measured)
+        own = None
+        for text in (part.tool, part.text, part.call_id):
+            if text:
+                chars += len(text)
+                own = measure(text) if own is None else tuple(map(_add, own, measure(text)))
         if part.kind is PartKind.TOOL_RESULT and role is not Role.SYSTEM:
             results.append((counter.tokens(own) if own else 0) + part.image_tokens)
-        elif own is not None:
-            vectors[kind] = add(vectors[kind], own) if kind in vectors else own
-    by_kind = {kind: counter.tokens(vector) for kind, vector in vectors.items()}
+            result_images += part.image_tokens
+            kind = "tool_results"
+        if own is not None:
+            vectors[kind] = tuple(map(_add, vectors[kind], own)) if kind in vectors else own
+    by_kind = {kind: counter.tokens(vector) for kind, vector in vectors.items() if kind != "tool_results"}
     if results:
-        by_kind["tool_results"] = sum(results) - sum(
-            p.image_tokens for p in parts if p.kind is PartKind.TOOL_RESULT)
+        by_kind["tool_results"] = sum(results) - result_images
     if image_tokens:
         by_kind["images"] = by_kind.get("images", 0) + image_tokens
     by_kind["overhead"] = MESSAGE_OVERHEAD
+    script_chars = script_tokens = (0, 0, 0)
+    if is_seed:
+        for kind, vector in vectors.items():
+            script_chars = tuple(map(_add, script_chars, vector))
+            script_tokens = tuple(map(_add, script_tokens, SEED.class_tokens(vector)))
     return MessageCost(
         tokens=sum(by_kind.values()),
         by_kind=by_kind,
-        scripts=scripts,
+        script_chars=script_chars,
+        script_tokens=script_tokens,
         chars=chars,
         naive=naive_tokens(chars) + image_tokens + MESSAGE_OVERHEAD,
         results=tuple(results),
@@ -171,20 +182,18 @@ class TranscriptEstimate:
         self.chars += cost.chars
         for kind, tokens in cost.by_kind.items():
             self.by_kind[kind] += tokens
-        scripts = cost.scripts if self.counter is SEED else message_cost(message, SEED).scripts
-        for vector in scripts.values():
-            for i, (chars, tokens) in enumerate(zip(vector, SEED.class_tokens(vector))):
-                self.script_chars[i] += chars
-                self.script_tokens[i] += tokens
-        if numbered:
-            self._push_top(index, message, cost.tokens)
-
-    def _push_top(self, index: int, message: Message, tokens: int) -> None:
+        seed = cost if self.counter is SEED else message_cost(message, SEED)
+        self.script_chars = list(map(_add, self.script_chars, seed.script_chars))
+        self.script_tokens = list(map(_add, self.script_tokens, seed.script_tokens))
         for part in message.parts:
             if part.kind is PartKind.TOOL_CALL and part.call_id:
                 self._tool_names[part.call_id] = part.tool
-        if self.top_n <= 0:
-            return
+        if numbered and self.top_n > 0:
+            self._push_top(index, message, cost.tokens)
+
+    def _push_top(self, index: int, message: Message, tokens: int) -> None:
+        if len(self._top) >= self.top_n and (tokens, -index) <= self._top[0][:2]:
+            return  # not among the largest: skip naming it
         names = [p.tool or self._tool_names.get(p.call_id, "") for p in message.parts
                  if p.kind in (PartKind.TOOL_CALL, PartKind.TOOL_RESULT)]
         item = (tokens, -index, TopItem(index, str(message.role), ",".join(dict.fromkeys(names)), tokens))

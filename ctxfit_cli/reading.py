@@ -82,7 +82,7 @@ def _numbered_lines(name: str, stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
             column = line.index(b"\x00") + 1
             raise BadInput(name, number, f"contains a NUL byte (column {column}); "
                                          "this looks like a binary file, not a JSON transcript")
-        if line.strip():
+        if line and not line.isspace():
             yield number, line
 
 

@@ -26,7 +26,22 @@ def parse_message(value: object, raw: bytes, where: Where) -> Message:
     role = message["role"]
     if role not in ROLES:
         raise where.fail(f"unknown role {role!r}; expected one of: user, assistant (or a first system line)")
-    return Message(ROLES[role], content_parts(message.get("content"), where.at("content")), raw, where.line)
+    return Message(ROLES[role], content_parts(message.get("content"), _Content(where)), raw, where.line)
+
+
+class _Content:
+    """`where.at("content")`, made only if a problem is reported (it is rarely needed)."""
+
+    __slots__ = ("where",)
+
+    def __init__(self, where: Where) -> None:
+        self.where = where
+
+    def at(self, key: str | int) -> Where:
+        return self.where.at("content").at(key)
+
+    def fail(self, problem: str):
+        return self.where.at("content").fail(problem)
 
 
 def system_message(system: object, raw: bytes, where: Where) -> Message:
@@ -41,10 +56,28 @@ def content_parts(content: object, where: Where) -> tuple[Part, ...]:
         raise where.fail('missing "content"')
     if not isinstance(content, list):
         raise where.fail(f"must be a string or a list of blocks, got {type_name(content)}")
-    return tuple(_block(item, where.at(i)) for i, item in enumerate(content))
+    return tuple(_block(item, where, i) for i, item in enumerate(content))
 
 
-def _block(value: object, where: Where) -> Part:
+def _block(value: object, parent: Where, index: int) -> Part:
+    # The location is built only when something is wrong: this runs for every block read.
+    if not isinstance(value, dict) or value.get("type") not in _SIMPLE:
+        return _checked_block(value, parent.at(index))
+    kind = value["type"]
+    if kind == "text" and isinstance(value.get("text"), str):
+        return Part(PartKind.TEXT, value["text"])
+    if kind == "tool_result" and isinstance(value.get("tool_use_id"), str) and isinstance(value.get("content", ""), str):
+        return Part(PartKind.TOOL_RESULT, value.get("content", ""), "", value["tool_use_id"], 0, bool(value.get("is_error")))
+    if kind == "tool_use" and isinstance(value.get("id"), str) and isinstance(value.get("name"), str):
+        return Part(PartKind.TOOL_CALL, json_text(value.get("input", {})), value["name"], value["id"])
+    return _checked_block(value, parent.at(index))
+
+
+#: Block shapes with a fast path in `_block`; everything else goes through `_checked_block`.
+_SIMPLE = ("text", "tool_result", "tool_use")
+
+
+def _checked_block(value: object, where: Where) -> Part:
     block = expect_dict(value, where, "a content block")
     kind = block.get("type")
     if kind == "text":

@@ -57,10 +57,17 @@ def _content_parts(content: object, where: Where) -> tuple[Part, ...]:
         return (Part(PartKind.TEXT, content),) if content else ()
     if not isinstance(content, list):
         raise where.fail(f"must be a string, null or a list of parts, got {type_name(content)}")
-    return tuple(_content_part(item, where.at(i)) for i, item in enumerate(content))
+    return tuple(_content_part(item, where, i) for i, item in enumerate(content))
 
 
-def _content_part(item: object, where: Where) -> Part:
+def _content_part(item: object, parent: Where, index: int) -> Part:
+    # The location is built only when something is wrong: this runs for every part read.
+    if isinstance(item, dict) and item.get("type") == "text" and isinstance(item.get("text"), str):
+        return Part(PartKind.TEXT, item["text"])
+    return _checked_part(item, parent.at(index))
+
+
+def _checked_part(item: object, where: Where) -> Part:
     part = expect_dict(item, where, "a content part")
     kind = part.get("type")
     if kind == "text":
