@@ -22,7 +22,7 @@ output), `calibrate`:
    rounding never lowers an estimate. A class with no characters in the sample gets
    `UNSEEN_RATE`; a kind of run that never occurs gets weight 0.
 
-Needs numpy (installed with the ``exact`` extra, as is every tokenizer).
+Needs numpy (a dependency of ctxfit) and a tokenizer (the ``exact`` extra).
 
 >>> from ctxfit_cli.tokenizers import get_tokenizer          # doctest: +SKIP
 >>> profile = calibrate(texts, get_tokenizer("o200k"), name="mine")  # doctest: +SKIP

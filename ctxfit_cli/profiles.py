@@ -125,7 +125,7 @@ _C = {name: i for i, name in enumerate(CLASSES)}
 # --- Measuring at C speed ---------------------------------------------------------------------
 #
 # Two paths give the same vectors: this one, pure Python, and a faster one with numpy (below),
-# used where numpy is importable (it comes with the `exact` extra) and the text is not short.
+# used where numpy is importable (a dependency of ctxfit) and the text is not short.
 #
 # 1. Encode to UTF-8 and, in one `bytes.translate`, delete continuation bytes and map every
 #    remaining byte (ASCII byte or lead byte: one per character) to a class code.
@@ -420,7 +420,7 @@ def _class_counts_python(text: str) -> tuple[int, ...]:
 
 try:
     import numpy as _np
-except ImportError:  # numpy comes with the `exact` extra; without it, the pure-Python path
+except ImportError:  # numpy is a dependency, but the pure-Python path still works without it
     _np = None
 
 #: Measure with numpy when it is importable (tests and benchmarks switch this off to compare).
