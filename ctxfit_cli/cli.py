@@ -7,6 +7,7 @@ stderr. Errors from the core become one line on stderr and the exit code of thei
 from __future__ import annotations
 
 import functools
+import gc
 import sys
 from itertools import chain
 from typing import Annotated, Callable, Optional
@@ -490,4 +491,9 @@ def _read_text(path: str) -> str:
 
 def main() -> None:
     """Console-script entry point."""
+    # ctxfit builds millions of small objects (messages, parts, costs) and no reference cycles
+    # at scale, so the cyclic collector only rescans them: on a 300 MB transcript it was 43% of
+    # `fit`. Reference counting still frees everything; the process is short-lived. (The
+    # library leaves `gc` alone.)
+    gc.disable()
     app()

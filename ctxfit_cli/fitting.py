@@ -29,6 +29,7 @@ request is well under the budget and the next requests reuse the cache.
 from __future__ import annotations
 
 import bisect
+import operator
 from dataclasses import dataclass
 from typing import Callable, Iterator, Sequence
 
@@ -110,6 +111,7 @@ class Fitter:
         #: building a whole `Plan` per request would cost as much as the history is long).
         self.on_shape = on_shape
         self._merge_memo: dict[int, int] = {}
+        self._note_vector: tuple[int, ...] | None = None
         self.fixed = tuple(fixed)
         self.fixed_tokens = sum(message_cost(m, self.counter).tokens for m in self.fixed)
         self.messages: list[Message] = []
@@ -186,8 +188,16 @@ class Fitter:
         return ref.index > self.first and ref.tokens > self.options.min_clear_tokens and ref.saving > 0
 
     def _cleared_tokens(self, part: Part) -> int:
-        cleared = Part(PartKind.TOOL_RESULT, CLEARED_RESULT, part.tool, part.call_id)
-        return parts_cost(Role.TOOL, (cleared,), self.counter).results[0]
+        """What the result costs once cleared: the note, plus its tool name and call id.
+
+        The same sum as `message_cost` makes for a cleared part, without building one."""
+        if self._note_vector is None:
+            self._note_vector = self.counter.measure(CLEARED_RESULT)
+        vector = self._note_vector
+        for text in (part.tool, part.call_id):
+            if text:
+                vector = tuple(map(operator.add, vector, self.counter.measure(text)))
+        return self.counter.tokens(vector)
 
     def _note_delta(self, first: Message) -> int:
         return note_cost(first, self.counter)
