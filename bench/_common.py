@@ -162,6 +162,18 @@ def machine() -> str:
             f"{platform.release()}, {platform.machine()}")
 
 
+def revision() -> str:
+    """The commit measured, and whether the package had uncommitted changes."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "ctxfit_cli", "pyproject.toml"],
+                               cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown revision"
+    return f"commit {head}" + (" + uncommitted changes in ctxfit_cli/" if dirty else "")
+
+
 def command_line() -> str:
     rel = Path(sys.argv[0]).resolve().relative_to(ROOT) if Path(sys.argv[0]).resolve().is_relative_to(ROOT) else sys.argv[0]
     return " ".join(["python", str(rel), *sys.argv[1:]])
@@ -182,7 +194,7 @@ the end (unless `--keep`). Peak memory is the child process's own peak RSS (`wai
 
 def header(date: str | None = None) -> str:
     date = date or _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
-    return f"{INTRO}\n**Last full run:** {date} · {machine()}.\n"
+    return f"{INTRO}\n**Last full run:** {date} · {revision()} · {machine()}.\n"
 
 
 def write_section(name: str, body: str) -> None:
@@ -202,7 +214,7 @@ def write_section(name: str, body: str) -> None:
 
 def section(title: str, what: str, command: str, results: str, targets: str) -> str:
     stamp = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
-    return (f"## {title}\n\n{what}\n\n**Command** (run {stamp}, {machine()}):\n\n"
+    return (f"## {title}\n\n{what}\n\n**Command** (run {stamp}, {revision()}, {machine()}):\n\n"
             f"```\n{command}\n```\n\n{results}\n\n{targets}\n")
 
 
