@@ -20,13 +20,13 @@ when clearing is not enough, the request is sent as it is.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, replace
 from typing import Callable, Iterator, Protocol
 
-from .estimate import message_cost
-from .fitting import FitOptions, Fitter, Plan, Shape, has_trim_note, note_cost
+from .estimate import message_cost, parts_cost
+from .fitting import TRIM_NOTE_PART, FitOptions, Fitter, Shape, has_trim_note, note_cost
 from .model import Message, Role, Transcript
-from .payload import sent_messages
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -108,48 +108,58 @@ class OldTurns:
         counter = options.counter
         fixed_tokens = sum(message_cost(m, counter).tokens for m in transcript.fixed)
         messages = transcript.messages
-        prefix, first, turns, call = [0], -1, [], 0
+        prefix, first, call = [0], -1, 0
+        turns: list[int] = []
+        turn_prefix: list[int] = []  # prefix[t] for each turn start t, for bisect
         for i, message in enumerate(messages):
             if message.role is Role.ASSISTANT and i:
                 call += 1
-                start = self._start(messages, prefix, first, turns, i, fixed_tokens, options)
+                start = self._start(messages, prefix, first, turns, turn_prefix, i, fixed_tokens, options)
                 if start is None:
                     yield Request(call, fixed_tokens + prefix[i], "none", lambda earlier: earlier.tokens, (0, i))
                 else:
-                    yield self._request(transcript, call, first, start, i, options, fixed_tokens + prefix[first])
+                    yield self._request(transcript, call, first, start, i, options, fixed_tokens, prefix)
             if first < 0 and message.role is Role.USER:
                 first = i
             elif first >= 0 and message.is_human_turn:
                 turns.append(i)
+                turn_prefix.append(prefix[-1])
             prefix.append(prefix[-1] + message_cost(message, counter).tokens)
 
     @staticmethod
-    def _start(transcript_messages, prefix, first, turns, end, fixed_tokens, options) -> int | None:
+    def _start(messages, prefix, first, turns, turn_prefix, end, fixed_tokens, options) -> int | None:
+        """The oldest turn start whose suffix fits (each request anew: no steps, no ratchet)."""
         if fixed_tokens + prefix[end] <= options.budget or not turns:
             return None
-        head = fixed_tokens + prefix[first + 1] + note_cost(transcript_messages[first], options.counter)
-        for turn in turns:
-            if head + prefix[end] - prefix[turn] <= options.budget:
-                return turn
-        return turns[-1]
+        head = fixed_tokens + prefix[first + 1] + note_cost(messages[first], options.counter)
+        # The suffix from turn t costs prefix[end] - prefix[t]: it fits once prefix[t] is large enough.
+        at = bisect.bisect_left(turn_prefix, prefix[end] - (options.budget - head))
+        return turns[min(at, len(turns) - 1)]
 
     @staticmethod
-    def _request(transcript, call, first, start, end, options, before_head) -> Request:
-        plan = Plan(stage="turns", budget=options.budget, window=options.window,
-                    tokens_before=0, tokens_after=0, fixed_tokens=0, batches=(), protected=(),
-                    too_small=(), first=first, start=start, anchor=None,
-                    dropped=((first + 1, start),), messages=end, overrun=False, cannot_fit=False)
-        sent = sent_messages(transcript, plan)
-        tokens = sum(message_cost(m, options.counter).tokens for m in (*transcript.fixed, *sent))
+    def _request(transcript, call, first, start, end, options, fixed_tokens, prefix) -> Request:
+        counter = options.counter
+        head = transcript.messages[first]
+        before_head = fixed_tokens + prefix[first]
+        noted_head = message_cost(head, counter).tokens + note_cost(head, counter)
+        tokens = before_head + noted_head + prefix[end] - prefix[start]
+        if transcript.dialect == "anthropic":  # the turn's opening user message joins the head
+            following = transcript.messages[start]
+            merged = parts_cost(Role.USER, _noted_parts(head) + following.parts, counter).tokens
+            tokens += merged - noted_head - message_cost(following, counter).tokens
 
         def shared(earlier: Request) -> int:
             if earlier.shape[0] == start:
                 return earlier.tokens  # same cut: this request only appends
             if earlier.shape[0] and transcript.dialect == "openai":
-                return before_head + message_cost(sent[first], options.counter).tokens
+                return before_head + noted_head  # the same first message, with the note
             return before_head  # the first message gained the note, or merged another message
 
         return Request(call, tokens, "turns", shared, (start, end))
+
+
+def _noted_parts(first: Message) -> tuple:
+    return first.parts if has_trim_note(first) else first.parts + (TRIM_NOTE_PART,)
 
 
 POLICIES: dict[str, Policy] = {

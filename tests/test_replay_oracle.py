@@ -66,9 +66,10 @@ def test_old_turns_policy_shares_what_its_messages_share(conversation, budget):
         start, end = request.shape
         if not start:
             return tuple(transcript.messages[:end])
-        plan = OldTurns._request(transcript, 0, transcript_first(transcript), start, end, options, 0)
         return plan_messages(transcript, start, end)
 
+    for request in requests:
+        assert request.tokens == fixed + sum(message_cost(m).tokens for m in sent(request))
     for earlier, current in zip(requests, requests[1:]):
         assert current.shared_with(earlier) == brute_shared(fixed, sent(earlier), sent(current))
 
