@@ -15,7 +15,7 @@ from typing import Annotated, Callable, Optional
 import orjson
 import typer
 
-from . import render
+from . import parallel, render
 from .errors import EXIT_BAD_INPUT, CtxfitError
 from .counting import SEED, Counter
 from .estimate import TranscriptEstimate, combine
@@ -163,13 +163,17 @@ def estimate(
     for path in resolve_paths(paths):
         for transcript in transcripts(path, format):
             name = transcript.path if transcript.line == 1 else f"{transcript.path}:{transcript.line}"
-            report = TranscriptEstimate(name, transcript.format, counter=counter, top_n=top)
             extra = [TranscriptEstimate(name, transcript.format, counter=c, top_n=0) for c in others]
-            # chain, not a tuple: the messages of a JSONL file are streamed, never all held.
-            for message in chain(transcript.system, (transcript.tools,) if transcript.tools else (), transcript.messages):
-                report.add(message)
-                for other in extra:
-                    other.add(message)
+            if not extra and parallel.worth_it(path, transcript.format, counter):
+                report = parallel.estimate_in_parallel(path, name, transcript.dialect, top_n=top)
+            else:
+                report = TranscriptEstimate(name, transcript.format, counter=counter, top_n=top)
+                # chain, not a tuple: the messages of a JSONL file are streamed, never all held.
+                for message in chain(transcript.system, (transcript.tools,) if transcript.tools else (),
+                                     transcript.messages):
+                    report.add(message)
+                    for other in extra:
+                        other.add(message)
             reports.append(report)
             comparisons.append({e.counter.name: e.tokens for e in [report, *extra]})
     files = [r.to_dict() for r in reports]

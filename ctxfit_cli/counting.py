@@ -67,7 +67,6 @@ def add(a: Vector, b: Vector) -> Vector:
 _ASCII = bytes(range(0x80))
 _CJK_BLOCKS = bytes([0x11, 0x2F, *range(0x30, 0xA0), *range(0xAC, 0xD8), 0xF9, 0xFA, 0xFF])
 _NOT_CJK_BLOCK = bytes(b for b in range(0x100) if b not in _CJK_BLOCKS)
-_NOT_HIGH_SURROGATE = bytes(b for b in range(0x100) if not 0xD8 <= b <= 0xDB)
 _RADICALS_SUPPLEMENT = re.compile("[\u2e80-\u2eff]")
 _ASTRAL_CJK = re.compile(rb"\xf0[\x9b\xa0-\xbf]")  # UTF-8 of U+1B000-1BFFF, U+20000-3FFFF
 #: Below this many UTF-8 bytes per character in a string's first 512 characters, the string
@@ -99,7 +98,7 @@ def _cjk_count(text: str) -> int:
     cjk = len(blocks.translate(None, _NOT_CJK_BLOCK))
     if 0x2E in blocks:
         cjk += len(_RADICALS_SUPPLEMENT.findall(text))
-    if blocks.translate(None, _NOT_HIGH_SURROGATE):
+    if 0xD8 in blocks or 0xD9 in blocks or 0xDA in blocks or 0xDB in blocks:  # astral characters
         cjk += len(_ASTRAL_CJK.findall(text.encode("utf-8", "surrogatepass")))
     return cjk
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from operator import add as _add
 
@@ -33,8 +34,9 @@ KINDS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class MessageCost:
+class MessageCost(NamedTuple):
+    """The estimate of one message (immutable; a NamedTuple: one is made per message read)."""
+
     tokens: int
     #: Tokens per kind of content (see `KINDS`); adds up to `tokens`.
     by_kind: dict[str, int]
@@ -145,8 +147,17 @@ def total_tokens(messages, counter: Counter = SEED) -> int:
 class TopItem:
     index: int
     role: str
-    tool: str
+    #: (tool name, call id) of each tool call or result, in order; a name is "" until known.
+    calls: tuple[tuple[str, str], ...]
     tokens: int
+
+    @property
+    def tool(self) -> str:
+        return ",".join(dict.fromkeys(name for name, _ in self.calls if name))
+
+    def named(self, names: dict[str, str]) -> "TopItem":
+        calls = tuple((name or names.get(call_id, ""), call_id) for name, call_id in self.calls)
+        return TopItem(self.index, self.role, calls, self.tokens)
 
 
 @dataclass
@@ -194,13 +205,32 @@ class TranscriptEstimate:
     def _push_top(self, index: int, message: Message, tokens: int) -> None:
         if len(self._top) >= self.top_n and (tokens, -index) <= self._top[0][:2]:
             return  # not among the largest: skip naming it
-        names = [p.tool or self._tool_names.get(p.call_id, "") for p in message.parts
-                 if p.kind in (PartKind.TOOL_CALL, PartKind.TOOL_RESULT)]
-        item = (tokens, -index, TopItem(index, str(message.role), ",".join(dict.fromkeys(names)), tokens))
+        calls = tuple((p.tool or self._tool_names.get(p.call_id, ""), p.call_id) for p in message.parts
+                      if p.kind in (PartKind.TOOL_CALL, PartKind.TOOL_RESULT))
+        self._keep_top(TopItem(index, str(message.role), calls, tokens))
+
+    def _keep_top(self, item: TopItem) -> None:
+        entry = (item.tokens, -item.index, item)
         if len(self._top) < self.top_n:
-            heapq.heappush(self._top, item)
-        elif item[:2] > self._top[0][:2]:
-            heapq.heapreplace(self._top, item)
+            heapq.heappush(self._top, entry)
+        elif entry[:2] > self._top[0][:2]:
+            heapq.heapreplace(self._top, entry)
+
+    def merge(self, later: "TranscriptEstimate") -> None:
+        """Add the estimate of the lines that follow this one's (read by another process)."""
+        offset = self.messages
+        self.messages += later.messages
+        self.tokens += later.tokens
+        self.naive_tokens += later.naive_tokens
+        self.chars += later.chars
+        for kind, tokens in later.by_kind.items():
+            self.by_kind[kind] += tokens
+        self.script_chars = list(map(_add, self.script_chars, later.script_chars))
+        self.script_tokens = list(map(_add, self.script_tokens, later.script_tokens))
+        for _, _, item in later._top:
+            item = item.named(self._tool_names)  # calls made before `later` began
+            self._keep_top(TopItem(item.index + offset, item.role, item.calls, item.tokens))
+        self._tool_names.update(later._tool_names)
 
     @property
     def top(self) -> list[TopItem]:

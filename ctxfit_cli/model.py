@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Iterable, Literal
+from typing import Iterable, Literal, NamedTuple
 
 Dialect = Literal["openai", "anthropic"]
 
@@ -30,9 +30,8 @@ class Role(StrEnum):
     TOOL = "tool"  # an OpenAI tool-result message
 
 
-@dataclass(frozen=True, slots=True)
-class Part:
-    """One countable piece of a message.
+class Part(NamedTuple):
+    """One countable piece of a message (immutable; a NamedTuple because millions are made).
 
     `text` is exactly what is counted: the text of a text block, the serialized arguments of a
     tool call, the text content of a tool result. `tool` and `call_id` are counted too (they are

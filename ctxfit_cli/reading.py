@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Iterable, Iterator
 
 import orjson
 
@@ -52,7 +52,7 @@ def read_records(name: str, stream: BinaryIO) -> Iterator[Record]:
     the whole input is read as one JSON document (a pretty-printed request, say); if that fails
     too, the first line's error is reported.
     """
-    lines = _numbered_lines(name, stream)
+    lines = numbered_lines(name, stream)
     for number, line in lines:
         first = _try_parse(line)
         if first is not _INVALID:
@@ -72,10 +72,12 @@ def read_records(name: str, stream: BinaryIO) -> Iterator[Record]:
     raise BadInput(name, None, "is empty: no JSON records found")
 
 
-def _numbered_lines(name: str, stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
-    """Non-blank lines with their 1-based numbers; BOM and CR stripped; NUL bytes refused."""
+def numbered_lines(name: str, stream: Iterable[bytes], *, at_start: bool = True) -> Iterator[tuple[int, bytes]]:
+    """Non-blank lines with their 1-based numbers; BOM and CR stripped; NUL bytes refused.
+
+    `at_start`: the lines begin the file (only there can a byte-order mark stand)."""
     for number, line in enumerate(stream, start=1):
-        if number == 1 and line.startswith(_BOM):
+        if number == 1 and at_start and line.startswith(_BOM):
             line = line[len(_BOM):]
         line = line.rstrip(b"\r\n")
         if b"\x00" in line:

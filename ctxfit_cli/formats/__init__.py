@@ -22,6 +22,7 @@ from .common import Where, dumps, json_text, type_name
 
 FORMATS = ("openai", "anthropic", "claude-code", "codex", "request")
 _PARSERS = {"openai": openai.parse_message, "anthropic": anthropic.parse_message}
+NO_MESSAGES = "has no messages: nothing from a user, assistant or tool was found"
 #: How many chat lines to look at for a feature that only one dialect has before assuming OpenAI.
 _SNIFF_LIMIT = 1000
 
@@ -100,7 +101,7 @@ def _require_messages(name: str, messages: Iterable[Message]) -> Iterator[Messag
         conversation = conversation or message.role not in (Role.SYSTEM, Role.TOOLS)
         yield message
     if not conversation:
-        raise BadInput(name, None, "has no messages: nothing from a user, assistant or tool was found")
+        raise BadInput(name, None, NO_MESSAGES)
 
 
 def _request(name: str, record: Record) -> Transcript:

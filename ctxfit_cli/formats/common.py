@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import orjson
 
@@ -18,9 +18,10 @@ def dumps(value: object) -> bytes:
     return orjson.dumps(value, option=JSON_OPTIONS)
 
 
-@dataclass(frozen=True, slots=True)
-class Where:
-    """A place in the input: file, line, and a JSON path inside a multi-line document."""
+class Where(NamedTuple):
+    """A place in the input: file, line, and a JSON path inside a multi-line document.
+
+    (A NamedTuple: one is made for every line read, and most are never looked at.)"""
 
     path: str
     line: int
