@@ -102,7 +102,9 @@ def _compute_cost(role: Role, parts: tuple[Part, ...], counter: Counter) -> Mess
         for text in (part.tool, part.text, part.call_id):
             if text:
                 chars += len(text)
-                own = measure(text) if own is None else tuple(map(_add, own, measure(text)))
+                # Most strings (tool names, call ids, arguments, code) are ASCII: answer inline.
+                measured = (len(text), 0, 0) if is_seed and text.isascii() else measure(text)
+                own = measured if own is None else tuple(map(_add, own, measured))
         if part.kind is PartKind.TOOL_RESULT and role is not Role.SYSTEM:
             results.append((counter.tokens(own) if own else 0) + part.image_tokens)
             result_images += part.image_tokens
