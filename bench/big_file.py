@@ -147,7 +147,7 @@ def main() -> None:
     if args.no_doc:
         return
     results_md = (
-        f"Transcripts: " + ", ".join(f"{s / 1e6:,.0f} MB ({2 * r + 1:,} messages)" for s, r, _ in results.values())
+        "Transcripts: " + ", ".join(f"{s / 1e6:,.0f} MB ({2 * r + 1:,} messages)" for s, r, _ in results.values())
         + f". Medians of {args.repeat} interleaved runs, each a separate process reading the file "
         f"from the page cache. MB/s is the file's size over the wall time.\n\n{t}\n\n" + "\n".join(lines)
     )

@@ -31,7 +31,6 @@ import importlib.util
 import json
 import subprocess
 import sys
-from pathlib import Path
 from random import Random
 
 import _common as c

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import io
 import sys
-import tempfile
 from datetime import date
 from pathlib import Path
 
