@@ -76,7 +76,12 @@ def part_texts(part: Part) -> tuple[str, ...]:
 
 
 def message_cost(message: Message, counter: Counter = SEED) -> MessageCost:
-    """The estimate of one message under `counter`, computed once and kept on the message."""
+    """The estimate of one message under `counter`, computed once and kept on the message.
+
+    >>> m = Message(Role.ASSISTANT, (Part(PartKind.TEXT, "日本語"),), raw=b"")
+    >>> message_cost(m).tokens, message_cost(m).by_kind["assistant_text"]
+    (7, 3)
+    """
     cached = message.memo.get(counter.name)
     if cached is None:
         cached = message.memo[counter.name] = _compute_cost(message.role, message.parts, counter)

@@ -85,6 +85,18 @@ def plan_fit(messages: Sequence[Message], *, budget: int, fixed: Sequence[Messag
 
     Options are those of `FitOptions`: `window`, `batch_size`, `protect_share`,
     `min_clear_tokens`, `lowwater`, `drop_step`, `counter`. The input is never modified.
+
+    >>> from ctxfit_cli.formats import to_message
+    >>> history = [to_message(m, "openai") for m in (
+    ...     {"role": "user", "content": "Read both files."},
+    ...     {"role": "assistant", "content": None, "tool_calls": [
+    ...         {"id": f"c{i}", "type": "function", "function": {"name": "read", "arguments": "{}"}}
+    ...         for i in (1, 2)]},
+    ...     {"role": "tool", "tool_call_id": "c1", "content": "x" * 4000},
+    ...     {"role": "tool", "tool_call_id": "c2", "content": "y" * 4000})]
+    >>> plan = plan_fit(history, budget=1500)
+    >>> plan.stage, [r.call_id for r in plan.cleared], plan.tokens_before, plan.tokens_after
+    ('clear', ['c1'], 2026, 1057)
     """
     options = options or FitOptions(budget=budget, **option_values)
     fitter = Fitter(options, fixed)

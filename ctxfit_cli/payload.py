@@ -18,7 +18,7 @@ import orjson
 
 from .estimate import message_cost
 from .counting import Counter, SEED
-from .fitting import FitOptions, Fitter, Plan, has_trim_note
+from .fitting import FitOptions, Fitter, Plan, has_trim_note, plan_fit
 from .formats import anthropic, openai
 from .formats.common import Where, dumps
 from .model import Message, Role, Transcript
@@ -61,6 +61,13 @@ def build(transcript: Transcript, plan: Plan, counter: Counter = SEED, *,
 
     `messages` is the history the plan was made for, when it is not the transcript's own (an
     agent loop keeps a growing list and a transcript holding only the system prompt and tools).
+
+    >>> from ctxfit_cli.formats import to_message
+    >>> agent = Transcript("agent", "openai", "openai", ())
+    >>> history = [to_message({"role": "user", "content": "hi"}, "openai")]
+    >>> plan = plan_fit(history, budget=100)
+    >>> build(agent, plan, messages=history).payload
+    b'{"messages":[{"role":"user","content":"hi"}]}'
     """
     if messages is not None:
         transcript = replace(transcript, messages=tuple(messages))
@@ -197,7 +204,14 @@ def _as_blocks(content: object) -> list:
 
 
 def with_agent_note(transcript: Transcript) -> Transcript:
-    """The transcript with DESIGN §5's note at the end of its system prompt (once)."""
+    """The transcript with DESIGN §5's note at the end of its system prompt (once).
+
+    >>> from ctxfit_cli.formats import to_message
+    >>> noted = with_agent_note(Transcript("t", "anthropic", "anthropic", (), system=(
+    ...     to_message({"role": "system", "content": "Be brief."}, "anthropic"),)))
+    >>> noted.system[0].parts[0].text.startswith("Be brief.\\n\\nContext management:")
+    True
+    """
     transcript = transcript.materialize() if not isinstance(transcript.messages, tuple) else transcript
     if any(AGENT_NOTE in part.text for m in transcript.system for part in m.parts):
         return transcript

@@ -113,7 +113,20 @@ class PolicyReplay:
 
 def replay(transcript: Transcript, policy: Policy, options: FitOptions, *,
            prices: Prices = Prices(), min_cacheable: int = 1024) -> PolicyReplay:
-    """Simulate every request of a (materialized) transcript under one policy."""
+    """Simulate every request of a (materialized) transcript under one policy.
+
+    >>> import io
+    >>> from ctxfit_cli.formats import read_transcripts
+    >>> from ctxfit_cli.policies import POLICIES
+    >>> log = b"".join(line + b"\\n" for line in (
+    ...     b'{"role":"user","content":"Count to three."}',
+    ...     b'{"role":"assistant","content":"One."}', b'{"role":"user","content":"Go on."}',
+    ...     b'{"role":"assistant","content":"Two, three."}'))
+    >>> [t] = read_transcripts("log.jsonl", io.BytesIO(log))
+    >>> run = replay(t.materialize(), POLICIES["ctxfit"], FitOptions(budget=1000), min_cacheable=0)
+    >>> run.calls, run.rejected, [s.cache_read for s in run.steps]
+    (2, 0, [0, 8])
+    """
     result = PolicyReplay(policy.name)
     previous: Request | None = None
     for request in policy.requests(transcript, options):

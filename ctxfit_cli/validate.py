@@ -16,7 +16,12 @@ from __future__ import annotations
 
 
 def validate_request(payload: dict, dialect: str) -> list[str]:
-    """The problems of a request payload (an empty list when it is valid)."""
+    """The problems of a request payload (an empty list when it is valid).
+
+    >>> validate_request({"messages": [{"role": "user", "content": "hi"},
+    ...     {"role": "assistant", "content": None, "tool_calls": [{"id": "c1"}]}]}, "openai")
+    ["messages[1]: call 'c1' has no result"]
+    """
     messages = payload.get("messages")
     if not isinstance(messages, list) or not messages:
         return ['"messages" must be a non-empty list']

@@ -31,6 +31,12 @@ def read_transcripts(name: str, stream: BinaryIO, format: str | None = None) -> 
     """Every transcript in one input (several only for a file of request objects, one per line).
 
     Messages are parsed lazily, so a JSON Lines transcript can be streamed without holding it.
+
+    >>> import io
+    >>> lines = b'{"role":"user","content":"hi"}\\n{"role":"assistant","content":"hello"}\\n'
+    >>> [t] = read_transcripts("chat.jsonl", io.BytesIO(lines))
+    >>> t.format, [m.role.value for m in t.messages]
+    ('openai', ['user', 'assistant'])
     """
     records = read_records(name, stream)
     first = next(records)
