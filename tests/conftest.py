@@ -10,6 +10,13 @@ from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import settings
+
+# In CI, Hypothesis runs the same examples every time (a seed per test), so a submission is not
+# judged by the luck of one random draw; locally it explores new examples on every run.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 from ctxfit_cli.formats import read_transcripts
 from ctxfit_cli.model import Transcript
