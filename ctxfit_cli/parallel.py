@@ -11,8 +11,6 @@ always read in one process.
 from __future__ import annotations
 
 import os
-from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_context
 
 from .counting import SEED, Counter
 from .errors import BadInput
@@ -55,6 +53,10 @@ def estimate_in_parallel(path: str, name: str, dialect: str, *, top_n: int,
     # Twice as many pieces as workers: one that finishes early takes another piece.
     jobs = [(path, name, dialect, top_n, start, end)
             for start, end in pieces(path, os.path.getsize(path), 2 * workers)]
+    # Imported here: they cost every command ~30 ms at start-up and only big files need them.
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
     with ProcessPoolExecutor(workers, mp_context=get_context("fork")) as pool:
         results = list(pool.map(_estimate_piece, jobs))
     total, lines_before = None, 0
