@@ -162,7 +162,7 @@ def estimate(
     reports, comparisons = [], []
     for path in resolve_paths(paths):
         for transcript in transcripts(path, format):
-            name = transcript.path if transcript.line == 1 else f"{transcript.path}:{transcript.line}"
+            name = _name(transcript)
             extra = [TranscriptEstimate(name, transcript.format, counter=c, top_n=0) for c in others]
             if not extra and parallel.worth_it(path, transcript.format, counter):
                 report = parallel.estimate_in_parallel(path, name, transcript.dialect, top_n=top)
@@ -191,6 +191,12 @@ def estimate(
             render.comparison(out, file["compare"], naive=file["naive_tokens"], budget=budget)
     if len(files) > 1:
         render.estimate_report(out, total, budget=budget, window=window)
+
+
+def _name(transcript) -> str:
+    """How reports name a transcript: its file, with the line it starts at when a file holds
+    several (requests one per line, a Claude Code log compacted into several conversations)."""
+    return transcript.path if transcript.line == 1 else f"{transcript.path}:{transcript.line}"
 
 
 def _comparison_counters(chosen: Counter) -> list[Counter]:
@@ -251,6 +257,22 @@ def _single(path: str | None) -> str:
     return resolve_paths([path] if path else None)[0]
 
 
+def _current_conversations(source: str, format: str | None) -> list:
+    """The transcripts to fit, materialized. A Claude Code log that was compacted holds one
+    conversation per compaction; only the last is still sent, so only it is fitted."""
+    kept, compacted = [], 0
+    for transcript in transcripts(source, format):
+        transcript = transcript.materialize()  # before the input moves on
+        if transcript.format == "claude-code" and kept:
+            kept, compacted = [], compacted + 1
+        kept.append(transcript)
+    if compacted:
+        render.stderr_console().print(render.Text(
+            f"{kept[0].path} was compacted {compacted} time{'s' if compacted > 1 else ''}: using the "
+            f"conversation since the last compaction (line {kept[0].line})"))
+    return kept
+
+
 def _cannot_fit(name: str, plan) -> CannotFit:
     return CannotFit(
         f"{name}: {TOO_LONG} (the smallest request — system prompt, first message and newest "
@@ -296,8 +318,8 @@ def fit(
                        _counter(tokenizer, profile))
     source = _single(path)
     outputs, reports = [], []
-    for transcript in transcripts(source, format):
-        fitted = fit_transcript(transcript.materialize(), options, tell_agent=tell_agent)
+    for transcript in _current_conversations(source, format):
+        fitted = fit_transcript(transcript, options, tell_agent=tell_agent)
         if fitted.plan.cannot_fit:
             raise _cannot_fit(transcript.path, fitted.plan)
         outputs.append(fitted.payload)
@@ -356,8 +378,8 @@ def plan_command(
     options = _options(budget, window, lowwater, batch_size, protect_share, min_clear_tokens,
                        _counter(tokenizer, profile))
     entries = []
-    for transcript in transcripts(_single(path), format):
-        fitted = fit_transcript(transcript.materialize(), options, tell_agent=tell_agent)
+    for transcript in _current_conversations(_single(path), format):
+        fitted = fit_transcript(transcript, options, tell_agent=tell_agent)
         entries.append(_fit_report(transcript, fitted))
     if json:
         write_json(entries[0] if len(entries) == 1 else entries)
@@ -421,7 +443,7 @@ def replay_command(
     if json:
         write_json({
             "budget": budget, "window": window,
-            "files": [{"path": t.path, "format": t.format,
+            "files": [{"path": _name(t), "format": t.format,
                        "policies": {n: r.to_dict(prices, steps=steps) for n, r in results.items()}}
                       for t, results in files],
             "policies": {n: r.to_dict(prices) for n, r in totals.items()},
@@ -431,7 +453,7 @@ def replay_command(
     limits = f"budget {budget:,}, window {window:,}"
     for transcript, results in files:
         render.replay_table(out, [(n, r.to_dict(prices)) for n, r in results.items()],
-                            title=f"  {render.escape(transcript.path)} — {limits}")
+                            title=f"  {render.escape(_name(transcript))} — {limits}")
     if len(files) > 1:
         render.replay_table(out, [(n, r.to_dict(prices)) for n, r in totals.items()],
                             title=f"  total over {len(files)} transcripts — {limits}")
@@ -439,7 +461,7 @@ def replay_command(
     if chart if chart is not None else len(files) == 1:
         for transcript, results in files:
             for name, result in results.items():
-                render.size_chart(out, f"{transcript.path} · {name}", [s.tokens for s in result.steps],
+                render.size_chart(out, f"{_name(transcript)} · {name}", [s.tokens for s in result.steps],
                                   budget=budget, window=window)
 
 

@@ -159,3 +159,46 @@ def test_images_are_estimated_from_their_size_never_as_base64_text():
 @pytest.mark.parametrize(("width", "height", "tokens"), [(1000, 1000, 1334), (3000, 2000, 1532), (200, 200, 54)])
 def test_image_rule_scales_large_images_down_first(width, height, tokens):
     assert image_tokens_for_size(width, height) == tokens
+
+
+def compacted_log() -> bytes:
+    return records(
+        cc("user", {"role": "user", "content": "Build the parser."}, "u1"),
+        cc("assistant", assistant_block("m1", {"type": "text", "text": "Parser built."}), "u2"),
+        {"parentUuid": None, "logicalParentUuid": "u2", "isSidechain": False, "type": "system",
+         "subtype": "compact_boundary", "content": "Conversation compacted", "uuid": "b1",
+         "compactMetadata": {"trigger": "auto", "preTokens": 155000}},
+        cc("user", {"role": "user", "content": "This session is being continued. Summary: a parser was built."},
+           "u3", isCompactSummary=True),
+        cc("assistant", assistant_block("m2", {"type": "text", "text": "Continuing."}), "u4"),
+        cc("user", {"role": "user", "content": "Now add tests."}, "u5"),
+        cc("assistant", assistant_block("m3", {"type": "text", "text": "Tests added."}), "u6"),
+    )
+
+
+def test_a_compacted_claude_code_log_is_one_conversation_per_compaction():
+    streamed = []
+    for transcript in read_transcripts("log.jsonl", io.BytesIO(compacted_log())):
+        streamed.append([p.text for m in transcript.messages for p in m.parts])
+    assert streamed == [["Build the parser.", "Parser built."],
+                        ["This session is being continued. Summary: a parser was built.", "Continuing.",
+                         "Now add tests.", "Tests added."]]
+    collected = list(read_transcripts("log.jsonl", io.BytesIO(compacted_log())))  # read ahead first
+    assert [t.line for t in collected] == [1, 4]
+    assert [len(t.materialize().messages) for t in collected] == [2, 4]
+
+
+def test_commands_on_a_compacted_log(tmp_path):
+    from conftest import run_cli
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(compacted_log())
+    estimate = orjson.loads(run_cli("estimate", "--json", str(path)).stdout)
+    assert [f["path"] for f in estimate["files"]] == [str(path), f"{path}:4"]
+    fitted = run_cli("fit", str(path))
+    assert fitted.returncode == 0
+    payload = orjson.loads(fitted.stdout)
+    assert "Build the parser." not in str(payload) and len(payload["messages"]) == 4
+    assert "compacted 1 time" in fitted.stderr.decode()
+    replayed = orjson.loads(run_cli("replay", "--json", str(path), "-p", "ctxfit").stdout)
+    assert [f["path"] for f in replayed["files"]] == [str(path), f"{path}:4"]
+    assert replayed["policies"]["ctxfit"]["calls"] == 3

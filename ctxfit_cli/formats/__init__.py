@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+from collections import deque
 from itertools import chain
 from typing import BinaryIO, Iterable, Iterator
 
@@ -47,9 +48,17 @@ def read_transcripts(name: str, stream: BinaryIO, format: str | None = None) -> 
             yield _request(name, record)
         return
     if format == "claude-code":
-        dialect: Dialect = "anthropic"
-        records = claude_code.to_anthropic(records, name)
-    elif format == "codex":
+        found = False
+        for number, (line, segment) in enumerate(_segments(claude_code.to_anthropic(records, name))):
+            messages = (anthropic.parse_message(r.value, r.raw, Where(name, r.line)) for r in segment)
+            # The first conversation is the file's; each later one is named by its first line.
+            yield Transcript(name, format, "anthropic", _require_messages(name, messages),
+                             line=1 if number == 0 else line)
+            found = True
+        if not found:  # only bookkeeping records
+            raise BadInput(name, None, NO_MESSAGES)
+        return
+    if format == "codex":
         dialect = "openai"
         records = codex.to_openai(records, name)
     elif format in _PARSERS:
@@ -60,6 +69,56 @@ def read_transcripts(name: str, stream: BinaryIO, format: str | None = None) -> 
     parse = _PARSERS[dialect]
     messages = (parse(r.value, r.raw, Where(name, r.line)) for r in records)
     yield Transcript(name, format, dialect, _require_messages(name, messages))
+
+
+def _segments(records: Iterator[Record]) -> Iterator[tuple[int, Iterator[Record]]]:
+    """The conversations of a Claude Code log, split where it was compacted.
+
+    Each is (its first line, its records), read lazily from the one stream; a segment that
+    holds no records (a log that starts with a boundary, two boundaries in a row) is skipped.
+    """
+    records = iter(records)
+    start = next(records, None)
+    while start is not None:
+        if start.value is claude_code.COMPACTED:
+            start = next(records, None)
+            continue
+        segment = _Segment(start, records)
+        yield start.line, iter(segment)
+        segment.read_rest()  # a consumer that moves on early still gets its records later
+        start = segment.end
+
+
+class _Segment:
+    """One conversation's records, read from a shared stream up to the next boundary."""
+
+    def __init__(self, first: Record, records: Iterator[Record]) -> None:
+        self.first, self.records = first, records
+        self.buffer: deque[Record] = deque()
+        self.finished, self.end = False, None
+
+    def _next(self) -> Record | None:
+        record = next(self.records, None)
+        if record is None or record.value is claude_code.COMPACTED:
+            self.finished, self.end = True, record
+            return None
+        return record
+
+    def __iter__(self) -> Iterator[Record]:
+        yield self.first
+        while True:
+            if self.buffer:
+                yield self.buffer.popleft()
+            elif self.finished or (record := self._next()) is None:
+                return
+            else:
+                yield record
+
+    def read_rest(self) -> None:
+        while not self.finished:
+            record = self._next()
+            if record is not None:
+                self.buffer.append(record)
 
 
 def to_message(value: dict, dialect: Dialect) -> Message:

@@ -19,6 +19,9 @@ Each line is a record. Conversation records are `{"type": "user" | "assistant", 
   so they are kept and counted.
 - Records are read in file order; only `message.role` and `message.content` are sent, so the
   output message is rebuilt from those two fields.
+- `/compact` (manual, or automatic near the context limit) writes a `system` record with
+  `subtype: "compact_boundary"`; the model then sees only the compact summary and what follows.
+  So each compaction starts a new conversation: the log is read as one transcript per segment.
 
 The result is Anthropic Messages: a Claude Code log is fitted into an Anthropic request.
 """
@@ -31,6 +34,8 @@ from ..reading import Record
 from .common import Where, dumps, expect_dict
 
 CONVERSATION = ("user", "assistant")
+#: Stands in the record stream where the log was compacted: what follows is a new conversation.
+COMPACTED = object()
 
 
 def sniff(value: object) -> bool:
@@ -54,6 +59,12 @@ def to_anthropic(records: Iterator[Record], path: str) -> Iterator[Record]:
         if not isinstance(value, dict):
             raise Where(path, record.line).fail("a Claude Code record must be a JSON object")
         role = value.get("type")
+        if role == "system" and value.get("subtype") == "compact_boundary":
+            if pending is not None:
+                yield pending.flush(call_order)
+                pending, call_order = None, []
+            yield Record(record.line, COMPACTED, b"")
+            continue
         if role not in CONVERSATION:
             continue
         if sidechain is None:
