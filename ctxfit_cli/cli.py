@@ -70,7 +70,9 @@ Profile = Annotated[
 ]
 
 DEFAULT_BUDGET = 400_000
-DEFAULT_WINDOW = 1_000_000
+#: The fitting defaults are FitOptions' own (DESIGN §4); the options below only expose them.
+DEFAULTS = FitOptions(budget=DEFAULT_BUDGET)
+DEFAULT_WINDOW = DEFAULTS.window
 
 
 def _counter(tokenizer: str | None, profile: str | None) -> Counter:
@@ -290,9 +292,9 @@ def fit(
     report: Annotated[Optional[str], typer.Option("--report", help="Write the fitting report to FILE as JSON.")] = None,
     tell_agent: TellAgent = False,
     lowwater: Lowwater = None,
-    batch_size: BatchSize = 4,
-    protect_share: ProtectShare = 0.25,
-    min_clear_tokens: MinClear = 100,
+    batch_size: BatchSize = DEFAULTS.batch_size,
+    protect_share: ProtectShare = DEFAULTS.protect_share,
+    min_clear_tokens: MinClear = DEFAULTS.min_clear_tokens,
     tokenizer: Tokenizer = None,
     profile: Profile = None,
     json: Json = False,
@@ -356,9 +358,9 @@ def plan_command(
     window: Window = DEFAULT_WINDOW,
     tell_agent: TellAgent = False,
     lowwater: Lowwater = None,
-    batch_size: BatchSize = 4,
-    protect_share: ProtectShare = 0.25,
-    min_clear_tokens: MinClear = 100,
+    batch_size: BatchSize = DEFAULTS.batch_size,
+    protect_share: ProtectShare = DEFAULTS.protect_share,
+    min_clear_tokens: MinClear = DEFAULTS.min_clear_tokens,
     tokenizer: Tokenizer = None,
     profile: Profile = None,
     json: Json = False,
@@ -429,7 +431,8 @@ def replay_command(
     for name in names:
         if name not in POLICIES:
             raise typer.BadParameter(f"unknown policy {name!r}; choose from {', '.join(POLICIES)}", param_hint="--policy")
-    options = _options(budget, window, None, 4, 0.25, 100, _counter(tokenizer, profile))
+    options = _options(budget, window, None, DEFAULTS.batch_size, DEFAULTS.protect_share,
+                       DEFAULTS.min_clear_tokens, _counter(tokenizer, profile))
     prices = Prices(cache_write=price_write, cache_read=price_read)
     files, totals = [], {name: PolicyReplay(name) for name in names}
     for path in resolve_paths(paths):
