@@ -396,19 +396,16 @@ class Fitter:
             freed = sum(r.saving for r in refs)
             running -= freed
             described.append(Batch(number + 1, refs, freed, running, number < batches))
+        after, stage = self._exact_tokens(start, end, batches), self._stage(start, batches)
         anchor, dropped = None, []
         if self._trimmed(start):
-            after = self._kept_tokens(start, end, batches) + self._merge_correction(start)
             anchor = self._anchor(start)
             upto = anchor if anchor is not None else start
             if upto > self.first + 1:
                 dropped.append((self.first + 1, upto))
             if anchor is not None and start > anchor + 1:
                 dropped.append((anchor + 1, start))
-            stage = self._stage(start, batches)
         else:
-            after = before - self._saved(batches)
-            stage = "clear" if batches else "none"
             start = max(self.first + 1, 0)
         return Plan(
             stage=stage, budget=options.budget, window=options.window,
@@ -430,13 +427,16 @@ class Fitter:
 
     # --- request shapes, for replay -------------------------------------------------------------
 
+    def _exact_tokens(self, start: int, end: int, batches: int) -> int:
+        """The size of the request as sent (the merge of Anthropic's head counted exactly)."""
+        tokens = self._request_tokens(start, end, batches)
+        return tokens + self._merge_correction(start) if self._trimmed(start) else tokens
+
     def _shape(self, end: int, batches: int, start: int) -> "Shape":
         trimmed = self._trimmed(start)
-        tokens = self._request_tokens(start, end, batches)
-        if trimmed:
-            tokens += self._merge_correction(start)
         return Shape(end, self._batch_end(batches), start if trimmed else 0,
-                     self._anchor(start) if trimmed else None, tokens, self._stage(start, batches))
+                     self._anchor(start) if trimmed else None, self._exact_tokens(start, end, batches),
+                     self._stage(start, batches))
 
     def shared_tokens(self, previous: "Shape", current: "Shape") -> int:
         """Tokens at the start of `current` that are identical, message by message, to the
@@ -452,8 +452,8 @@ class Fitter:
             if not (previous.start and current.start):
                 return shared + self.cost_prefix[self.first]  # the first message gained the note
             shared += self.cost_prefix[self.first]
-            partner = self._merge_partner(current)
-            if self.dialect == "anthropic" and partner != self._merge_partner(previous):
+            partner = self._merge_partner(current.start)
+            if self.dialect == "anthropic" and partner != self._merge_partner(previous.start):
                 return shared  # the first message is merged with another user message now
             shared += message_cost(self.messages[self.first], self.counter).tokens + self.note_tokens
             if self.dialect == "anthropic" and partner is not None:
@@ -473,7 +473,7 @@ class Fitter:
             return [(0, shape.end)]
         segments = [(shape.anchor, shape.anchor + 1)] if shape.anchor is not None else []
         segments.append((shape.start, shape.end))
-        if self.dialect == "anthropic" and self._merge_partner(shape) is not None:
+        if self.dialect == "anthropic" and self._merge_partner(shape.start) is not None:
             low, high = segments[0]  # the partner is merged into the first message
             segments[0] = (low + 1, high)
         return [(low, high) for low, high in segments if high > low]
@@ -484,11 +484,13 @@ class Fitter:
         b = bisect.bisect_left(self.candidate_index, high, 0, cleared)
         return self.cost_prefix[high] - self.cost_prefix[low] - (self.saving_prefix[b] - self.saving_prefix[a])
 
-    def _merge_partner(self, shape: "Shape") -> int | None:
-        """The user message merged into the first message of a trimmed Anthropic request."""
-        if not shape.start:
+    def _merge_partner(self, start: int) -> int | None:
+        """The user message merged into the first message when the request is trimmed to
+        `start` (Anthropic needs alternating roles): the anchor, or the message at `start`."""
+        if not self._trimmed(start):
             return None
-        follows = shape.anchor if shape.anchor is not None else shape.start
+        anchor = self._anchor(start)
+        follows = anchor if anchor is not None else start
         if follows < len(self.messages) and self.messages[follows].role is Role.USER:
             return follows
         return None
@@ -503,13 +505,11 @@ class Fitter:
         return self._merge_memo[start]
 
     def _compute_merge_correction(self, start: int) -> int:
-        anchor = self._anchor(start)
-        following = self.messages[anchor if anchor is not None else start] if start < len(self.messages) else None
-        if following is None or following.role is not Role.USER:
+        partner = self._merge_partner(start)
+        if partner is None:
             return 0
-        head = self.messages[self.first]
-        head_parts = head.parts if has_trim_note(head) else head.parts + (TRIM_NOTE_PART,)
-        merged = parts_cost(Role.USER, head_parts + following.parts, self.counter).tokens
+        head, following = self.messages[self.first], self.messages[partner]
+        merged = parts_cost(Role.USER, noted_parts(head) + following.parts, self.counter).tokens
         apart = (message_cost(head, self.counter).tokens + self.note_tokens
                  + message_cost(following, self.counter).tokens)
         return merged - apart
@@ -555,12 +555,14 @@ def _common_run(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> list[tupl
 TRIM_NOTE_PART = Part(PartKind.TEXT, TRIMMED_HISTORY)
 
 
+def noted_parts(first: Message) -> tuple[Part, ...]:
+    """The first message's parts once it carries the trimmed-history note (added once)."""
+    return first.parts if has_trim_note(first) else first.parts + (TRIM_NOTE_PART,)
+
+
 def note_cost(first: Message, counter: Counter = SEED) -> int:
     """What adding the trimmed-history note to the first message costs (0 if it has it)."""
-    if has_trim_note(first):
-        return 0
-    with_note = parts_cost(first.role, first.parts + (TRIM_NOTE_PART,), counter).tokens
-    return with_note - message_cost(first, counter).tokens
+    return parts_cost(first.role, noted_parts(first), counter).tokens - message_cost(first, counter).tokens
 
 
 def has_trim_note(message: Message) -> bool:

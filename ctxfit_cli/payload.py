@@ -18,7 +18,7 @@ import orjson
 
 from .estimate import message_cost
 from .counting import Counter, SEED
-from .fitting import FitOptions, Fitter, Plan, has_trim_note, plan_fit
+from .fitting import FitOptions, Fitter, Plan, has_trim_note
 from .formats import anthropic, openai
 from .formats.common import Where, dumps
 from .model import Message, Role, Transcript
@@ -62,6 +62,7 @@ def build(transcript: Transcript, plan: Plan, counter: Counter = SEED, *,
     `messages` is the history the plan was made for, when it is not the transcript's own (an
     agent loop keeps a growing list and a transcript holding only the system prompt and tools).
 
+    >>> from ctxfit_cli.fitting import plan_fit
     >>> from ctxfit_cli.formats import to_message
     >>> agent = Transcript("agent", "openai", "openai", ())
     >>> history = [to_message({"role": "user", "content": "hi"}, "openai")]

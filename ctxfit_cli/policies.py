@@ -25,8 +25,8 @@ from dataclasses import dataclass, replace
 from typing import Callable, Iterator, Protocol
 
 from .estimate import message_cost, parts_cost
-from .fitting import TRIM_NOTE_PART, FitOptions, Fitter, Shape, has_trim_note, note_cost
-from .model import Message, Role, Transcript
+from .fitting import FitOptions, Fitter, Shape, note_cost, noted_parts
+from .model import Role, Transcript
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -145,7 +145,7 @@ class OldTurns:
         tokens = before_head + noted_head + prefix[end] - prefix[start]
         if transcript.dialect == "anthropic":  # the turn's opening user message joins the head
             following = transcript.messages[start]
-            merged = parts_cost(Role.USER, _noted_parts(head) + following.parts, counter).tokens
+            merged = parts_cost(Role.USER, noted_parts(head) + following.parts, counter).tokens
             tokens += merged - noted_head - message_cost(following, counter).tokens
 
         def shared(earlier: Request) -> int:
@@ -156,10 +156,6 @@ class OldTurns:
             return before_head  # the first message gained the note, or merged another message
 
         return Request(call, tokens, "turns", shared, (start, end))
-
-
-def _noted_parts(first: Message) -> tuple:
-    return first.parts if has_trim_note(first) else first.parts + (TRIM_NOTE_PART,)
 
 
 POLICIES: dict[str, Policy] = {
@@ -189,4 +185,4 @@ def policy(name: str) -> Policy:
         raise ValueError(f"unknown policy {name!r}; choose from {', '.join(POLICIES)}") from None
 
 
-__all__ = ["POLICIES", "DEFAULT_POLICIES", "Policy", "Request", "policy", "has_trim_note"]
+__all__ = ["POLICIES", "DEFAULT_POLICIES", "Policy", "Request", "policy"]
