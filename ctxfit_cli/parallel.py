@@ -15,7 +15,7 @@ import os
 from .counting import SEED, Counter
 from .errors import BadInput
 from .estimate import TranscriptEstimate
-from .formats import NO_MESSAGES, _PARSERS
+from .formats import NO_MESSAGES, PARSERS
 from .formats.common import Where
 from .reading import numbered_lines, parse_line
 
@@ -77,7 +77,7 @@ def estimate_in_parallel(path: str, name: str, dialect: str, *, top_n: int,
 def _estimate_piece(job: tuple) -> tuple[TranscriptEstimate | None, int, tuple[int, str] | None]:
     """One piece: (its estimate, how many lines it has, (line, problem) of its first error)."""
     path, name, dialect, top_n, start, end = job
-    parse = _PARSERS[dialect]
+    parse = PARSERS[dialect]
     estimate = TranscriptEstimate(name, dialect, top_n=top_n)
     with open(path, "rb") as file:
         file.seek(start)

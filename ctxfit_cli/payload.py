@@ -19,12 +19,11 @@ import orjson
 from .estimate import message_cost
 from .counting import Counter, SEED
 from .fitting import FitOptions, Fitter, Plan, has_trim_note
-from .formats import anthropic, openai
-from .formats.common import Where, dumps
+from .formats import to_message
+from .formats.common import as_blocks, dumps
 from .model import Message, Role, Transcript
 from .notes import AGENT_NOTE, CLEARED_RESULT, TRIMMED_HISTORY
 
-_PARSE = {"openai": openai.parse_message, "anthropic": anthropic.parse_message}
 
 
 @dataclass(frozen=True)
@@ -135,12 +134,6 @@ def _system_value(system: tuple[Message, ...]) -> bytes:
 # --- changed messages ----------------------------------------------------------------------
 
 
-def _reparse(value: dict, dialect: str, like: Message) -> Message:
-    raw = dumps(value)
-    message = _PARSE[dialect](value, raw, Where("<ctxfit>", like.line))
-    return message
-
-
 def _variant(message: Message, key: tuple, make) -> Message:
     """A changed copy of `message`, made once and kept in its memo."""
     variant = message.memo.get(key)
@@ -167,7 +160,7 @@ def _make_cleared(message: Message, call_ids: frozenset[str], dialect: str) -> M
             else block
             for block in value["content"]
         ]
-    return _reparse(value, dialect, message)
+    return to_message(value, dialect)
 
 
 def _with_trim_note(message: Message, dialect: str) -> Message:
@@ -178,8 +171,8 @@ def _with_trim_note(message: Message, dialect: str) -> Message:
 
 def _make_with_trim_note(message: Message, dialect: str) -> Message:
     value = orjson.loads(message.raw)
-    value["content"] = _as_blocks(value.get("content")) + [{"type": "text", "text": TRIMMED_HISTORY}]
-    return _reparse(value, dialect, message)
+    value["content"] = as_blocks(value.get("content")) + [{"type": "text", "text": TRIMMED_HISTORY}]
+    return to_message(value, dialect)
 
 
 def _merge(first: Message, following: Message) -> Message:
@@ -189,16 +182,8 @@ def _merge(first: Message, following: Message) -> Message:
 
 def _make_merged(first: Message, following: Message) -> Message:
     value = orjson.loads(first.raw)
-    value["content"] = _as_blocks(value.get("content")) + _as_blocks(orjson.loads(following.raw).get("content"))
-    return _reparse(value, "anthropic", first)
-
-
-def _as_blocks(content: object) -> list:
-    if isinstance(content, list):
-        return list(content)
-    if isinstance(content, str) and content:
-        return [{"type": "text", "text": content}]
-    return []
+    value["content"] = as_blocks(value.get("content")) + as_blocks(orjson.loads(following.raw).get("content"))
+    return to_message(value, "anthropic")
 
 
 # --- the agent note ------------------------------------------------------------------------
@@ -216,16 +201,15 @@ def with_agent_note(transcript: Transcript) -> Transcript:
     transcript = transcript.materialize() if not isinstance(transcript.messages, tuple) else transcript
     if any(AGENT_NOTE in part.text for m in transcript.system for part in m.parts):
         return transcript
-    parse = _PARSE[transcript.dialect]
     if not transcript.system:
         value = {"role": "system", "content": AGENT_NOTE}
-        return replace(transcript, system=(parse(value, dumps(value), Where("<ctxfit>", 0)),))
+        return replace(transcript, system=(to_message(value, transcript.dialect),))
     last = transcript.system[-1]
     value = orjson.loads(last.raw)
     content = value.get("content")
     if isinstance(content, str):
         value["content"] = f"{content}\n\n{AGENT_NOTE}" if content else AGENT_NOTE
     else:
-        value["content"] = _as_blocks(content) + [{"type": "text", "text": AGENT_NOTE}]
-    noted = parse(value, dumps(value), Where("<ctxfit>", last.line))
+        value["content"] = as_blocks(content) + [{"type": "text", "text": AGENT_NOTE}]
+    noted = to_message(value, transcript.dialect)
     return replace(transcript, system=transcript.system[:-1] + (noted,))

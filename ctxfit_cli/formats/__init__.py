@@ -22,7 +22,8 @@ from . import anthropic, claude_code, codex, openai
 from .common import Where, dumps, json_text, type_name
 
 FORMATS = ("openai", "anthropic", "claude-code", "codex", "request")
-_PARSERS = {"openai": openai.parse_message, "anthropic": anthropic.parse_message}
+#: Each request dialect's message parser: (value, raw bytes, where) -> Message.
+PARSERS = {"openai": openai.parse_message, "anthropic": anthropic.parse_message}
 NO_MESSAGES = "has no messages: nothing from a user, assistant or tool was found"
 #: How many chat lines to look at for a feature that only one dialect has before assuming OpenAI.
 _SNIFF_LIMIT = 1000
@@ -61,12 +62,12 @@ def read_transcripts(name: str, stream: BinaryIO, format: str | None = None) -> 
     if format == "codex":
         dialect = "openai"
         records = codex.to_openai(records, name)
-    elif format in _PARSERS:
+    elif format in PARSERS:
         dialect = format
     else:
         dialect, records = _chat_dialect(records)
         format = dialect
-    parse = _PARSERS[dialect]
+    parse = PARSERS[dialect]
     messages = (parse(r.value, r.raw, Where(name, r.line)) for r in records)
     yield Transcript(name, format, dialect, _require_messages(name, messages))
 
@@ -127,7 +128,7 @@ def to_message(value: dict, dialect: Dialect) -> Message:
     >>> to_message({"role": "user", "content": "hi"}, "anthropic").role
     <Role.USER: 'user'>
     """
-    return _PARSERS[dialect](value, dumps(value), Where("<message>", 0))
+    return PARSERS[dialect](value, dumps(value), Where("<message>", 0))
 
 
 def detect(name: str, first: Record) -> str:
@@ -178,7 +179,7 @@ def _request(name: str, record: Record) -> Transcript:
         raise where.fail('a request must be an object with a "messages" list')
     items = value["messages"]
     dialect = _request_dialect(value)
-    parse = _PARSERS[dialect]
+    parse = PARSERS[dialect]
     messages = tuple(
         parse(item, dumps(item), where.at("messages").at(i)) for i, item in enumerate(items)
     )

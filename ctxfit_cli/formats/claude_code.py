@@ -31,7 +31,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..reading import Record
-from .common import Where, dumps, expect_dict
+from .common import Where, as_blocks, dumps, expect_dict
 
 CONVERSATION = ("user", "assistant")
 #: Stands in the record stream where the log was compacted: what follows is a new conversation.
@@ -95,10 +95,10 @@ class _Pending:
         self.content: object = content
 
     def extend(self, content: object) -> None:
-        self.content = _as_blocks(self.content) + _as_blocks(content)
+        self.content = as_blocks(self.content) + as_blocks(content)
 
     def call_ids(self) -> list[str]:
-        return [b.get("id") for b in _as_blocks(self.content)
+        return [b.get("id") for b in as_blocks(self.content)
                 if isinstance(b, dict) and b.get("type") == "tool_use"]
 
     def flush(self, call_order: list[str]) -> Record:
@@ -112,11 +112,3 @@ class _Pending:
             content = results + others
         message = {"role": self.role, "content": content}
         return Record(self.line, message, dumps(message))
-
-
-def _as_blocks(content: object) -> list:
-    if isinstance(content, list):
-        return content
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}] if content else []
-    return []

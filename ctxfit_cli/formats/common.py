@@ -54,6 +54,19 @@ def expect_str(value: object, where: Where, what: str) -> str:
     return value
 
 
+def as_blocks(content: object) -> list:
+    """Message content as a new list of blocks (a string becomes one text block).
+
+    >>> as_blocks("hi"), as_blocks(None)
+    ([{'type': 'text', 'text': 'hi'}], [])
+    """
+    if isinstance(content, list):
+        return list(content)
+    if isinstance(content, str) and content:
+        return [{"type": "text", "text": content}]
+    return []
+
+
 def json_text(value: object) -> str:
     """Compact JSON of a value, as it is counted when a dialect sends it as JSON."""
     return dumps(value).decode("utf-8")
