@@ -103,6 +103,17 @@ def mixed_text(n_chars: int, seed: int | str = 0) -> str:
 # --- Timing --------------------------------------------------------------------------------
 
 
+def pieces(text: str, seed: int = 1) -> list[str]:
+    """`text` cut into tool-result-sized strings of 2-20 KB (seeded, so always the same cut)."""
+    rng = Random(seed)
+    out, i = [], 0
+    while i < len(text):
+        n = rng.randint(2_000, 20_000)
+        out.append(text[i:i + n])
+        i += n
+    return out
+
+
 def clock(fn: Callable[[], object]) -> float:
     start = time.perf_counter()
     fn()

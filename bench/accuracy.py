@@ -262,7 +262,7 @@ def main() -> None:
         "as one text part (best of 5, one core). All profiles share the same measuring code. "
         "Strings this short take the pure-Python path (numpy pays off from 512 characters on); "
         "the issue-5 throughput target is measured on mixed text and on tool-result-sized pieces "
-        "in `docs/profile_speed.md` (`python bench/profile_speed.py`): 0.65-1.1x the seed rule.\n")
+        "in `docs/profile_speed.md` (`python bench/profile_speed.py`).\n")
     out("| kind | seed | profile | profile ÷ seed |")
     out("|---|---|---|---|")
     for kind, s, p in rows:

@@ -30,16 +30,6 @@ from ctxfit_cli.model import Message, Part, PartKind, Role
 TARGET = 20.0
 
 
-def pieces(text: str, seed: int = 1) -> list[str]:
-    rng = Random(seed)
-    out, i = [], 0
-    while i < len(text):
-        n = rng.randint(2_000, 20_000)
-        out.append(text[i:i + n])
-        i += n
-    return out
-
-
 def short_messages(n: int, seed: int = 2) -> list[tuple[Role, tuple[Part, ...]]]:
     """Parts of n short messages: user / assistant text, tool calls and small tool results."""
     rng = Random(seed)
@@ -75,7 +65,7 @@ def main() -> None:
     # ~1.53 bytes of UTF-8 per character for this mix: aim at --mb megabytes of UTF-8.
     text = c.mixed_text(int(args.mb * 1e6 / 1.53), seed="estimator")
     data_mb = len(text.encode("utf-8")) / 1e6
-    chunks = pieces(text)
+    chunks = c.pieces(text)
     enc.encode_ordinary("warm up")
 
     # Every run gets fresh string objects: CPython caches a string's UTF-8 form once something
@@ -125,7 +115,6 @@ def main() -> None:
         gc.collect()
         per_msg.append(c.clock(lambda: [message_cost(m) for m in messages]))
         per_str.append(c.clock(lambda: [SEED.measure(s) for s in texts]))
-        del messages
     m_msg, m_str = c.median(per_msg), c.median(per_str)
     t2 = c.table(
         ["what", "median total", "per message", "messages/s"],

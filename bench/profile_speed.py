@@ -116,16 +116,6 @@ def kind_text(kind: str, n_bytes: int) -> str:
     return "\n\n".join(out)
 
 
-def pieces(text: str, seed: int = 1) -> list[str]:
-    rng = Random(seed)
-    out, i = [], 0
-    while i < len(text):
-        n = rng.randint(2_000, 20_000)
-        out.append(text[i:i + n])
-        i += n
-    return out
-
-
 def fresh(s: str) -> str:
     return s[:-1] + s[-1:]
 
@@ -166,7 +156,7 @@ def time_texts(texts: dict[str, list[str]], repeat: int, names: list[str]) -> di
 def speed(args) -> None:
     names = profiles.builtin_profiles()
     text = mixed_text(int(args.mb * 1e6))
-    chunks = pieces(text)
+    chunks = c.pieces(text)
     mb = len(text.encode("utf-8")) / 1e6
     kinds = {k: kind_text(k, int(args.kind_kb * 1e3)) for k in [*KINDS, "emoji"]}
     kind_mb = {k: len(t.encode("utf-8")) / 1e6 for k, t in kinds.items()}
@@ -267,7 +257,7 @@ def check_texts() -> dict[str, list[str]]:
         strings.append(raw)
         sets[f"sample_transcripts/{path.name}"] = strings
     mixed = mixed_text(1_000_000, seed="check")
-    sets["mixed text and pieces"] = [mixed, *pieces(mixed, seed=5)]
+    sets["mixed text and pieces"] = [mixed, *c.pieces(mixed, seed=5)]
     sets["per kind"] = [kind_text(k, 100_000) for k in [*KINDS, "emoji"]]
     return sets
 
