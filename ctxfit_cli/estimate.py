@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 from operator import add as _add
 
-from .counting import SEED, Counter, Vector, naive_tokens
+from .counting import SEED, Counter, Vector, naive_tokens, script_counts
 from .model import Message, Part, PartKind, Role
 
 #: Tokens added to every message for its role and framing. Chat formats wrap each message in a
@@ -40,6 +40,10 @@ class MessageCost(NamedTuple):
     tokens: int
     #: Tokens per kind of content (see `KINDS`); adds up to `tokens`.
     by_kind: dict[str, int]
+    #: The unrounded vector of each kind of content (the tool results summed), so the costs of
+    #: messages that are joined into one can be combined exactly without their text
+    #: (`merged_cost`).
+    vectors: dict[str, Vector]
     #: Seed-rule characters and tokens per script (ascii, cjk, other), for the per-script
     #: report (filled under the seed counter only; reports take them from the seed cost).
     #: Tokens are rounded per kind, like the estimate, so they add up to the text's tokens.
@@ -51,23 +55,34 @@ class MessageCost(NamedTuple):
     #: Tokens of each tool result in the message, in order (each result is rounded on its own,
     #: images inside it included), so clearing one saves an exact, additive amount.
     results: tuple[int, ...] = ()
+    #: Image and document tokens: all of them, and those inside tool results.
+    images: int = 0
+    result_images: int = 0
 
 
 def part_kind(role: Role, part: Part) -> str:
     """Which kind of content a part counts as, given the role of its message."""
+    return _KIND_OF[role][part.kind]
+
+
+def _kind_of(role: Role, kind: PartKind) -> str:
     if role is Role.SYSTEM:
         return "system"
+    if kind is PartKind.TOOL_RESULT:
+        return "tool_results"  # each is rounded alone, whoever carries it
     if role is Role.TOOLS:
         return "tools"
-    if part.kind is PartKind.TOOL_CALL:
+    if kind is PartKind.TOOL_CALL:
         return "tool_calls"
-    if part.kind is PartKind.TOOL_RESULT:
-        return "tool_results"
-    if part.kind is PartKind.THINKING:
+    if kind is PartKind.THINKING:
         return "thinking"
-    if part.kind is PartKind.IMAGE:
+    if kind is PartKind.IMAGE:
         return "images"
     return "assistant_text" if role is Role.ASSISTANT else "user_text"
+
+
+#: role -> part kind -> kind of content: one table lookup per part read.
+_KIND_OF = {role: {kind: _kind_of(role, kind) for kind in PartKind} for role in Role}
 
 
 def part_texts(part: Part) -> tuple[str, ...]:
@@ -84,57 +99,112 @@ def message_cost(message: Message, counter: Counter = SEED) -> MessageCost:
     """
     cached = message.memo.get(counter.name)
     if cached is None:
-        cached = message.memo[counter.name] = _compute_cost(message.role, message.parts, counter)
+        cached = message.memo[counter.name] = parts_cost(message.role, message.parts, counter)
     return cached
 
 
 def parts_cost(role: Role, parts: tuple[Part, ...], counter: Counter = SEED) -> MessageCost:
     """The estimate of a message that has these parts (not cached)."""
-    return _compute_cost(role, parts, counter)
+    return _seed_cost(role, parts) if counter is SEED else _compute_cost(role, parts, counter)
+
+
+def merged_cost(costs: list[MessageCost], counter: Counter = SEED) -> MessageCost:
+    """The estimate of one message holding the parts of messages of the same role, in order,
+    computed from their estimates alone: the same as `parts_cost` of all their parts.
+
+    >>> one = parts_cost(Role.USER, (Part(PartKind.TEXT, "abc"),))
+    >>> merged_cost([one, one]).tokens  # ceil(6/4) + 4, not 2 * (ceil(3/4) + 4)
+    6
+    """
+    vectors: dict[str, Vector] = {}
+    for cost in costs:
+        for kind, vector in cost.vectors.items():
+            vectors[kind] = tuple(map(_add, vectors[kind], vector)) if kind in vectors else vector
+    return _finish(vectors, [r for c in costs for r in c.results], sum(c.images for c in costs),
+                   sum(c.result_images for c in costs), sum(c.chars for c in costs), counter)
 
 
 def _compute_cost(role: Role, parts: tuple[Part, ...], counter: Counter) -> MessageCost:
-    # This runs once per message of every transcript read, so it is written for speed:
-    # local names, tuple sums with map(add), no per-string helper calls.
-    measure, is_seed = counter.measure, counter is SEED
+    """Any counter: every string measured, summed per kind, rounded once per kind."""
+    measure = counter.measure
+    kinds = _KIND_OF[role]
     vectors: dict[str, Vector] = {}
     results: list[int] = []
     image_tokens = chars = result_images = 0
     for part in parts:
-        kind = part_kind(role, part)
+        kind = kinds[part.kind]
         image_tokens += part.image_tokens
         own = None
         for text in (part.tool, part.text, part.call_id):
             if text:
                 chars += len(text)
-                # Most strings (tool names, call ids, arguments, code) are ASCII: answer inline.
-                measured = (len(text), 0, 0) if is_seed and text.isascii() else measure(text)
-                own = measured if own is None else tuple(map(_add, own, measured))
-        if part.kind is PartKind.TOOL_RESULT and role is not Role.SYSTEM:
+                own = measure(text) if own is None else tuple(map(_add, own, measure(text)))
+        if kind == "tool_results":
             results.append((counter.tokens(own) if own else 0) + part.image_tokens)
             result_images += part.image_tokens
-            kind = "tool_results"
         if own is not None:
             vectors[kind] = tuple(map(_add, vectors[kind], own)) if kind in vectors else own
-    by_kind = {kind: counter.tokens(vector) for kind, vector in vectors.items() if kind != "tool_results"}
+    return _finish(vectors, results, image_tokens, result_images, chars, counter)
+
+
+def _seed_cost(role: Role, parts: tuple[Part, ...]) -> MessageCost:
+    """`_compute_cost` under the seed rule, written for speed: it runs for every message of
+    every transcript read. Plain integers; a tool name and call id are measured together (the
+    counts of a concatenation are the sums of the counts); ASCII strings answered inline."""
+    kinds = _KIND_OF[role]
+    vectors: dict[str, Vector] = {}
+    results: list[int] = []
+    image_tokens = chars = result_images = 0
+    for part in parts:
+        kind = kinds[part.kind]
+        image_tokens += part.image_tokens
+        text, names = part.text, part.tool + part.call_id
+        if text or names:
+            chars += len(text) + len(names)
+            a, c, o = (len(text), 0, 0) if text.isascii() else script_counts(text)
+            if names.isascii():
+                a += len(names)
+            else:
+                x, y, z = script_counts(names)
+                a, c, o = a + x, c + y, o + z
+            vector = vectors.get(kind)
+            vectors[kind] = (a, c, o) if vector is None else (vector[0] + a, vector[1] + c, vector[2] + o)
+        else:
+            a = c = o = 0
+        if kind == "tool_results":
+            results.append(-(-a // 4) + c + -(-o // 2) + part.image_tokens)
+            result_images += part.image_tokens
+    return _finish(vectors, results, image_tokens, result_images, chars, SEED)
+
+
+def _finish(vectors: dict[str, Vector], results: list[int], image_tokens: int, result_images: int,
+            chars: int, counter: Counter) -> MessageCost:
+    """Round each kind once and put the estimate together."""
+    tokens = counter.tokens
+    by_kind = {kind: tokens(vector) for kind, vector in vectors.items() if kind != "tool_results"}
     if results:
         by_kind["tool_results"] = sum(results) - result_images
     if image_tokens:
         by_kind["images"] = by_kind.get("images", 0) + image_tokens
     by_kind["overhead"] = MESSAGE_OVERHEAD
     script_chars = script_tokens = (0, 0, 0)
-    if is_seed:
-        for kind, vector in vectors.items():
-            script_chars = tuple(map(_add, script_chars, vector))
-            script_tokens = tuple(map(_add, script_tokens, SEED.class_tokens(vector)))
+    if counter is SEED:
+        a = c = o = ta = to = 0
+        for x, y, z in vectors.values():
+            a, c, o = a + x, c + y, o + z
+            ta, to = ta - (-x // 4), to - (-z // 2)
+        script_chars, script_tokens = (a, c, o), (ta, c, to)
     return MessageCost(
         tokens=sum(by_kind.values()),
         by_kind=by_kind,
+        vectors=vectors,
         script_chars=script_chars,
         script_tokens=script_tokens,
         chars=chars,
         naive=naive_tokens(chars) + image_tokens + MESSAGE_OVERHEAD,
         results=tuple(results),
+        images=image_tokens,
+        result_images=result_images,
     )
 
 

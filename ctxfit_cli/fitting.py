@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator, Sequence
 
 from .counting import SEED, Counter
-from .estimate import message_cost, parts_cost
+from .estimate import MessageCost, merged_cost, message_cost, parts_cost
 from .model import Message, Part, PartKind, Role
 from .notes import CLEARED_RESULT, TRIMMED_HISTORY
 from .plan import Batch, Plan, ResultRef
@@ -509,7 +509,8 @@ class Fitter:
         if partner is None:
             return 0
         head, following = self.messages[self.first], self.messages[partner]
-        merged = parts_cost(Role.USER, noted_parts(head) + following.parts, self.counter).tokens
+        merged = merged_cost([noted_cost(head, self.counter), message_cost(following, self.counter)],
+                             self.counter).tokens
         apart = (message_cost(head, self.counter).tokens + self.note_tokens
                  + message_cost(following, self.counter).tokens)
         return merged - apart
@@ -555,14 +556,18 @@ def _common_run(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> list[tupl
 TRIM_NOTE_PART = Part(PartKind.TEXT, TRIMMED_HISTORY)
 
 
-def noted_parts(first: Message) -> tuple[Part, ...]:
-    """The first message's parts once it carries the trimmed-history note (added once)."""
-    return first.parts if has_trim_note(first) else first.parts + (TRIM_NOTE_PART,)
+def noted_cost(first: Message, counter: Counter = SEED) -> MessageCost:
+    """The estimate of the first message once it carries the note, from its own estimate (a
+    big transcript's messages may be held without their text)."""
+    cost = message_cost(first, counter)
+    if has_trim_note(first):
+        return cost
+    return merged_cost([cost, parts_cost(first.role, (TRIM_NOTE_PART,), counter)], counter)
 
 
 def note_cost(first: Message, counter: Counter = SEED) -> int:
     """What adding the trimmed-history note to the first message costs (0 if it has it)."""
-    return parts_cost(first.role, noted_parts(first), counter).tokens - message_cost(first, counter).tokens
+    return noted_cost(first, counter).tokens - message_cost(first, counter).tokens
 
 
 def has_trim_note(message: Message) -> bool:

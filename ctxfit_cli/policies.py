@@ -24,8 +24,8 @@ import bisect
 from dataclasses import dataclass, replace
 from typing import Callable, Iterator, Protocol
 
-from .estimate import message_cost, parts_cost
-from .fitting import FitOptions, Fitter, Shape, note_cost, noted_parts
+from .estimate import merged_cost, message_cost
+from .fitting import FitOptions, Fitter, Shape, note_cost, noted_cost
 from .model import Role, Transcript
 
 
@@ -145,7 +145,7 @@ class OldTurns:
         tokens = before_head + noted_head + prefix[end] - prefix[start]
         if transcript.dialect == "anthropic":  # the turn's opening user message joins the head
             following = transcript.messages[start]
-            merged = parts_cost(Role.USER, noted_parts(head) + following.parts, counter).tokens
+            merged = merged_cost([noted_cost(head, counter), message_cost(following, counter)], counter).tokens
             tokens += merged - noted_head - message_cost(following, counter).tokens
 
         def shared(earlier: Request) -> int:

@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxfit_cli.counting import SEED, naive_tokens, script_counts
+from ctxfit_cli import estimate
 from ctxfit_cli.estimate import MESSAGE_OVERHEAD, message_cost, total_tokens
 from ctxfit_cli.model import Message, Part, PartKind, Role
 
@@ -96,3 +97,26 @@ def test_message_overhead_and_rounding_per_message():
 
 def test_naive_rule_is_chars_over_four():
     assert naive_tokens(10) == 3
+
+
+# --- the fast seed path and merged estimates -----------------------------------------------------
+
+_texts = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=60)
+_parts = st.lists(st.builds(
+    Part, st.sampled_from(list(PartKind)), _texts, st.sampled_from(["", "read_file", "読む"]),
+    st.sampled_from(["", "call_1", "вызов"]), st.sampled_from([0, 0, 85, 1600]), st.booleans(),
+), max_size=6).map(tuple)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(list(Role)), _parts)
+def test_the_fast_seed_path_matches_the_general_one(role, parts):
+    # _compute_cost measures every string with the counter; _seed_cost is its hand-tuned twin.
+    assert estimate._seed_cost(role, parts) == estimate._compute_cost(role, parts, SEED)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_parts, min_size=1, max_size=3))
+def test_merged_estimate_equals_the_estimate_of_the_joined_parts(pieces):
+    costs = [estimate.parts_cost(Role.USER, parts) for parts in pieces]
+    assert estimate.merged_cost(costs) == estimate.parts_cost(Role.USER, sum(pieces, ()))
