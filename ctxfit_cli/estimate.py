@@ -180,32 +180,29 @@ def _seed_cost(role: Role, parts: tuple[Part, ...]) -> MessageCost:
 def _finish(vectors: dict[str, Vector], results: list[int], image_tokens: int, result_images: int,
             chars: int, counter: Counter) -> MessageCost:
     """Round each kind once and put the estimate together."""
-    tokens = counter.tokens
-    by_kind = {kind: tokens(vector) for kind, vector in vectors.items() if kind != "tool_results"}
+    by_kind: dict[str, int] = {}
+    script_chars = script_tokens = (0, 0, 0)
+    if counter is SEED:  # the seed rule inline, per-script sums on the way (every message)
+        a = c = o = ta = to = 0
+        for kind, (x, y, z) in vectors.items():
+            tx, tz = -(-x // 4), -(-z // 2)
+            if kind != "tool_results":
+                by_kind[kind] = tx + y + tz
+            a, c, o, ta, to = a + x, c + y, o + z, ta + tx, to + tz
+        script_chars, script_tokens = (a, c, o), (ta, c, to)
+    else:
+        for kind, vector in vectors.items():
+            if kind != "tool_results":
+                by_kind[kind] = counter.tokens(vector)
     if results:
         by_kind["tool_results"] = sum(results) - result_images
     if image_tokens:
         by_kind["images"] = by_kind.get("images", 0) + image_tokens
     by_kind["overhead"] = MESSAGE_OVERHEAD
-    script_chars = script_tokens = (0, 0, 0)
-    if counter is SEED:
-        a = c = o = ta = to = 0
-        for x, y, z in vectors.values():
-            a, c, o = a + x, c + y, o + z
-            ta, to = ta - (-x // 4), to - (-z // 2)
-        script_chars, script_tokens = (a, c, o), (ta, c, to)
-    return MessageCost(
-        tokens=sum(by_kind.values()),
-        by_kind=by_kind,
-        vectors=vectors,
-        script_chars=script_chars,
-        script_tokens=script_tokens,
-        chars=chars,
-        naive=naive_tokens(chars) + image_tokens + MESSAGE_OVERHEAD,
-        results=tuple(results),
-        images=image_tokens,
-        result_images=result_images,
-    )
+    naive = naive_tokens(chars) + image_tokens + MESSAGE_OVERHEAD
+    # Positional: this runs once per message, and keywords cost twice as much here.
+    return MessageCost(sum(by_kind.values()), by_kind, vectors, script_chars, script_tokens, chars, naive,
+                       tuple(results), image_tokens, result_images)
 
 
 def total_tokens(messages, counter: Counter = SEED) -> int:

@@ -17,7 +17,7 @@ from .errors import BadInput
 from .estimate import TranscriptEstimate
 from .formats import NO_MESSAGES, PARSERS
 from .formats.common import Where
-from .reading import numbered_lines, parse_line
+from .reading import BUFFER, numbered_lines, parse_line
 
 #: Files smaller than this are read in one process: starting workers costs more than it saves.
 MIN_BYTES = 64 << 20
@@ -79,7 +79,7 @@ def _estimate_piece(job: tuple) -> tuple[TranscriptEstimate | None, int, tuple[i
     path, name, dialect, top_n, start, end = job
     parse = PARSERS[dialect]
     estimate = TranscriptEstimate(name, dialect, top_n=top_n)
-    with open(path, "rb") as file:
+    with open(path, "rb", buffering=BUFFER) as file:
         file.seek(start)
         piece = _Piece(file, end)
         try:
