@@ -40,6 +40,10 @@ from .notes import CLEARED_RESULT, TRIMMED_HISTORY
 from .plan import Batch, Plan, ResultRef
 
 DEFAULT_WINDOW = 1_000_000
+# Enum members as plain names: in Python 3.11 `PartKind.TOOL_RESULT` is a slow attribute
+# lookup, and these are compared for every part of every message.
+_TOOL_CALL, _TOOL_RESULT = PartKind.TOOL_CALL, PartKind.TOOL_RESULT
+_USER, _ASSISTANT = Role.USER, Role.ASSISTANT
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,30 +174,36 @@ class Fitter:
             self._append(message)
 
     def _append(self, message: Message) -> None:
+        # Runs for every message of every history fitted: one pass over the parts, locals.
         i = len(self.messages)
         self.messages.append(message)
         cost = message_cost(message, self.counter)
         floor = cost.tokens
-        for part in message.parts:
-            if part.kind is PartKind.TOOL_CALL and part.call_id:
+        results = iter(cost.results)
+        for j, part in enumerate(message.parts):
+            kind = part.kind
+            if kind is _TOOL_CALL and part.call_id:
                 self.tool_names[part.call_id] = part.tool
-        result_parts = [(j, p) for j, p in enumerate(message.parts) if p.kind is PartKind.TOOL_RESULT]
-        for (j, part), tokens in zip(result_parts, cost.results):
-            saving = tokens - self._cleared_tokens(part)
-            tool = part.tool or self.tool_names.get(part.call_id, "")
-            self.results.append(ResultRef(i, j, part.call_id, tool, tokens, saving))
-            self.result_index.append(i)
-            if self.first >= 0 and self._clearable(self.results[-1]):
-                floor -= saving
+            elif kind is _TOOL_RESULT:
+                tokens = next(results, None)
+                if tokens is None:
+                    continue  # a result inside a system message is system text, never cleared
+                saving = tokens - self._cleared_tokens(part)
+                ref = ResultRef(i, j, part.call_id, part.tool or self.tool_names.get(part.call_id, ""),
+                                tokens, saving)
+                self.results.append(ref)
+                self.result_index.append(i)
+                if self.first >= 0 and self._clearable(ref):
+                    floor -= saving
         self.cost_prefix.append(self.cost_prefix[-1] + cost.tokens)
         self.floor_prefix.append(self.floor_prefix[-1] + floor)
         if self.first < 0:
-            if message.role is Role.USER:
+            if message.role is _USER:
                 self.first = i
                 self.note_tokens = self._note_delta(message)
         elif message.is_human_turn:
             self._add_turn(i)
-        elif message.role is Role.ASSISTANT:
+        elif message.role is _ASSISTANT:
             self._add_round(i)
 
     def _clearable(self, ref: ResultRef) -> bool:
@@ -206,6 +216,8 @@ class Fitter:
         if self._note_vector is None:
             self._note_vector = self.counter.measure(CLEARED_RESULT)
         vector = self._note_vector
+        if self.counter is SEED and part.tool.isascii() and part.call_id.isascii():
+            return self.counter.tokens((vector[0] + len(part.tool) + len(part.call_id), *vector[1:]))
         for text in (part.tool, part.call_id):
             if text:
                 vector = tuple(map(operator.add, vector, self.counter.measure(text)))

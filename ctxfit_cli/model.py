@@ -46,6 +46,10 @@ class Part(NamedTuple):
     is_error: bool = False
 
 
+# Enum members as plain names: in Python 3.11 `Role.USER` is a slow attribute lookup.
+_USER, _TOOL_RESULT = Role.USER, PartKind.TOOL_RESULT
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class Message:
     role: Role
@@ -68,9 +72,12 @@ class Message:
     @property
     def is_human_turn(self) -> bool:
         """A user message carrying human input (text, images), not only tool results."""
-        if self.role is not Role.USER:
+        if self.role is not _USER:
             return False
-        return not self.parts or any(p.kind is not PartKind.TOOL_RESULT for p in self.parts)
+        for part in self.parts:  # a loop, not any(): asked of every message a fitter reads
+            if part.kind is not _TOOL_RESULT:
+                return True
+        return not self.parts
 
 
 @dataclass(slots=True)

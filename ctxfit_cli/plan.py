@@ -7,11 +7,13 @@ is the one JSON shape of a plan, whichever command prints it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class ResultRef:
-    """One tool result of the history: where it is, what it costs, what clearing it saves."""
+class ResultRef(NamedTuple):
+    """One tool result of the history: where it is, what it costs, what clearing it saves.
+
+    (A NamedTuple: the fitter makes one for every tool result it reads.)"""
 
     index: int  # message index in the conversation (system prompt excluded)
     part: int  # part index inside that message
@@ -54,6 +56,14 @@ class Plan:
     @property
     def cleared(self) -> tuple[ResultRef, ...]:
         return tuple(r for b in self.batches if b.cleared for r in b.results)
+
+    def sent(self) -> list[int]:
+        """Indices of the messages this plan sends, in order: all of them, or the head (up
+        to the first message), the anchor, and the kept tail."""
+        if not self.dropped:
+            return list(range(self.messages))
+        anchor = [self.anchor] if self.anchor is not None else []
+        return [*range(self.first + 1), *anchor, *range(self.start, self.messages)]
 
     @property
     def fits(self) -> bool:
