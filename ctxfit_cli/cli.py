@@ -25,7 +25,9 @@ from .fitting import FitOptions
 from .notes import AGENT_NOTE, TOO_LONG
 from .errors import CannotFit, UsageProblem
 from .outputs import atomic_write
-from .payload import fit_transcript
+from .payload import fit_outline, fit_transcript
+from .parallel import Outline
+from .model import Transcript
 from .policies import DEFAULT_POLICIES, POLICIES
 from .replay import PolicyReplay, Prices
 from .replay import replay as run_replay
@@ -259,11 +261,14 @@ def _single(path: str | None) -> str:
     return resolve_paths([path] if path else None)[0]
 
 
-def _current_conversations(source: str, format: str | None) -> list:
-    """The transcripts to fit, materialized. A Claude Code log that was compacted holds one
-    conversation per compaction; only the last is still sent, so only it is fitted."""
+def _current_conversations(source: str, format: str | None, counter: Counter) -> list[Transcript | Outline]:
+    """The transcripts to fit. A big JSON Lines chat file is read on every core, in outline
+    (`fit_outline`). A Claude Code log that was compacted holds one conversation per
+    compaction; only the last is still sent, so only it is fitted."""
     kept, compacted = [], 0
     for transcript in transcripts(source, format):
+        if parallel.worth_it(source, transcript.format, counter):
+            return [parallel.read_outline(source, transcript.path, transcript.format, transcript.dialect)]
         transcript = transcript.materialize()  # before the input moves on
         if transcript.format == "claude-code" and kept:
             kept, compacted = [], compacted + 1
@@ -273,6 +278,12 @@ def _current_conversations(source: str, format: str | None) -> list:
             f"{kept[0].path} was compacted {compacted} time{'s' if compacted > 1 else ''}: using the "
             f"conversation since the last compaction (line {kept[0].line})"))
     return kept
+
+
+def _fit(conversation: Transcript | Outline, options: FitOptions, tell_agent: bool) -> tuple[Transcript, Fitted]:
+    if isinstance(conversation, Outline):
+        return conversation.transcript, fit_outline(conversation, options, tell_agent=tell_agent)
+    return conversation, fit_transcript(conversation, options, tell_agent=tell_agent)
 
 
 def _cannot_fit(name: str, plan) -> CannotFit:
@@ -320,8 +331,8 @@ def fit(
                        _counter(tokenizer, profile))
     source = _single(path)
     outputs, reports = [], []
-    for transcript in _current_conversations(source, format):
-        fitted = fit_transcript(transcript, options, tell_agent=tell_agent)
+    for conversation in _current_conversations(source, format, options.counter):
+        transcript, fitted = _fit(conversation, options, tell_agent)
         if fitted.plan.cannot_fit:
             raise _cannot_fit(transcript.path, fitted.plan)
         outputs.append(fitted.payload)
@@ -380,8 +391,8 @@ def plan_command(
     options = _options(budget, window, lowwater, batch_size, protect_share, min_clear_tokens,
                        _counter(tokenizer, profile))
     entries = []
-    for transcript in _current_conversations(_single(path), format):
-        fitted = fit_transcript(transcript, options, tell_agent=tell_agent)
+    for conversation in _current_conversations(_single(path), format, options.counter):
+        transcript, fitted = _fit(conversation, options, tell_agent)
         entries.append(_fit_report(transcript, fitted))
     if json:
         write_json(entries[0] if len(entries) == 1 else entries)

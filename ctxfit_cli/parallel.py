@@ -1,22 +1,29 @@
-"""Estimating one big JSON Lines file on several cores.
+"""Reading one big JSON Lines file on several cores: to estimate it, or to fit it.
 
 A chat transcript in JSON Lines (OpenAI or Anthropic messages, one per line) is a list of
-independent lines, so a big file can be cut at line boundaries and each piece estimated by its
-own process; the totals merge exactly, message numbers and error line numbers included. Claude
+independent lines, so a big file can be cut at line boundaries and each piece read by its own
+process. To estimate, each piece's totals come back and merge exactly, message numbers and error
+line numbers included. To fit, each piece comes back in *outline*: every message with its
+estimate and the ids and names of its tool calls and results, but without its text — that is
+all the fitter needs — and the few messages the plan sends are then read again in full. Claude
 Code and Codex logs merge neighbouring records, and standard input cannot be cut, so those are
 always read in one process.
-
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import replace
+from typing import Iterator
 
 from .counting import SEED, Counter
 from .errors import BadInput
-from .estimate import TranscriptEstimate
+from .estimate import MessageCost, TranscriptEstimate, message_cost
 from .formats import NO_MESSAGES, PARSERS
 from .formats.common import Where
+from .model import Message, Part, PartKind, Role, Transcript
+from .notes import TRIMMED_HISTORY
+from .plan import Plan
 from .reading import BUFFER, numbered_lines, parse_line
 
 #: Files smaller than this are read in one process: starting workers costs more than it saves.
@@ -31,16 +38,33 @@ def worth_it(path: str, format: str, counter: Counter) -> bool:
             and path != "-" and os.path.isfile(path) and os.path.getsize(path) >= MIN_BYTES)
 
 
-def pieces(path: str, size: int, workers: int) -> list[tuple[int, int]]:
-    """Byte ranges that cut a file of `size` bytes into about `workers` pieces at line starts."""
-    cuts = [0]
+def pieces(path: str, size: int, workers: int, start: int = 0) -> list[tuple[int, int]]:
+    """Byte ranges that cut a file of `size` bytes from `start` (a line start) into about
+    `workers` pieces at line starts."""
+    cuts = [start]
     with open(path, "rb") as file:
         for k in range(1, workers):
-            file.seek(max(size * k // workers, cuts[-1]))
+            file.seek(max(start + (size - start) * k // workers, cuts[-1]))
             file.readline()  # on to the start of the next line
             cuts.append(min(file.tell(), size))
     cuts.append(size)
-    return [(a, b) for a, b in zip(cuts, cuts[1:]) if b > a] or [(0, size)]
+    return [(a, b) for a, b in zip(cuts, cuts[1:]) if b > a] or [(start, size)]
+
+
+def _run(function, jobs: list, workers: int) -> Iterator:
+    """`function` over `jobs` in `workers` forked processes: results in job order, each as
+    soon as it and those before it are ready."""
+    # Imported here: they cost every command ~30 ms at start-up and only big files need them.
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    with ProcessPoolExecutor(workers, mp_context=get_context("fork")) as pool:
+        yield from pool.map(function, jobs)
+
+
+def _jobs(path: str, workers: int, *args) -> list[tuple]:
+    # Twice as many pieces as workers: one that finishes early takes another piece.
+    return [(path, *args, start, end) for start, end in pieces(path, os.path.getsize(path), 2 * workers)]
 
 
 def estimate_in_parallel(path: str, name: str, dialect: str, *, top_n: int,
@@ -50,20 +74,10 @@ def estimate_in_parallel(path: str, name: str, dialect: str, *, top_n: int,
     Gives exactly what reading it in one process gives (tests hold it to that).
     """
     workers = workers or min(os.cpu_count() or 1, 8)
-    # Twice as many pieces as workers: one that finishes early takes another piece.
-    jobs = [(path, name, dialect, top_n, start, end)
-            for start, end in pieces(path, os.path.getsize(path), 2 * workers)]
-    # Imported here: they cost every command ~30 ms at start-up and only big files need them.
-    from concurrent.futures import ProcessPoolExecutor
-    from multiprocessing import get_context
-
-    with ProcessPoolExecutor(workers, mp_context=get_context("fork")) as pool:
-        results = list(pool.map(_estimate_piece, jobs))
+    results = _run(_estimate_piece, _jobs(path, workers, name, dialect, top_n), workers)
     total, lines_before = None, 0
     for estimate, lines, error in results:
-        if error is not None:  # the first error in file order is the one reported
-            line, problem = error
-            raise BadInput(name, line + lines_before if line else None, problem)
+        _raise_first(name, error, lines_before)
         if total is None:
             total = estimate
         else:
@@ -72,6 +86,13 @@ def estimate_in_parallel(path: str, name: str, dialect: str, *, top_n: int,
     if total is None or total.messages == 0:
         raise BadInput(name, None, NO_MESSAGES)
     return total
+
+
+def _raise_first(name: str, error: tuple[int, str] | None, lines_before: int) -> None:
+    """Report a piece's error (pieces are checked in file order: the first one is reported)."""
+    if error is not None:
+        line, problem = error
+        raise BadInput(name, line + lines_before if line else None, problem)
 
 
 def _estimate_piece(job: tuple) -> tuple[TranscriptEstimate | None, int, tuple[int, str] | None]:
@@ -97,12 +118,116 @@ class _Piece:
 
     def __init__(self, file, end: int) -> None:
         self.file, self.end, self.lines = file, end, 0
+        self.line_start = file.tell()  # byte offset of the line last read
 
     def __iter__(self):
         position = self.file.tell()
         for line in self.file:
             if position >= self.end:
                 return
+            self.line_start = position
             position += len(line)
             self.lines += 1
             yield line
+
+
+# --- fitting: a history held in outline --------------------------------------------------------
+
+# Roles and part kinds cross the process boundary as plain strings: unpickling an enum member
+# costs a call, and an outline holds hundreds of thousands of them.
+_KINDS = {kind.value: kind for kind in PartKind}
+_ROLES = {role.value: role for role in Role}
+_VALUES = {member: member.value for member in (*PartKind, *Role)}
+_SEED = SEED.name
+
+
+class Outline:
+    """A big transcript read in outline (see the module's docstring).
+
+    `transcript` holds the system prompt (its leading system lines, read in full); `messages`
+    reads the conversation, in outline, and yields each piece's messages as soon as the piece
+    is read, so the caller can work on them while later pieces are still being read. Outline
+    messages carry their exact estimates (in their memo) but no text and no raw bytes:
+    `complete` reads in full the ones a plan sends.
+    """
+
+    def __init__(self, path: str, transcript: Transcript, start: int, lines_before: int,
+                 workers: int | None = None) -> None:
+        self.path, self.transcript = path, transcript
+        self.start, self.lines_before = start, lines_before  # where the conversation begins
+        self.workers = workers or min(os.cpu_count() or 1, 8)
+        self.offsets: list[int] = []  # byte offset of each conversation message's line
+
+    def messages(self) -> Iterator[Message]:
+        """The conversation in outline, in order (reading it again starts over)."""
+        name, dialect = self.transcript.path, self.transcript.dialect
+        self.offsets = []
+        # Four pieces per worker: the caller gets the first while the rest are read.
+        cuts = pieces(self.path, os.path.getsize(self.path), 4 * self.workers, start=self.start)
+        jobs = [(self.path, name, dialect, a, b) for a, b in cuts]
+        lines_before, found = self.lines_before, False
+        for records, lines, error in _run(_outline_piece, jobs, self.workers):
+            _raise_first(name, error, lines_before)
+            for role, number, offset, parts, cost in records:
+                parts = tuple([Part(_KINDS[kind], text, tool, call_id, images, error)
+                               for kind, text, tool, call_id, images, error in parts])
+                self.offsets.append(offset)
+                found = True
+                yield Message(_ROLES[role], parts, b"", number + lines_before, {_SEED: MessageCost._make(cost)})
+            lines_before += lines
+        if not found:
+            raise BadInput(name, None, NO_MESSAGES)
+
+    def complete(self, transcript: Transcript, plan: Plan) -> Transcript:
+        """`transcript` (its messages those `messages` gave, its system prompt perhaps with a
+        note added) with the messages `plan` sends read in full."""
+        messages = list(transcript.messages)
+        parse = PARSERS[transcript.dialect]
+        name = transcript.path
+        with open(self.path, "rb") as file:
+            for i in plan.sent():
+                outline = messages[i]
+                file.seek(self.offsets[i])
+                [(_, line)] = numbered_lines(name, [file.readline()], at_start=self.offsets[i] == 0)
+                full = parse(parse_line(name, outline.line, line), line, Where(name, outline.line))
+                if message_cost(full).tokens != message_cost(outline).tokens:
+                    raise BadInput(name, outline.line, "changed while it was being read; run ctxfit again")
+                messages[i] = full
+        return replace(transcript, messages=tuple(messages))
+
+
+def read_outline(path: str, name: str, format: str, dialect: str, *, workers: int | None = None) -> Outline:
+    """Start reading a JSON Lines chat transcript in outline, on several processes (see
+    `worth_it`): the system prompt now, the conversation from `Outline.messages`."""
+    parse = PARSERS[dialect]
+    system: list[Message] = []
+    with open(path, "rb", buffering=BUFFER) as file:
+        piece = _Piece(file, os.path.getsize(path))
+        for number, line in numbered_lines(name, piece):
+            message = parse(parse_line(name, number, line), line, Where(name, number))
+            if message.role is not Role.SYSTEM:
+                transcript = Transcript(name, format, dialect, (), tuple(system))
+                return Outline(path, transcript, piece.line_start, piece.lines - 1, workers)
+            system.append(message)  # leading system lines are the system prompt, as always
+    raise BadInput(name, None, NO_MESSAGES)
+
+
+def _outline_piece(job: tuple) -> tuple[list | None, int, tuple[int, str] | None]:
+    """One piece in outline: plain tuples per message, cheap to send back."""
+    path, name, dialect, start, end = job
+    parse = PARSERS[dialect]
+    records = []
+    with open(path, "rb", buffering=BUFFER) as file:
+        file.seek(start)
+        piece = _Piece(file, end)
+        try:
+            for number, line in numbered_lines(name, piece, at_start=start == 0):
+                message = parse(parse_line(name, number, line), line, Where(name, number))
+                # Texts are left out but for ctxfit's own note, which the fitter looks for.
+                parts = tuple([(_VALUES[kind], text if text == TRIMMED_HISTORY else "", tool, call_id, images, error)
+                               for kind, text, tool, call_id, images, error in message.parts])
+                records.append((_VALUES[message.role], number, piece.line_start, parts,
+                                tuple(message_cost(message))))
+        except BadInput as error:
+            return None, 0, (error.line or 0, error.problem)
+    return records, piece.lines, None

@@ -12,7 +12,7 @@ max_tokens, ...) come first, unchanged.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Sequence
+from typing import Callable, Iterable, Sequence
 
 import orjson
 
@@ -23,6 +23,7 @@ from .formats import to_message
 from .formats.common import as_blocks, dumps
 from .model import Message, Role, Transcript
 from .notes import AGENT_NOTE, CLEARED_RESULT, TRIMMED_HISTORY
+from .parallel import Outline
 
 
 
@@ -47,11 +48,30 @@ def fit_transcript(transcript: Transcript, options: FitOptions, *, tell_agent: b
     b'{"messages":[{"role":"user","content":"Summarise the report."}]}'
     """
     transcript = transcript.materialize() if not isinstance(transcript.messages, tuple) else transcript
+    return _fit(transcript, transcript.messages, options, tell_agent)
+
+
+def fit_outline(outline: Outline, options: FitOptions, *, tell_agent: bool = False) -> Fitted:
+    """Plan and build the request for a big file read in outline (`parallel.read_outline`).
+
+    The fitter walks the conversation while later pieces are still being read; then the
+    messages the plan sends are read in full. Same request as `fit_transcript` (tests hold it
+    to that), without holding the file.
+    """
+    return _fit(outline.transcript, outline.messages(), options, tell_agent, complete=outline.complete)
+
+
+def _fit(transcript: Transcript, messages: Iterable[Message], options: FitOptions, tell_agent: bool,
+         complete: Callable[[Transcript, Plan], Transcript] | None = None) -> Fitted:
     if tell_agent:
         transcript = with_agent_note(transcript)
     fitter = Fitter(options, transcript.fixed, dialect=transcript.dialect)
-    fitter.extend(transcript.messages)
-    return build(transcript, fitter.plan(), options.counter)
+    fitter.extend(messages)
+    plan = fitter.plan()
+    transcript = replace(transcript, messages=tuple(fitter.messages))
+    if complete is not None:
+        transcript = complete(transcript, plan)
+    return build(transcript, plan, options.counter)
 
 
 def build(transcript: Transcript, plan: Plan, counter: Counter = SEED, *,
@@ -87,11 +107,12 @@ def sent_messages(transcript: Transcript, plan: Plan) -> tuple[Message, ...]:
     cleared: dict[int, frozenset[str]] = {}
     for ref in plan.cleared:
         cleared[ref.index] = cleared.get(ref.index, frozenset()) | {ref.call_id}
+    sent = plan.sent()
     if not plan.dropped:
-        return tuple(_cleared(messages[i], cleared.get(i), dialect) for i in range(plan.messages))
-    sent = [_cleared(messages[i], cleared.get(i), dialect) for i in range(plan.first + 1)]
+        return tuple(_cleared(messages[i], cleared.get(i), dialect) for i in sent)
+    head, tail = sent[:plan.first + 1], sent[plan.first + 1:]
+    sent = [_cleared(messages[i], cleared.get(i), dialect) for i in head]
     sent[-1] = _with_trim_note(sent[-1], dialect)
-    tail = ([plan.anchor] if plan.anchor is not None else []) + list(range(plan.start, plan.messages))
     for position, i in enumerate(tail):
         message = _cleared(messages[i], cleared.get(i), dialect)
         if position == 0 and dialect == "anthropic" and message.role is Role.USER:

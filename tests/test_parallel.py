@@ -9,7 +9,10 @@ import pytest
 from ctxfit_cli import parallel
 from ctxfit_cli.errors import BadInput
 from ctxfit_cli.estimate import TranscriptEstimate
+from ctxfit_cli.fitting import FitOptions
 from ctxfit_cli.formats import read_transcripts
+from ctxfit_cli.notes import TRIMMED_HISTORY
+from ctxfit_cli.payload import fit_outline, fit_transcript
 from conftest import Chat, run_cli
 from test_fit_properties import SCRIPTS
 
@@ -70,3 +73,87 @@ def test_the_cli_uses_several_processes_for_big_files_and_prints_the_same(tmp_pa
     many = CliRunner().invoke(app, ["estimate", "--json", str(path)])
     assert calls and many.exit_code == 0
     assert orjson.loads(many.stdout) == orjson.loads(one.stdout)
+
+
+# --- fitting a big file in outline ------------------------------------------------------------------
+
+
+def fit_sequentially(path, budget: int, tell_agent: bool = False):
+    with open(path, "rb") as stream:
+        [transcript] = read_transcripts(str(path), stream)
+        return fit_transcript(transcript.materialize(), FitOptions(budget=budget, window=10**7),
+                              tell_agent=tell_agent)
+
+
+def fit_in_outline(path, budget: int, tell_agent: bool = False, workers: int = 2):
+    outline = parallel.read_outline(str(path), str(path), *_format(path), workers=workers)
+    return fit_outline(outline, FitOptions(budget=budget, window=10**7), tell_agent=tell_agent)
+
+
+def _format(path) -> tuple[str, str]:
+    dialect = "anthropic" if ".anthropic." in path.name else "openai"
+    return dialect, dialect
+
+
+@pytest.mark.parametrize("dialect", ["anthropic", "openai"])
+@pytest.mark.parametrize("budget", [10**7, 60_000, 20_000, 3_000])  # stages none, clear, turns, rounds
+def test_a_big_file_fitted_in_outline_gives_the_same_request(tmp_path, dialect, budget):
+    path, _ = transcript_file(tmp_path, dialect, bom=budget == 20_000)
+    one, outline = fit_sequentially(path, budget), fit_in_outline(path, budget, workers=3)
+    assert outline.payload == one.payload
+    assert outline.plan.to_dict() == one.plan.to_dict() and outline.tokens == one.tokens
+
+
+@pytest.mark.parametrize("dialect", ["anthropic", "openai"])
+def test_outline_with_the_agent_note_and_without_a_system_line(tmp_path, dialect):
+    chat = Chat(dialect, system=None).user("Read them all.")
+    for n in range(120):
+        chat.round(SCRIPTS[sorted(SCRIPTS)[n % len(SCRIPTS)]] * 30)
+    path = tmp_path / f"bare.{dialect}.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + chat.jsonl())  # the first message is read again past a BOM
+    for tell_agent in (False, True):
+        one, outline = fit_sequentially(path, 8_000, tell_agent), fit_in_outline(path, 8_000, tell_agent)
+        assert outline.payload == one.payload and outline.plan.to_dict() == one.plan.to_dict()
+
+
+def test_refitting_a_fitted_history_in_outline_keeps_the_note_once(tmp_path):
+    path, _ = transcript_file(tmp_path, "anthropic")
+    fitted = orjson.loads(fit_sequentially(path, 20_000).payload)
+    refit = tmp_path / "refit.anthropic.jsonl"  # the fitted history, its first message noted
+    refit.write_bytes(b"".join(orjson.dumps(m) + b"\n" for m in fitted["messages"]))
+    one, outline = fit_sequentially(refit, 6_000), fit_in_outline(refit, 6_000)
+    assert outline.payload == one.payload and outline.plan.to_dict() == one.plan.to_dict()
+    assert outline.payload.count(TRIMMED_HISTORY.encode()) == 1
+
+
+def test_a_bad_line_is_reported_the_same_when_fitting_in_outline(tmp_path):
+    path, _ = transcript_file(tmp_path, "openai")
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[-7] = b'{"role": "tool", "content": "no call id"}\n'
+    path.write_bytes(b"".join(lines))
+    with pytest.raises(BadInput) as one:
+        fit_sequentially(path, 20_000)
+    with pytest.raises(BadInput) as outline:
+        fit_in_outline(path, 20_000, workers=3)
+    assert str(outline.value) == str(one.value) and f":{len(lines) - 6}: " in str(one.value)
+
+
+def test_only_a_system_prompt_is_no_messages_in_outline_too(tmp_path):
+    path = tmp_path / "system.anthropic.jsonl"
+    path.write_bytes(b'{"role": "system", "content": "You are an agent."}\n' * 3)
+    with pytest.raises(BadInput, match="has no messages"):
+        parallel.read_outline(str(path), str(path), "anthropic", "anthropic")
+
+
+def test_the_cli_fits_big_files_in_outline_and_writes_the_same(tmp_path, monkeypatch):
+    path, _ = transcript_file(tmp_path, "anthropic")
+    one = run_cli("fit", str(path), "--budget", "20000", "--tell-agent")
+    monkeypatch.setattr(parallel, "MIN_BYTES", 1)
+    from typer.testing import CliRunner
+    from ctxfit_cli.cli import app
+    calls = []
+    real = parallel.read_outline
+    monkeypatch.setattr(parallel, "read_outline", lambda *a, **k: calls.append(1) or real(*a, **k))
+    many = CliRunner().invoke(app, ["fit", str(path), "--budget", "20000", "--tell-agent"])
+    assert calls and many.exit_code == 0 and one.returncode == 0
+    assert many.stdout_bytes == one.stdout
