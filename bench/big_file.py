@@ -8,18 +8,26 @@ of mixed Russian / Chinese / Japanese / English / code text), at --size-mb and a
 Then, for each size, side by side and interleaved, each run as its own process:
 
 - bare parse: `for line in open(path, 'rb'): orjson.loads(line)`, the floor of reading the file;
-- `ctxfit estimate --json PATH`, end to end (streams the file);
-- `ctxfit fit PATH --budget 400000 -o /tmp/out.json`, end to end (holds the whole history).
+- `ctxfit estimate --json PATH`, end to end (streams the file, on every core);
+- `ctxfit fit PATH --budget 400000 -o /tmp/out.json`, end to end (reads the file on every core in
+  outline — estimates, ids and names, no text — then reads again in full what it sends).
 
 Wall time and peak RSS (the child's own, from `wait4`) are medians of the runs.
 Targets: estimate ≤ 2× bare parse and peak RSS ≤ 200 MB at any size (the small size shows it does
-not grow); fit ≤ 3× bare parse (its memory is reported, it needs the history in memory).
+not grow); fit ≤ 3× bare parse (its memory is reported: no target). The time targets are the
+issue's, for the 1 GB file; the smaller file is shown too (start-up weighs more there).
+
+Then, to show where the time goes, the work of one process on the first 100 MB, stage by stage,
+each stage doing everything the one before did and one thing more (medians of 3, in one child
+process). ctxfit reads files through a 1 MB buffer: that alone makes reading lines several times
+faster than the default 8 KB buffer the bare parse uses, so both are shown.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import time
 from pathlib import Path
 from random import Random
@@ -87,6 +95,74 @@ def measure(path: str, repeat: int) -> dict[str, tuple[float, int]]:
     return {k: (c.median([s for s, _ in v]), c.median([r for _, r in v])) for k, v in runs.items()}
 
 
+STAGES = """
+import json, statistics, sys, time
+import orjson
+from ctxfit_cli.estimate import TranscriptEstimate, message_cost
+from ctxfit_cli.formats import PARSERS
+from ctxfit_cli.formats.common import Where
+from ctxfit_cli.reading import BUFFER, numbered_lines, parse_line
+
+path = sys.argv[1]
+parse = PARSERS["anthropic"]
+
+def lines(buffering=BUFFER):
+    with open(path, "rb", buffering=buffering) as file:
+        yield from numbered_lines(path, file)
+
+def messages():
+    for number, line in lines():
+        yield parse(parse_line(path, number, line), line, Where(path, number))
+
+def report():
+    estimate = TranscriptEstimate(path, "anthropic", top_n=5)
+    for message in messages():
+        estimate.add(message)
+
+stages = {
+    "read lines, default 8 KB buffer": lambda: [0 for _ in open(path, "rb")],
+    "read lines (1 MB buffer, as ctxfit does)": lambda: [0 for _ in lines()],
+    "+ orjson.loads each line": lambda: [orjson.loads(line) for _, line in lines()],
+    "+ parse into messages (the transcript model)": lambda: [0 for _ in messages()],
+    "+ estimate each message (seed rule)": lambda: [message_cost(m) for m in messages()],
+    "+ add up the report = one process's estimate": report,
+}
+times = {name: [] for name in stages}
+for _ in range(3):
+    for name, stage in stages.items():
+        start = time.perf_counter()
+        stage()
+        times[name].append(time.perf_counter() - start)
+print(json.dumps({name: statistics.median(t) for name, t in times.items()}))
+"""
+
+
+def stages(path: str, size_bytes: int) -> dict[str, float]:
+    """Median seconds of each stage on the first `size_bytes` of `path`, in one child process."""
+    head = path + ".head"
+    with open(path, "rb") as source, open(head, "wb") as target:
+        for line in source:
+            target.write(line)
+            if target.tell() >= size_bytes:
+                break
+    try:
+        out = subprocess.run([c.PYTHON, "-c", STAGES, head], capture_output=True, check=True, cwd=c.ROOT)
+    finally:
+        os.remove(head)
+    return orjson.loads(out.stdout)
+
+
+def stage_table(times: dict[str, float]) -> str:
+    """The first row (the default buffer) stands alone; each later one adds to the one before."""
+    (first, *chain), total = list(times), list(times.values())[-1]
+    rows, previous = [[first, c.fmt_s(times[first]), "", ""]], 0.0
+    for name in chain:
+        step = times[name] - previous
+        rows.append([name, c.fmt_s(times[name]), c.fmt_s(step), f"{step / total:.0%}"])
+        previous = times[name]
+    return c.table(["stage (cumulative)", "median", "this stage", "share"], rows)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size-mb", type=float, default=1000.0, help="size of the big transcript (MB)")
@@ -111,6 +187,9 @@ def main() -> None:
                 while f.read(1 << 24):
                     pass
             results[mb] = (size, rounds, measure(path, args.repeat))
+        print("where the time goes (one process, first 100 MB):", flush=True)
+        stage_times = stages(files[-1], 100_000_000)
+        print(stage_table(stage_times))
     finally:
         if not args.keep:
             for path in files + [OUT]:
@@ -118,7 +197,7 @@ def main() -> None:
                     os.remove(path)
 
     rows, verdicts = [], []
-    est_rss_ok = fit_ok = est_ok = True
+    est_rss_ok = True
     for mb, (size, rounds, m) in results.items():
         bare_s = m["bare parse (orjson per line)"][0]
         for name, (seconds, rss) in m.items():
@@ -126,10 +205,11 @@ def main() -> None:
                          f"{seconds / bare_s:.2f}×", c.fmt_mb(rss)])
         est_s, est_rss = m["ctxfit estimate --json"]
         fit_s, fit_rss = m["ctxfit fit --budget 400000 -o"]
-        est_ok &= est_s / bare_s <= 2.0
         est_rss_ok &= est_rss <= 200e6
-        fit_ok &= fit_s / bare_s <= 3.0
         verdicts.append((size, est_s / bare_s, est_rss, fit_s / bare_s, fit_rss))
+    # The time targets are for the biggest file (the issue's 1 GB); memory holds at every size.
+    size, est_ratio, _, fit_ratio, _ = verdicts[-1]
+    est_ok, fit_ok = est_ratio <= 2.0, fit_ratio <= 3.0
     t = c.table(["file", "command", "median wall", "MB/s", "× bare parse", "median peak RSS"], rows)
     print(f"medians of {args.repeat} runs")
     print(t)
@@ -138,10 +218,11 @@ def main() -> None:
         lines.append(f"- {size / 1e6:,.0f} MB: estimate {est_ratio:.2f}× bare parse, peak {c.fmt_mb(est_rss)}; "
                      f"fit {fit_ratio:.2f}× bare parse, peak {c.fmt_mb(fit_rss)}.")
     print("\n".join(lines))
+    big = f"{size / 1e6:,.0f} MB"
     targets = [
-        f"- estimate ≤ 2× bare parse: {c.verdict(est_ok)}",
-        f"- estimate peak RSS ≤ 200 MB at every size: {c.verdict(est_rss_ok)}",
-        f"- fit ≤ 3× bare parse: {c.verdict(fit_ok)} (fit holds the whole history: its peak RSS is reported above, no target)",
+        f"- estimate ≤ 2× bare parse on {big}: {est_ratio:.2f}× → {c.verdict(est_ok)}",
+        f"- estimate peak RSS ≤ 200 MB at every size → {c.verdict(est_rss_ok)}",
+        f"- fit ≤ 3× bare parse on {big}: {fit_ratio:.2f}× → {c.verdict(fit_ok)} (its peak RSS is reported above: no target)",
     ]
     print("\n".join(targets).replace("**", ""))
     if args.no_doc:
@@ -150,6 +231,8 @@ def main() -> None:
         "Transcripts: " + ", ".join(f"{s / 1e6:,.0f} MB ({2 * r + 1:,} messages)" for s, r, _ in results.values())
         + f". Medians of {args.repeat} interleaved runs, each a separate process reading the file "
         f"from the page cache. MB/s is the file's size over the wall time.\n\n{t}\n\n" + "\n".join(lines)
+        + "\n\nWhere the time goes: one process's work on the first 100 MB of the biggest file, "
+        "stage by stage (medians of 3).\n\n" + stage_table(stage_times)
     )
     c.write_section("big_file", c.section(
         "2. A big transcript end to end", __doc__.split("\n\n", 2)[2].strip(), c.command_line(),

@@ -94,11 +94,12 @@ def script_counts(text: str) -> tuple[int, int, int]:
 
 
 def _cjk_count(text: str) -> int:
-    blocks = text.encode("utf-16-le", "surrogatepass")[1::2]
+    utf16 = text.encode("utf-16-le", "surrogatepass")
+    blocks = utf16[1::2]
     cjk = len(blocks.translate(None, _NOT_CJK_BLOCK))
     if 0x2E in blocks:
         cjk += len(_RADICALS_SUPPLEMENT.findall(text))
-    if 0xD8 in blocks or 0xD9 in blocks or 0xDA in blocks or 0xDB in blocks:  # astral characters
+    if len(utf16) > 2 * len(text):  # astral characters take two UTF-16 units: no scan to know
         cjk += len(_ASTRAL_CJK.findall(text.encode("utf-8", "surrogatepass")))
     return cjk
 

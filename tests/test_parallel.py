@@ -157,3 +157,6 @@ def test_the_cli_fits_big_files_in_outline_and_writes_the_same(tmp_path, monkeyp
     many = CliRunner().invoke(app, ["fit", str(path), "--budget", "20000", "--tell-agent"])
     assert calls and many.exit_code == 0 and one.returncode == 0
     assert many.stdout_bytes == one.stdout
+    one_plan = run_cli("plan", str(path), "--budget", "3000", "--json")
+    many_plan = CliRunner().invoke(app, ["plan", str(path), "--budget", "3000", "--json"])
+    assert len(calls) == 2 and orjson.loads(many_plan.stdout) == orjson.loads(one_plan.stdout)
