@@ -32,19 +32,20 @@ PARALLEL_DIALECTS = ("openai", "anthropic")
 
 
 def worth_it(path: str, format: str, counter: Counter) -> bool:
-    """Whether `estimate_in_parallel` applies: a big regular file of a line-independent format,
-    estimated with the seed rule, on a machine with more than one core."""
+    """Whether a file is read on several processes (`estimate_in_parallel`, `read_outline`): a
+    big regular file of a line-independent format, counted with the seed rule, on a machine
+    with more than one core."""
     return (format in PARALLEL_DIALECTS and counter is SEED and (os.cpu_count() or 1) > 1
             and path != "-" and os.path.isfile(path) and os.path.getsize(path) >= MIN_BYTES)
 
 
-def pieces(path: str, size: int, workers: int, start: int = 0) -> list[tuple[int, int]]:
+def pieces(path: str, size: int, count: int, start: int = 0) -> list[tuple[int, int]]:
     """Byte ranges that cut a file of `size` bytes from `start` (a line start) into about
-    `workers` pieces at line starts."""
+    `count` pieces at line starts."""
     cuts = [start]
     with open(path, "rb") as file:
-        for k in range(1, workers):
-            file.seek(max(start + (size - start) * k // workers, cuts[-1]))
+        for k in range(1, count):
+            file.seek(max(start + (size - start) * k // count, cuts[-1]))
             file.readline()  # on to the start of the next line
             cuts.append(min(file.tell(), size))
     cuts.append(size)
@@ -62,9 +63,9 @@ def _run(function, jobs: list, workers: int) -> Iterator:
         yield from pool.map(function, jobs)
 
 
-def _jobs(path: str, workers: int, *args) -> list[tuple]:
-    # Twice as many pieces as workers: one that finishes early takes another piece.
-    return [(path, *args, start, end) for start, end in pieces(path, os.path.getsize(path), 2 * workers)]
+def _jobs(path: str, count: int, *args, start: int = 0) -> list[tuple]:
+    """One job per piece: (path, *args, piece start, piece end)."""
+    return [(path, *args, a, b) for a, b in pieces(path, os.path.getsize(path), count, start)]
 
 
 def estimate_in_parallel(path: str, name: str, dialect: str, *, top_n: int,
@@ -74,7 +75,8 @@ def estimate_in_parallel(path: str, name: str, dialect: str, *, top_n: int,
     Gives exactly what reading it in one process gives (tests hold it to that).
     """
     workers = workers or min(os.cpu_count() or 1, 8)
-    results = _run(_estimate_piece, _jobs(path, workers, name, dialect, top_n), workers)
+    # Twice as many pieces as workers: one that finishes early takes another piece.
+    results = _run(_estimate_piece, _jobs(path, 2 * workers, name, dialect, top_n), workers)
     total, lines_before = None, 0
     for estimate, lines, error in results:
         _raise_first(name, error, lines_before)
@@ -162,15 +164,14 @@ class Outline:
         """The conversation in outline, in order (reading it again starts over)."""
         name, dialect = self.transcript.path, self.transcript.dialect
         self.offsets = []
-        # Four pieces per worker: the caller gets the first while the rest are read.
-        cuts = pieces(self.path, os.path.getsize(self.path), 4 * self.workers, start=self.start)
-        jobs = [(self.path, name, dialect, a, b) for a, b in cuts]
+        # Four pieces per worker: the caller works on the first while the rest are read.
+        jobs = _jobs(self.path, 4 * self.workers, name, dialect, start=self.start)
         lines_before, found = self.lines_before, False
         for records, lines, error in _run(_outline_piece, jobs, self.workers):
             _raise_first(name, error, lines_before)
             for role, number, offset, parts, cost in records:
-                parts = tuple([Part(_KINDS[kind], text, tool, call_id, images, error)
-                               for kind, text, tool, call_id, images, error in parts])
+                parts = tuple([Part(_KINDS[kind], text, tool, call_id, images, is_error)
+                               for kind, text, tool, call_id, images, is_error in parts])
                 self.offsets.append(offset)
                 found = True
                 yield Message(_ROLES[role], parts, b"", number + lines_before, {_SEED: MessageCost._make(cost)})
@@ -224,8 +225,8 @@ def _outline_piece(job: tuple) -> tuple[list | None, int, tuple[int, str] | None
             for number, line in numbered_lines(name, piece, at_start=start == 0):
                 message = parse(parse_line(name, number, line), line, Where(name, number))
                 # Texts are left out but for ctxfit's own note, which the fitter looks for.
-                parts = tuple([(_VALUES[kind], text if text == TRIMMED_HISTORY else "", tool, call_id, images, error)
-                               for kind, text, tool, call_id, images, error in message.parts])
+                parts = tuple([(_VALUES[kind], text if text == TRIMMED_HISTORY else "", tool, call_id, images, is_error)
+                               for kind, text, tool, call_id, images, is_error in message.parts])
                 records.append((_VALUES[message.role], number, piece.line_start, parts,
                                 tuple(message_cost(message))))
         except BadInput as error:
