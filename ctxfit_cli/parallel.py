@@ -31,11 +31,20 @@ MIN_BYTES = 64 << 20
 PARALLEL_DIALECTS = ("openai", "anthropic")
 
 
+def cores() -> int:
+    """The CPUs this process may run on: its affinity mask where the OS has one (a container or
+    `taskset` may allow fewer than the machine has), as Python 3.13's `os.process_cpu_count`."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
 def worth_it(path: str, format: str, counter: Counter) -> bool:
     """Whether a file is read on several processes (`estimate_in_parallel`, `read_outline`): a
     big regular file of a line-independent format, counted with the seed rule, on a machine
     with more than one core."""
-    return (format in PARALLEL_DIALECTS and counter is SEED and (os.cpu_count() or 1) > 1
+    return (format in PARALLEL_DIALECTS and counter is SEED and cores() > 1
             and path != "-" and os.path.isfile(path) and os.path.getsize(path) >= MIN_BYTES)
 
 
@@ -74,7 +83,7 @@ def estimate_in_parallel(path: str, name: str, dialect: str, *, top_n: int,
 
     Gives exactly what reading it in one process gives (tests hold it to that).
     """
-    workers = workers or min(os.cpu_count() or 1, 8)
+    workers = workers or min(cores(), 8)
     # Twice as many pieces as workers: one that finishes early takes another piece.
     results = _run(_estimate_piece, _jobs(path, 2 * workers, name, dialect, top_n), workers)
     total, lines_before = None, 0
@@ -157,7 +166,7 @@ class Outline:
                  workers: int | None = None) -> None:
         self.path, self.transcript = path, transcript
         self.start, self.lines_before = start, lines_before  # where the conversation begins
-        self.workers = workers or min(os.cpu_count() or 1, 8)
+        self.workers = workers or min(cores(), 8)
         self.offsets: list[int] = []  # byte offset of each conversation message's line
 
     def messages(self) -> Iterator[Message]:
