@@ -25,9 +25,9 @@ from .fitting import FitOptions
 from .notes import AGENT_NOTE, TOO_LONG
 from .errors import CannotFit, UsageProblem
 from .outputs import atomic_write
-from .payload import fit_outline, fit_transcript
-from .parallel import Outline
 from .model import Transcript
+from .parallel import Outline
+from .payload import Fitted, fit_outline, fit_transcript
 from .policies import DEFAULT_POLICIES, POLICIES
 from .replay import PolicyReplay, Prices
 from .replay import replay as run_replay
@@ -280,7 +280,8 @@ def _current_conversations(source: str, format: str | None, counter: Counter) ->
     return kept
 
 
-def _fit(conversation: Transcript | Outline, options: FitOptions, tell_agent: bool) -> tuple[Transcript, Fitted]:
+def _fit_conversation(conversation: Transcript | Outline, options: FitOptions,
+                      tell_agent: bool) -> tuple[Transcript, Fitted]:
     if isinstance(conversation, Outline):
         return conversation.transcript, fit_outline(conversation, options, tell_agent=tell_agent)
     return conversation, fit_transcript(conversation, options, tell_agent=tell_agent)
@@ -332,7 +333,7 @@ def fit(
     source = _single(path)
     outputs, reports = [], []
     for conversation in _current_conversations(source, format, options.counter):
-        transcript, fitted = _fit(conversation, options, tell_agent)
+        transcript, fitted = _fit_conversation(conversation, options, tell_agent)
         if fitted.plan.cannot_fit:
             raise _cannot_fit(transcript.path, fitted.plan)
         outputs.append(fitted.payload)
@@ -392,7 +393,7 @@ def plan_command(
                        _counter(tokenizer, profile))
     entries = []
     for conversation in _current_conversations(_single(path), format, options.counter):
-        transcript, fitted = _fit(conversation, options, tell_agent)
+        transcript, fitted = _fit_conversation(conversation, options, tell_agent)
         entries.append(_fit_report(transcript, fitted))
     if json:
         write_json(entries[0] if len(entries) == 1 else entries)

@@ -26,7 +26,6 @@ from .notes import AGENT_NOTE, CLEARED_RESULT, TRIMMED_HISTORY
 from .parallel import Outline
 
 
-
 @dataclass(frozen=True)
 class Fitted:
     """A fitted request: the plan, the payload bytes, and the payload's own estimate."""
