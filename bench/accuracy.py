@@ -242,18 +242,18 @@ def main() -> None:
         out("")
 
     # Rates.
+    def weights(heading: str, names, values) -> None:
+        """One row per class or run, one column per profile."""
+        out(f"| {heading} | " + " | ".join(profiles) + " |")
+        out("|---|" + "---|" * len(profiles))
+        for i, name in enumerate(names):
+            out(f"| {name} | " + " | ".join(f"{values(p)[i]:g}" for p in profiles.values()) + " |")
+        out("")
+
     out("## Profile rates (characters per token)\n")
-    out("| class | " + " | ".join(profiles) + " |")
-    out("|---|" + "---|" * len(profiles))
-    for i, c in enumerate(CLASSES):
-        out(f"| {c} | " + " | ".join(f"{p.rates[i]:g}" for p in profiles.values()) + " |")
-    out("")
+    weights("class", CLASSES, lambda p: p.rates)
     out("Run weights (tokens per run start):\n")
-    out("| run | " + " | ".join(profiles) + " |")
-    out("|---|" + "---|" * len(profiles))
-    for i, r in enumerate(RUNS):
-        out(f"| {r} | " + " | ".join(f"{p.runs[i]:g}" for p in profiles.values()) + " |")
-    out("")
+    weights("run", RUNS, lambda p: p.runs)
 
     # Throughput.
     rows, seed_rate, profile_rate = throughput(test, profiles["safe"])

@@ -487,18 +487,26 @@ def grep_lines(files: dict[str, str], pattern: str) -> str:
     return "\n".join(out) if out else "No matches found"
 
 
+class Repo(dict):
+    """A repository's files by path, each generated from `specs` the first time it is read
+    (and then edited in place by the session that reads it)."""
+
+    def __init__(self, specs: dict, seed: str) -> None:
+        super().__init__()
+        self.specs, self.seed = specs, seed
+
+    def __missing__(self, path: str) -> str:
+        gen, chars, kw = self.specs[path]
+        self[path] = text(gen, chars, f"{self.seed}-{path}", **kw)
+        return self[path]
+
+
 def build_multiturn_chat() -> list[dict]:
     ids = Ids("multiturn_chat")
     r = Random("ctxfit-sample:multiturn_chat")
     messages: list[dict] = [{"role": "system", "content": CHAT_SYSTEM}]
     intros = ["Let me look.", "Checking.", "I'll run that.", "Let me read the relevant files.", None, None, None]
-    files: dict[str, str] = {}
-
-    def repo(path: str) -> str:
-        if path not in files:
-            gen, chars, kw = CHAT_REPO[path]
-            files[path] = text(gen, chars, f"chat-{path}", **kw)
-        return files[path]
+    files = Repo(CHAT_REPO, "chat")
 
     seq = 0
     for t, turn in enumerate(_chat_turns()):
@@ -513,15 +521,15 @@ def build_multiturn_chat() -> list[dict]:
                 seq += 1
                 tid = ids.toolu()
                 if spec is EDIT:
-                    _, old, indent = pick_snippet(repo(args["path"]))
+                    _, old, indent = pick_snippet(files[args["path"]])
                     new = indent + args["insert"] + "\n" + old
                     files[args["path"]] = files[args["path"]].replace(old, new, 1)
                     args = {"path": args["path"], "old_string": old, "new_string": new}
                     body = f"Edited {args['path']}: replaced 1 occurrence (3 lines -> 4 lines)."
                 elif spec == FILE:
-                    body = repo(args["path"])
+                    body = files[args["path"]]
                 elif spec[0] == "grep":
-                    body = grep_lines({p: repo(p) for p in spec[1]}, spec[2])
+                    body = grep_lines({p: files[p] for p in spec[1]}, spec[2])
                 elif spec[0] == "lit":
                     body = spec[1]
                 else:
@@ -639,16 +647,10 @@ def _cat_n(body: str) -> str:
 def build_claude_code() -> list[dict]:
     log = ClaudeCodeLog()
     ids, clock = log.ids, log.clock
-    files: dict[str, str] = {}
-
-    def body(path: str) -> str:
-        if path not in files:
-            gen, chars, kw = CC_REPO[path]
-            files[path] = text(gen, chars, f"cc-{path}", **kw)
-        return files[path]
+    files = Repo(CC_REPO, "cc")
 
     def read(path: str) -> tuple[dict, dict]:
-        content = body(path)
+        content = files[path]
         tid = ids.toolu()
         call = {"type": "tool_use", "id": tid, "name": "Read", "input": {"file_path": path}}
         n = content.count("\n") + 1
@@ -667,7 +669,7 @@ def build_claude_code() -> list[dict]:
                       {"stdout": out, "stderr": "", "interrupted": False, "isImage": False})
 
     def grep(pattern: str, path: str, paths: list[str]):
-        out = grep_lines({p: body(p) for p in paths}, pattern)
+        out = grep_lines({p: files[p] for p in paths}, pattern)
         tid = ids.toolu()
         call = {"type": "tool_use", "id": tid, "name": "Grep",
                 "input": {"pattern": pattern, "path": path, "output_mode": "content", "-n": True}}
