@@ -119,11 +119,6 @@ class SeedCounter:
         ascii_chars, cjk_chars, other_chars = vector
         return -(-ascii_chars // 4) + cjk_chars + -(-other_chars // 2)
 
-    def class_tokens(self, vector: Vector) -> Vector:
-        """Tokens per class (these add up to `tokens(vector)`)."""
-        ascii_chars, cjk_chars, other_chars = vector
-        return (-(-ascii_chars // 4), cjk_chars, -(-other_chars // 2))
-
 
 SEED = SeedCounter()
 

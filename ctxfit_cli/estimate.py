@@ -60,12 +60,8 @@ class MessageCost(NamedTuple):
     result_images: int = 0
 
 
-def part_kind(role: Role, part: Part) -> str:
-    """Which kind of content a part counts as, given the role of its message."""
-    return _KIND_OF[role][part.kind]
-
-
 def _kind_of(role: Role, kind: PartKind) -> str:
+    """Which kind of content a part counts as, given the role of its message."""
     if role is Role.SYSTEM:
         return "system"
     if kind is PartKind.TOOL_RESULT:

@@ -6,7 +6,6 @@ Only the CLI calls this module. Every string that came from the user's data is e
 
 from __future__ import annotations
 
-import shutil
 import sys
 from typing import TextIO
 
@@ -117,10 +116,6 @@ def estimate_report(out: Console, report: dict, *, budget: int, window: int) -> 
             top.add_row(str(item["index"]), item["role"], escape(item["tool"] or ""), number(item["tokens"]))
         out.print(top)
     out.print()
-
-
-def terminal_width() -> int:
-    return shutil.get_terminal_size((PIPE_WIDTH, 24)).columns
 
 
 STAGE_WORDS = {

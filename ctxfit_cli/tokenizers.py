@@ -220,11 +220,6 @@ ALIASES = {
 _LOADED: dict[str, TokenizerCounter] = {}
 
 
-def tokenizer_names() -> list[str]:
-    """Names `get_tokenizer` accepts (aliases excluded)."""
-    return list(_TOKENIZERS)
-
-
 def available_tokenizers() -> dict[str, bool]:
     """Each tokenizer name, and whether its package is installed (nothing is loaded).
 
