@@ -10,7 +10,7 @@ import functools
 import gc
 import sys
 from itertools import chain
-from typing import Annotated, Callable, Optional
+from typing import Annotated, Callable, Iterator, Optional
 
 import orjson
 import typer
@@ -280,11 +280,14 @@ def _current_conversations(source: str, format: str | None, counter: Counter) ->
     return kept
 
 
-def _fit_conversation(conversation: Transcript | Outline, options: FitOptions,
-                      tell_agent: bool) -> tuple[Transcript, Fitted]:
-    if isinstance(conversation, Outline):
-        return conversation.transcript, fit_outline(conversation, options, tell_agent=tell_agent)
-    return conversation, fit_transcript(conversation, options, tell_agent=tell_agent)
+def _fit_each(source: str, format: str | None, options: FitOptions,
+              tell_agent: bool) -> Iterator[tuple[Transcript, Fitted]]:
+    """Each conversation of `source` that is still sent, with its fitted request."""
+    for conversation in _current_conversations(source, format, options.counter):
+        if isinstance(conversation, Outline):
+            yield conversation.transcript, fit_outline(conversation, options, tell_agent=tell_agent)
+        else:
+            yield conversation, fit_transcript(conversation, options, tell_agent=tell_agent)
 
 
 def _cannot_fit(name: str, plan) -> CannotFit:
@@ -330,10 +333,8 @@ def fit(
     format = _check_format(format)
     options = _options(budget, window, lowwater, batch_size, protect_share, min_clear_tokens,
                        _counter(tokenizer, profile))
-    source = _single(path)
     outputs, reports = [], []
-    for conversation in _current_conversations(source, format, options.counter):
-        transcript, fitted = _fit_conversation(conversation, options, tell_agent)
+    for transcript, fitted in _fit_each(_single(path), format, options, tell_agent):
         if fitted.plan.cannot_fit:
             raise _cannot_fit(transcript.path, fitted.plan)
         outputs.append(fitted.payload)
@@ -391,10 +392,8 @@ def plan_command(
     format = _check_format(format)
     options = _options(budget, window, lowwater, batch_size, protect_share, min_clear_tokens,
                        _counter(tokenizer, profile))
-    entries = []
-    for conversation in _current_conversations(_single(path), format, options.counter):
-        transcript, fitted = _fit_conversation(conversation, options, tell_agent)
-        entries.append(_fit_report(transcript, fitted))
+    entries = [_fit_report(transcript, fitted)
+               for transcript, fitted in _fit_each(_single(path), format, options, tell_agent)]
     if json:
         write_json(entries[0] if len(entries) == 1 else entries)
     else:
