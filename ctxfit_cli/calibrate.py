@@ -35,10 +35,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
+# At the top: the CLI imports this module only for `ctxfit calibrate` (numpy costs start-up).
+import numpy as np
+
 from .counting import Counter
-from .errors import MissingExtra
 from .profiles import CLASSES, N_CLASSES, RUNS, ProfileCounter, class_counts
-from .tokenizers import INSTALL_HINT
 
 MIN_PARAGRAPH = 200
 #: Bounds on a fitted rate (characters per token).
@@ -85,16 +86,14 @@ def calibrate(
     description: str = "",
     margin: float = 0.02,
     max_under_share: float = 0.01,
-    paragraph_weight: float | None = None,
     steps: int = 6,
 ) -> dict[str, Any]:
     """Fit a profile dict to `texts` (one string per file) counted by `tokenizer`.
 
     `margin`: how far above its exact count every file must be on the sample (headroom for text
     not in the sample). `max_under_share`: the share of paragraphs allowed to be more than 10%
-    under. `steps`: in how many rounds those paragraphs are set aside. (`paragraph_weight` is
-    accepted for compatibility and unused.) Write the result with ``json.dump`` and load it with
-    `profiles.load_profile`.
+    under. `steps`: in how many rounds those paragraphs are set aside. Write the result with
+    ``json.dump`` and load it with `profiles.load_profile`.
 
     >>> class ByChars:  # a stand-in tokenizer: one token per 3 characters
     ...     name = "by-chars"
@@ -102,59 +101,9 @@ def calibrate(
     ...     def tokens(self, vector): return vector[0]
     >>> rates = calibrate(["x" * 3000], ByChars(), name="demo")["rates"]  # doctest: +SKIP
     """
-    try:
-        import numpy as np
-    except ModuleNotFoundError:
-        raise MissingExtra(f"calibrate needs numpy; install it with: {INSTALL_HINT}") from None
-
-    rows, exact, file_rows, file_exact = [], [], [], []
-    for text in texts:
-        for paragraph in split_paragraphs(text):
-            y = tokenizer.tokens(tokenizer.measure(paragraph))
-            if y > 0:
-                rows.append(class_counts(paragraph))
-                exact.append(y)
-        y = tokenizer.tokens(tokenizer.measure(text)) if split_paragraphs(text) else 0
-        if y > 0:
-            file_rows.append(class_counts(text))
-            file_exact.append(y)
-    if not rows:
-        raise ValueError("calibrate needs at least one paragraph of 200 or more characters")
-    X = np.array(rows, dtype=float)
-    y = np.array(exact, dtype=float)
-    XF = np.array(file_rows, dtype=float)
-    yF = np.array(file_exact, dtype=float)
-    n_all = len(X[0])
+    X, y, XF, yF = _measure(texts, tokenizer)
     seen = (X.sum(axis=0) + XF.sum(axis=0)) > 0
-    free = np.flatnonzero(seen)  # weights to fit; the others are fixed (unseen classes/runs)
-    Z = (X / y[:, None])[:, free]  # estimate / exact = Z @ w
-    ZF = (XF / yF[:, None])[:, free]
-    is_run = free >= N_CLASSES
-    low = np.where(is_run, 0.0, 1 / MAX_RATE)
-    high = np.where(is_run, MAX_RUN, 1 / MIN_RATE)
-    cost = ZF.mean(axis=0)
-    m = len(free)
-    bounds_G = np.vstack([np.eye(m), -np.eye(m)])
-    bounds_h = np.concatenate([low, -high])
-
-    keep = np.ones(len(y), dtype=bool)
-    allowed = int(max_under_share * len(y))
-    rounds = max(int(steps), 1)
-    for r in range(rounds + 1):
-        G = np.vstack([Z[keep], ZF, bounds_G])
-        h = np.concatenate([np.full(int(keep.sum()), UNDER_LINE), np.full(len(yF), 1 + margin),
-                            bounds_h])
-        w, dual = _solve_lp(np, cost, G, h)
-        set_aside = int((~keep).sum())
-        if r == rounds or set_aside >= allowed:
-            break
-        take = -(-(allowed - set_aside) // (rounds - r))
-        rows_kept = np.flatnonzero(keep)
-        keep[rows_kept[np.argsort(-dual[: len(rows_kept)])[:take]]] = False
-    w = np.clip(w, low, high)
-
-    weights = np.zeros(n_all)
-    weights[free] = w
+    weights = _fit_weights(X, y, XF, yF, seen, margin, max_under_share, steps)
     rates = {c: (_round_down(1 / float(weights[i])) if seen[i] else UNSEEN_RATE)
              for i, c in enumerate(CLASSES)}
     runs = {r: _round_up(float(weights[N_CLASSES + i])) for i, r in enumerate(RUNS)}
@@ -181,7 +130,59 @@ def calibrate(
     return profile
 
 
-def _solve_lp(np, c, G, h, iterations: int = 100, tol: float = 1e-9):
+def _measure(texts: list[str], tokenizer: Counter) -> tuple[np.ndarray, ...]:
+    """(components, exact tokens) of every paragraph, then of every file, as arrays."""
+    rows, exact, file_rows, file_exact = [], [], [], []
+    for text in texts:
+        for paragraph in split_paragraphs(text):
+            y = tokenizer.tokens(tokenizer.measure(paragraph))
+            if y > 0:
+                rows.append(class_counts(paragraph))
+                exact.append(y)
+        y = tokenizer.tokens(tokenizer.measure(text)) if split_paragraphs(text) else 0
+        if y > 0:
+            file_rows.append(class_counts(text))
+            file_exact.append(y)
+    if not rows:
+        raise ValueError("calibrate needs at least one paragraph of 200 or more characters")
+    return tuple(np.array(a, dtype=float) for a in (rows, exact, file_rows, file_exact))
+
+
+def _fit_weights(X: np.ndarray, y: np.ndarray, XF: np.ndarray, yF: np.ndarray, seen: np.ndarray,
+                 margin: float, max_under_share: float, steps: int) -> np.ndarray:
+    """Tokens per unit of every component: the linear programme of the module's docstring,
+    setting aside the costliest paragraphs a few at a time. Unseen components get 0."""
+    free = np.flatnonzero(seen)  # weights to fit; the others are fixed (unseen classes/runs)
+    Z = (X / y[:, None])[:, free]  # estimate / exact = Z @ w
+    ZF = (XF / yF[:, None])[:, free]
+    is_run = free >= N_CLASSES
+    low = np.where(is_run, 0.0, 1 / MAX_RATE)
+    high = np.where(is_run, MAX_RUN, 1 / MIN_RATE)
+    cost = ZF.mean(axis=0)
+    m = len(free)
+    bounds_G = np.vstack([np.eye(m), -np.eye(m)])
+    bounds_h = np.concatenate([low, -high])
+
+    keep = np.ones(len(y), dtype=bool)
+    allowed = int(max_under_share * len(y))
+    rounds = max(int(steps), 1)
+    for r in range(rounds + 1):
+        G = np.vstack([Z[keep], ZF, bounds_G])
+        h = np.concatenate([np.full(int(keep.sum()), UNDER_LINE), np.full(len(yF), 1 + margin),
+                            bounds_h])
+        w, dual = _solve_lp(cost, G, h)
+        set_aside = int((~keep).sum())
+        if r == rounds or set_aside >= allowed:
+            break
+        take = -(-(allowed - set_aside) // (rounds - r))
+        rows_kept = np.flatnonzero(keep)
+        keep[rows_kept[np.argsort(-dual[: len(rows_kept)])[:take]]] = False
+    weights = np.zeros(X.shape[1])
+    weights[free] = np.clip(w, low, high)
+    return weights
+
+
+def _solve_lp(c, G, h, iterations: int = 100, tol: float = 1e-9):
     """min c @ x subject to G @ x >= h, by a primal-dual interior-point method (Mehrotra's
     predictor-corrector) on the normal equations, which are only as large as x. Returns x and
     the dual value of every row of G (how much the optimum would fall per unit of slack)."""
