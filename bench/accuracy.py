@@ -1,7 +1,7 @@
 """Measure every estimate against the real tokenizers and write docs/accuracy.md.
 
     python bench/corpus.py                      # once: fetch and build bench/corpus/
-    python bench/accuracy.py --write-profiles   # refit ctxfit_cli/profiles/*.json, then report
+    python bench/accuracy.py --write-profiles   # refit ctxfit_cli/counters/profiles/*.json, then report
     python bench/accuracy.py                    # report with the shipped profiles
 
 Each kind of the corpus (a language, or code / JSON / shell output / emoji text) is split in two
@@ -26,15 +26,15 @@ sys.path.insert(0, str(HERE))
 
 import corpus as corpus_module  # noqa: E402
 
-from ctxfit_cli.calibrate import calibrate  # noqa: E402
-from ctxfit_cli.counting import SEED, naive_tokens  # noqa: E402
-from ctxfit_cli.profiles import (  # noqa: E402
+from ctxfit_cli.counters.calibrate import calibrate  # noqa: E402
+from ctxfit_cli.counters.seed import SEED, naive_tokens  # noqa: E402
+from ctxfit_cli.counters.profiles import (  # noqa: E402
     CLASSES, PROFILES_DIR, RUNS, class_counts, load_profile, seed_profile,
 )
 
 #: Version of the shipped fitted profiles (2: finer classes and run weights).
 PROFILE_VERSION = 2
-from ctxfit_cli.tokenizers import available_tokenizers, get_tokenizer  # noqa: E402
+from ctxfit_cli.counters.tokenizers import available_tokenizers, get_tokenizer  # noqa: E402
 
 FAMILIES = ["cl100k", "o200k", "tekken", "qwen"]
 LANGUAGE_ORDER = ["en", "de", "pt", "pl", "cs", "ru", "uk", "el", "ar", "he", "hi", "mr", "th",

@@ -98,10 +98,10 @@ def measure(path: str, repeat: int) -> dict[str, tuple[float, int]]:
 STAGES = """
 import json, statistics, sys, time
 import orjson
-from ctxfit_cli.estimate import TranscriptEstimate, message_cost
+from ctxfit_cli.core.estimate import TranscriptEstimate, message_cost
 from ctxfit_cli.formats import PARSERS
 from ctxfit_cli.formats.common import Where
-from ctxfit_cli.reading import BUFFER, numbered_lines, parse_line
+from ctxfit_cli.formats.reading import BUFFER, numbered_lines, parse_line
 
 path = sys.argv[1]
 parse = PARSERS["anthropic"]

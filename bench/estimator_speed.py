@@ -23,9 +23,9 @@ from random import Random
 
 import _common as c
 
-from ctxfit_cli.counting import SEED
-from ctxfit_cli.estimate import message_cost
-from ctxfit_cli.model import Message, Part, PartKind, Role
+from ctxfit_cli.counters.seed import SEED
+from ctxfit_cli.core.estimate import message_cost
+from ctxfit_cli.core.model import Message, Part, PartKind, Role
 
 TARGET = 20.0
 

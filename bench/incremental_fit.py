@@ -26,8 +26,8 @@ import gc
 
 import _common as c
 
-from ctxfit_cli.fitting import FitOptions, Fitter
-from ctxfit_cli.payload import build, fit_transcript
+from ctxfit_cli.core.fitting import FitOptions, Fitter
+from ctxfit_cli.formats.payload import build, fit_transcript
 
 TARGET = 0.10
 

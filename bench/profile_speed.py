@@ -39,8 +39,8 @@ sys.path.insert(0, str(c.ROOT / "sample_transcripts"))
 
 import textgen  # noqa: E402
 
-from ctxfit_cli import profiles  # noqa: E402
-from ctxfit_cli.counting import SEED  # noqa: E402
+from ctxfit_cli.counters import profiles  # noqa: E402
+from ctxfit_cli.counters.seed import SEED  # noqa: E402
 
 DOC = c.ROOT / "docs" / "profile_speed.md"
 TARGET = 0.5

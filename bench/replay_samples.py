@@ -18,10 +18,10 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "sample_transcripts"))
 
-from ctxfit_cli.fitting import FitOptions  # noqa: E402
+from ctxfit_cli.core.fitting import FitOptions  # noqa: E402
 from ctxfit_cli.formats import read_transcripts  # noqa: E402
-from ctxfit_cli.policies import DEFAULT_POLICIES, POLICIES  # noqa: E402
-from ctxfit_cli.replay import Prices, replay  # noqa: E402
+from ctxfit_cli.replay.policies import DEFAULT_POLICIES, POLICIES  # noqa: E402
+from ctxfit_cli.replay.simulation import Prices, replay  # noqa: E402
 
 import subagents  # noqa: E402
 

@@ -21,9 +21,9 @@ import gc
 
 import _common as c
 
-from ctxfit_cli.fitting import FitOptions
-from ctxfit_cli.policies import POLICIES
-from ctxfit_cli.replay import replay
+from ctxfit_cli.core.fitting import FitOptions
+from ctxfit_cli.replay.policies import POLICIES
+from ctxfit_cli.replay.simulation import replay
 
 TARGET = 2.5
 VARIANTS = {"sub-agent": None, "multi-turn (turn every 20 calls)": 20}

@@ -12,17 +12,16 @@ The library the CLI is built on. An agent loop calls it before every model reque
 b'{"system":"You are a careful agent.","messages":[{"role":"user","content":"Read the files."}]}'
 """
 
-from .counting import SEED, Counter, script_counts
+from .counters.seed import SEED, Counter, script_counts
 from .errors import BadInput, CannotFit, CtxfitError, UsageProblem
-from .estimate import MESSAGE_OVERHEAD, TranscriptEstimate, message_cost, total_tokens
-from .fitting import FitOptions, Fitter, Plan, plan_fit
+from .core.estimate import MESSAGE_OVERHEAD, TranscriptEstimate, message_cost, total_tokens
+from .core.fitting import FitOptions, Fitter, Plan, plan_fit
 from .formats import FORMATS, read_transcripts, to_message
-from .model import Message, Part, PartKind, Role, Transcript
-from .notes import AGENT_NOTE, CLEARED_RESULT, TOO_LONG, TRIMMED_HISTORY
-from .payload import Fitted, build, fit_transcript, with_agent_note
-from .policies import POLICIES
-from .replay import Prices, replay
-from .validate import validate_request
+from .core.model import Message, Part, PartKind, Role, Transcript
+from .core.notes import AGENT_NOTE, CLEARED_RESULT, TOO_LONG, TRIMMED_HISTORY
+from .formats.payload import Fitted, build, fit_transcript, with_agent_note
+from .replay import POLICIES, Prices, replay
+from .core.validate import validate_request
 
 __all__ = [
     "AGENT_NOTE", "BadInput", "CLEARED_RESULT", "CannotFit", "Counter", "CtxfitError", "FORMATS",

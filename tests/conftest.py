@@ -19,7 +19,7 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 from ctxfit_cli.formats import read_transcripts
-from ctxfit_cli.model import Transcript
+from ctxfit_cli.core.model import Transcript
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_transcripts"

@@ -6,7 +6,7 @@ import orjson
 from typer.testing import CliRunner
 
 from ctxfit_cli.cli import app
-from ctxfit_cli.notes import AGENT_NOTE, TOO_LONG
+from ctxfit_cli.core.notes import AGENT_NOTE, TOO_LONG
 from conftest import Chat, run_cli
 from test_fitting import result
 

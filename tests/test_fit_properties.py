@@ -12,11 +12,11 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxfit_cli.fitting import FitOptions
+from ctxfit_cli.core.fitting import FitOptions
 from ctxfit_cli.formats import read_transcripts
-from ctxfit_cli.model import Role
-from ctxfit_cli.payload import fit_transcript
-from ctxfit_cli.validate import validate_request
+from ctxfit_cli.core.model import Role
+from ctxfit_cli.formats.payload import fit_transcript
+from ctxfit_cli.core.validate import validate_request
 from conftest import read
 
 

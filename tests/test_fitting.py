@@ -7,13 +7,13 @@ import io
 import orjson
 import pytest
 
-from ctxfit_cli.counting import SEED
-from ctxfit_cli.estimate import message_cost
-from ctxfit_cli.fitting import FitOptions, Fitter
+from ctxfit_cli.counters.seed import SEED
+from ctxfit_cli.core.estimate import message_cost
+from ctxfit_cli.core.fitting import FitOptions, Fitter
 from ctxfit_cli.formats import read_transcripts
-from ctxfit_cli.notes import CLEARED_RESULT, TRIMMED_HISTORY
-from ctxfit_cli.payload import fit_transcript
-from ctxfit_cli.validate import validate_request
+from ctxfit_cli.core.notes import CLEARED_RESULT, TRIMMED_HISTORY
+from ctxfit_cli.formats.payload import fit_transcript
+from ctxfit_cli.core.validate import validate_request
 from conftest import Chat, ascii_text
 
 CALL_ID_CHARS = len("call_0001")

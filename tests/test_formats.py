@@ -8,11 +8,11 @@ import orjson
 import pytest
 
 from ctxfit_cli.formats import read_transcripts
-from ctxfit_cli.images import image_tokens_for_size
-from ctxfit_cli.model import PartKind, Role
-from ctxfit_cli.payload import fit_transcript
-from ctxfit_cli.fitting import FitOptions
-from ctxfit_cli.validate import validate_request
+from ctxfit_cli.counters.images import image_tokens_for_size
+from ctxfit_cli.core.model import PartKind, Role
+from ctxfit_cli.formats.payload import fit_transcript
+from ctxfit_cli.core.fitting import FitOptions
+from ctxfit_cli.core.validate import validate_request
 from conftest import read
 
 

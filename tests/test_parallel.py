@@ -6,13 +6,13 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from ctxfit_cli import parallel
+from ctxfit_cli.formats import parallel
 from ctxfit_cli.errors import BadInput
-from ctxfit_cli.estimate import TranscriptEstimate
-from ctxfit_cli.fitting import FitOptions
+from ctxfit_cli.core.estimate import TranscriptEstimate
+from ctxfit_cli.core.fitting import FitOptions
 from ctxfit_cli.formats import read_transcripts
-from ctxfit_cli.notes import TRIMMED_HISTORY
-from ctxfit_cli.payload import fit_outline, fit_transcript
+from ctxfit_cli.core.notes import TRIMMED_HISTORY
+from ctxfit_cli.formats.payload import fit_outline, fit_transcript
 from conftest import Chat, run_cli
 from test_fit_properties import SCRIPTS
 

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxfit_cli.counting import SEED, add, script_counts
+from ctxfit_cli.counters.seed import SEED, add, script_counts
 from ctxfit_cli.errors import BadInput, UsageProblem
-from ctxfit_cli.profiles import (
+from ctxfit_cli.counters.profiles import (
     CLASSES, COMPONENTS, LEGACY_CLASSES, N_CLASSES, RUNS, ProfileCounter, builtin_profiles,
     class_counts, load_profile, seed_vector,
 )
@@ -158,7 +158,7 @@ class _KnownRates:
 
 def test_calibrate_recovers_known_rates():
     pytest.importorskip("numpy")
-    from ctxfit_cli.calibrate import calibrate
+    from ctxfit_cli.counters.calibrate import calibrate
 
     rng = random.Random(11)
     files = []
@@ -185,7 +185,7 @@ def test_calibrate_recovers_known_rates():
 
 # --- The numpy path and the pure-Python path give the same vectors ---------------------------
 
-from ctxfit_cli import profiles as _profiles  # noqa: E402
+from ctxfit_cli.counters import profiles as _profiles  # noqa: E402
 
 _astral_high = st.integers(0x40000, 0x10FFFF).map(chr)  # script letters by lead byte (UTF-32 path)
 _surrogate = st.integers(0xD800, 0xDFFF).map(chr)  # lone (or paired by chance) surrogates

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from ctxfit_cli.estimate import message_cost
-from ctxfit_cli.fitting import FitOptions
-from ctxfit_cli.policies import POLICIES
-from ctxfit_cli.replay import Prices, replay
+from ctxfit_cli.core.estimate import message_cost
+from ctxfit_cli.core.fitting import FitOptions
+from ctxfit_cli.replay.policies import POLICIES
+from ctxfit_cli.replay.simulation import Prices, replay
 from conftest import Chat
 from test_fitting import result
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxfit_cli.estimate import message_cost
-from ctxfit_cli.fitting import FitOptions, Fitter
-from ctxfit_cli.payload import sent_messages
-from ctxfit_cli.policies import POLICIES, OldTurns
+from ctxfit_cli.core.estimate import message_cost
+from ctxfit_cli.core.fitting import FitOptions, Fitter
+from ctxfit_cli.formats.payload import sent_messages
+from ctxfit_cli.replay.policies import POLICIES, OldTurns
 from conftest import read
 from test_fit_properties import budgets, conversations
 
@@ -79,7 +79,7 @@ def transcript_first(transcript) -> int:
 
 
 def plan_messages(transcript, start, end):
-    from ctxfit_cli.plan import Plan
+    from ctxfit_cli.core.plan import Plan
     first = transcript_first(transcript)
     plan = Plan(stage="turns", budget=1, window=1, tokens_before=0, tokens_after=0, fixed_tokens=0,
                 batches=(), protected=(), too_small=(), first=first, start=start, anchor=None,

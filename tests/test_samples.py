@@ -161,7 +161,7 @@ def test_english_python_and_json_outputs():
 
 
 def test_seed_estimate_matches_the_package_counter():
-    counting = pytest.importorskip("ctxfit_cli.counting")
+    counting = pytest.importorskip("ctxfit_cli.counters.seed")
     for text in (textgen.russian(3_000, 2), textgen.japanese(3_000, 2), textgen.chinese(3_000, 2),
                  textgen.python_source(3_000, 2), "Привет, 世界! 👋 ｆｕｌｌ"):
         assert generate.script_counts(text) == counting.script_counts(text)

@@ -10,7 +10,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from ctxfit_cli.validate import validate_request
+from ctxfit_cli.core.validate import validate_request
 from conftest import SAMPLES, run_cli
 
 GOLDEN = Path(__file__).parent / "golden"

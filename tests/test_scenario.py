@@ -10,13 +10,13 @@ import sys
 import orjson
 import pytest
 
-from ctxfit_cli.estimate import total_tokens
-from ctxfit_cli.fitting import FitOptions, Fitter
+from ctxfit_cli.core.estimate import total_tokens
+from ctxfit_cli.core.fitting import FitOptions, Fitter
 from ctxfit_cli.formats import read_transcripts
-from ctxfit_cli.payload import build
-from ctxfit_cli.policies import POLICIES
-from ctxfit_cli.replay import replay
-from ctxfit_cli.validate import validate_request
+from ctxfit_cli.formats.payload import build
+from ctxfit_cli.replay.policies import POLICIES
+from ctxfit_cli.replay.simulation import replay
+from ctxfit_cli.core.validate import validate_request
 from conftest import SAMPLES
 
 sys.path.insert(0, str(SAMPLES))

@@ -6,9 +6,9 @@ import importlib.util
 
 import pytest
 
-from ctxfit_cli import tokenizers
+from ctxfit_cli.counters import tokenizers
 from ctxfit_cli.errors import MissingExtra, UsageProblem
-from ctxfit_cli.tokenizers import available_tokenizers, get_tokenizer
+from ctxfit_cli.counters.tokenizers import available_tokenizers, get_tokenizer
 
 #: Token counts checked by hand against each reference tokenizer.
 HELLO = "Hello, world!"

@@ -16,8 +16,8 @@ from itertools import chain
 from typing import BinaryIO, Iterable, Iterator
 
 from ..errors import BadInput
-from ..model import Dialect, Message, Part, PartKind, Role, Transcript
-from ..reading import Record, read_records
+from ..core.model import Dialect, Message, Part, PartKind, Role, Transcript
+from .reading import Record, read_records
 from . import anthropic, claude_code, codex, openai
 from .common import Where, dumps, json_text, type_name
 

@@ -11,8 +11,8 @@ and not billed as input text).
 
 from __future__ import annotations
 
-from ..images import DEFAULT_IMAGE_TOKENS, image_tokens_from_base64, pdf_tokens_from_base64
-from ..model import Message, Part, PartKind, Role
+from ..counters.images import DEFAULT_IMAGE_TOKENS, image_tokens_from_base64, pdf_tokens_from_base64
+from ..core.model import Message, Part, PartKind, Role
 from .common import Where, expect_dict, expect_str, json_text, type_name
 
 ROLES = {"system": Role.SYSTEM, "user": Role.USER, "assistant": Role.ASSISTANT}

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..reading import Record
+from .reading import Record
 from .common import Where, as_blocks, dumps, expect_dict
 
 CONVERSATION = ("user", "assistant")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..reading import Record
+from .reading import Record
 from .common import Where, dumps, json_text
 
 ITEM_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")

@@ -8,8 +8,8 @@ result is a `role: "tool"` message with `tool_call_id`.
 
 from __future__ import annotations
 
-from ..images import DEFAULT_IMAGE_TOKENS, image_tokens_from_data_url
-from ..model import Message, Part, PartKind, Role
+from ..counters.images import DEFAULT_IMAGE_TOKENS, image_tokens_from_data_url
+from ..core.model import Message, Part, PartKind, Role
 from .common import Where, expect_dict, expect_str, json_text, type_name
 
 ROLES = {

@@ -7,7 +7,7 @@ clearing one frees an exact number of tokens. A message's estimate is the sum of
 images, plus `MESSAGE_OVERHEAD`. Estimates therefore add up across messages exactly, and each message is
 estimated once per counter (the result is kept on the immutable message).
 
->>> from ctxfit_cli.model import Message, Part, PartKind, Role
+>>> from ctxfit_cli.core.model import Message, Part, PartKind, Role
 >>> m = Message(Role.USER, (Part(PartKind.TEXT, "Привет, мир"),), raw=b"")
 >>> message_cost(m).tokens  # ceil(2/4) + ceil(9/2) + 4
 10
@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 from operator import add as _add
 
-from .counting import SEED, Counter, Vector, naive_tokens, script_counts
+from ..counters.seed import SEED, Counter, Vector, naive_tokens, script_counts
 from .model import Message, Part, PartKind, Role
 
 #: Tokens added to every message for its role and framing. Chat formats wrap each message in a

@@ -16,14 +16,14 @@ import os
 from dataclasses import replace
 from typing import Iterator
 
-from .counting import SEED, Counter
-from .errors import BadInput
-from .estimate import MessageCost, TranscriptEstimate, message_cost
-from .formats import NO_MESSAGES, PARSERS
-from .formats.common import Where
-from .model import Message, Part, PartKind, Role, Transcript
-from .notes import TRIMMED_HISTORY
-from .plan import Plan
+from ..counters.seed import SEED, Counter
+from ..errors import BadInput
+from ..core.estimate import MessageCost, TranscriptEstimate, message_cost
+from . import NO_MESSAGES, PARSERS
+from .common import Where
+from ..core.model import Message, Part, PartKind, Role, Transcript
+from ..core.notes import TRIMMED_HISTORY
+from ..core.plan import Plan
 from .reading import BUFFER, numbered_lines, parse_line
 
 #: Files smaller than this are read in one process: starting workers costs more than it saves.

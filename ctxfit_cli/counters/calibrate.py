@@ -24,7 +24,7 @@ output), `calibrate`:
 
 Needs numpy (a dependency of ctxfit) and a tokenizer (the ``exact`` extra).
 
->>> from ctxfit_cli.tokenizers import get_tokenizer          # doctest: +SKIP
+>>> from ctxfit_cli.counters.tokenizers import get_tokenizer          # doctest: +SKIP
 >>> profile = calibrate(texts, get_tokenizer("o200k"), name="mine")  # doctest: +SKIP
 >>> profile["rates"]["cyrillic"]                               # doctest: +SKIP
 3.1
@@ -38,7 +38,7 @@ from typing import Any
 # At the top: the CLI imports this module only for `ctxfit calibrate` (numpy costs start-up).
 import numpy as np
 
-from .counting import Counter
+from .seed import Counter
 from .profiles import CLASSES, N_CLASSES, RUNS, ProfileCounter, class_counts
 
 MIN_PARAGRAPH = 200

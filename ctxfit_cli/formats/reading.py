@@ -13,7 +13,7 @@ from typing import BinaryIO, Iterable, Iterator
 
 import orjson
 
-from .errors import BadInput
+from ..errors import BadInput
 
 _BOM = b"\xef\xbb\xbf"
 #: Read buffer: transcript lines run to tens of kilobytes, and with the default 8 KB buffer

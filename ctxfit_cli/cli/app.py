@@ -15,22 +15,23 @@ from typing import Annotated, Callable, Iterator, Optional
 import orjson
 import typer
 
-from . import parallel, render
-from .errors import EXIT_BAD_INPUT, CtxfitError
-from .counting import SEED, Counter
-from .estimate import TranscriptEstimate, combine
-from .formats import FORMATS
+from ..formats import parallel
+from . import render
+from ..errors import EXIT_BAD_INPUT, CtxfitError
+from ..counters.seed import SEED, Counter
+from ..core.estimate import TranscriptEstimate, combine
+from ..formats import FORMATS
 from .inputs import resolve_paths, transcripts
-from .fitting import FitOptions
-from .notes import AGENT_NOTE, TOO_LONG
-from .errors import CannotFit, UsageProblem
+from ..core.fitting import FitOptions
+from ..core.notes import AGENT_NOTE, TOO_LONG
+from ..errors import CannotFit, UsageProblem
 from .outputs import atomic_write
-from .model import Transcript
-from .parallel import Outline
-from .payload import Fitted, fit_outline, fit_transcript
-from .policies import DEFAULT_POLICIES, POLICIES
-from .replay import PolicyReplay, Prices
-from .replay import replay as run_replay
+from ..core.model import Transcript
+from ..formats.parallel import Outline
+from ..formats.payload import Fitted, fit_outline, fit_transcript
+from ..replay.policies import DEFAULT_POLICIES, POLICIES
+from ..replay.simulation import PolicyReplay, Prices
+from ..replay.simulation import replay as run_replay
 
 EXIT_CODES = """\b
 Exit codes: 0 success · 2 usage error · 3 bad input (file, line and problem on stderr) ·
@@ -82,10 +83,10 @@ def _counter(tokenizer: str | None, profile: str | None) -> Counter:
     if tokenizer and profile:
         raise UsageProblem("give --tokenizer or --profile, not both")
     if tokenizer:
-        from .tokenizers import get_tokenizer
+        from ..counters.tokenizers import get_tokenizer
         return get_tokenizer(tokenizer)
     if profile:
-        from .profiles import load_profile
+        from ..counters.profiles import load_profile
         return load_profile(profile)
     return SEED
 
@@ -205,8 +206,8 @@ def _name(transcript) -> str:
 
 def _comparison_counters(chosen: Counter) -> list[Counter]:
     """Every built-in profile and every installed tokenizer, except the counter already chosen."""
-    from .profiles import builtin_profiles, load_profile
-    from .tokenizers import available_tokenizers, get_tokenizer
+    from ..counters.profiles import builtin_profiles, load_profile
+    from ..counters.tokenizers import available_tokenizers, get_tokenizer
     counters: list[Counter] = [] if chosen is SEED else [SEED]
     counters += [load_profile(name) for name in builtin_profiles() if name != "seed"]
     counters += [get_tokenizer(name) for name, ok in available_tokenizers().items() if ok]
@@ -501,10 +502,10 @@ def calibrate(
     The profile is a small JSON file. A summary of how it does on the sample goes to stderr;
     with --json, stdout carries {"profile": ..., "evaluation": ...} instead.
     """
-    from .calibrate import calibrate as fit_profile
-    from .calibrate import evaluate
-    from .profiles import ProfileCounter
-    from .tokenizers import get_tokenizer
+    from ..counters.calibrate import calibrate as fit_profile
+    from ..counters.calibrate import evaluate
+    from ..counters.profiles import ProfileCounter
+    from ..counters.tokenizers import get_tokenizer
     exact = get_tokenizer(tokenizer)
     samples = [_read_text(path) for path in texts]
     profile = fit_profile(samples, exact, name=name)
@@ -519,8 +520,8 @@ def calibrate(
 
 
 def _read_text(path: str) -> str:
-    from .errors import BadInput
-    from .reading import open_input
+    from ..errors import BadInput
+    from ..formats.reading import open_input
     with open_input(path, sys.stdin.buffer if path == "-" else None) as stream:
         data = stream.read()
     try:

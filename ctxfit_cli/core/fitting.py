@@ -20,7 +20,7 @@ Stages, each tried only when the one before was not enough:
 The kept start moves in steps of at least `drop_step` of the budget, so after a cut the
 request is well under the budget and the next requests reuse the cache.
 
->>> from ctxfit_cli.model import Message, Part, PartKind, Role
+>>> from ctxfit_cli.core.model import Message, Part, PartKind, Role
 >>> user = Message(Role.USER, (Part(PartKind.TEXT, "hi"),), b'{"role":"user","content":"hi"}')
 >>> plan_fit([user], budget=100).stage
 'none'
@@ -33,7 +33,7 @@ import operator
 from dataclasses import dataclass
 from typing import Callable, Iterator, Sequence
 
-from .counting import SEED, Counter
+from ..counters.seed import SEED, Counter
 from .estimate import MessageCost, merged_cost, message_cost, parts_cost
 from .model import Message, Part, PartKind, Role
 from .notes import CLEARED_RESULT, TRIMMED_HISTORY

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from .fitting import FitOptions
-from .model import Transcript
+from ..core.fitting import FitOptions
+from ..core.model import Transcript
 from .policies import Policy, Request
 
 
@@ -117,7 +117,7 @@ def replay(transcript: Transcript, policy: Policy, options: FitOptions, *,
 
     >>> import io
     >>> from ctxfit_cli.formats import read_transcripts
-    >>> from ctxfit_cli.policies import POLICIES
+    >>> from ctxfit_cli.replay.policies import POLICIES
     >>> log = b"".join(line + b"\\n" for line in (
     ...     b'{"role":"user","content":"Count to three."}',
     ...     b'{"role":"assistant","content":"One."}', b'{"role":"user","content":"Go on."}',

@@ -34,8 +34,8 @@ import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 
-from .counting import Vector
-from .errors import MissingExtra, UsageProblem
+from .seed import Vector
+from ..errors import MissingExtra, UsageProblem
 
 #: What to run when a tokenizer package is missing (one line, shown to the person).
 INSTALL_HINT = "pip install 'ctxfit[exact]'"

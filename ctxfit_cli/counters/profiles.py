@@ -46,8 +46,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from .counting import Vector
-from .errors import BadInput, UsageProblem
+from .seed import Vector
+from ..errors import BadInput, UsageProblem
 
 #: The character classes, in vector order.
 CLASSES: tuple[str, ...] = (

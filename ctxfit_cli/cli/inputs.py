@@ -6,10 +6,10 @@ import sys
 from contextlib import closing
 from typing import Iterator
 
-from .errors import UsageProblem
-from .formats import read_transcripts
-from .model import Transcript
-from .reading import open_input
+from ..errors import UsageProblem
+from ..formats import read_transcripts
+from ..core.model import Transcript
+from ..formats.reading import open_input
 
 
 def resolve_paths(paths: list[str] | None) -> list[str]:

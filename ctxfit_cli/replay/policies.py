@@ -24,9 +24,9 @@ import bisect
 from dataclasses import dataclass, replace
 from typing import Callable, Iterator, Protocol
 
-from .estimate import merged_cost, message_cost
-from .fitting import FitOptions, Fitter, Shape, note_cost, noted_cost
-from .model import Role, Transcript
+from ..core.estimate import merged_cost, message_cost
+from ..core.fitting import FitOptions, Fitter, Shape, note_cost, noted_cost
+from ..core.model import Role, Transcript
 
 
 @dataclass(frozen=True, slots=True, eq=False)

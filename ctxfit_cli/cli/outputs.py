@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import tempfile
 
-from .errors import UsageProblem
+from ..errors import UsageProblem
 
 
 def atomic_write(path: str, data: bytes) -> None:

@@ -16,13 +16,13 @@ from typing import Callable, Iterable, Sequence
 
 import orjson
 
-from .estimate import message_cost
-from .counting import Counter, SEED
-from .fitting import FitOptions, Fitter, Plan, has_trim_note
-from .formats import to_message
-from .formats.common import as_blocks, dumps
-from .model import Message, Role, Transcript
-from .notes import AGENT_NOTE, CLEARED_RESULT, TRIMMED_HISTORY
+from ..core.estimate import message_cost
+from ..counters.seed import Counter, SEED
+from ..core.fitting import FitOptions, Fitter, Plan, has_trim_note
+from . import to_message
+from .common import as_blocks, dumps
+from ..core.model import Message, Role, Transcript
+from ..core.notes import AGENT_NOTE, CLEARED_RESULT, TRIMMED_HISTORY
 from .parallel import Outline
 
 
@@ -80,7 +80,7 @@ def build(transcript: Transcript, plan: Plan, counter: Counter = SEED, *,
     `messages` is the history the plan was made for, when it is not the transcript's own (an
     agent loop keeps a growing list and a transcript holding only the system prompt and tools).
 
-    >>> from ctxfit_cli.fitting import plan_fit
+    >>> from ctxfit_cli.core.fitting import plan_fit
     >>> from ctxfit_cli.formats import to_message
     >>> agent = Transcript("agent", "openai", "openai", ())
     >>> history = [to_message({"role": "user", "content": "hi"}, "openai")]
