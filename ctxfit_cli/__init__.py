@@ -17,7 +17,7 @@ from .errors import BadInput, CannotFit, CtxfitError, UsageProblem
 from .core.estimate import MESSAGE_OVERHEAD, TranscriptEstimate, message_cost, total_tokens
 from .core.fitting import FitOptions, Fitter, Plan, plan_fit
 from .formats import FORMATS, read_transcripts, to_message
-from .core.model import Message, Part, PartKind, Role, Transcript
+from .core.model import Message, Part, PartKind, RecordedCall, Role, Transcript
 from .core.notes import AGENT_NOTE, CLEARED_RESULT, TOO_LONG, TRIMMED_HISTORY
 from .formats.payload import Fitted, build, fit_transcript, with_agent_note
 from .replay import POLICIES, Prices, replay
@@ -26,7 +26,7 @@ from .core.validate import validate_request
 __all__ = [
     "AGENT_NOTE", "BadInput", "CLEARED_RESULT", "CannotFit", "Counter", "CtxfitError", "FORMATS",
     "FitOptions", "Fitted", "Fitter", "MESSAGE_OVERHEAD", "Message", "POLICIES", "Part", "PartKind",
-    "Plan", "Prices", "Role", "SEED", "TOO_LONG", "TRIMMED_HISTORY", "Transcript", "TranscriptEstimate",
+    "Plan", "Prices", "RecordedCall", "Role", "SEED", "TOO_LONG", "TRIMMED_HISTORY", "Transcript", "TranscriptEstimate",
     "UsageProblem", "build", "fit_transcript", "message_cost", "plan_fit", "read_transcripts", "replay",
     "script_counts", "to_message", "total_tokens", "validate_request", "with_agent_note",
 ]

@@ -80,6 +80,24 @@ class Message:
         return not self.parts
 
 
+class RecordedCall(NamedTuple):
+    """One model call as the log itself recorded it: the ground truth estimates are held to.
+
+    Filled by readers of logs that record usage (Claude Code `message.usage`, Codex
+    `token_count`, OpenHands `token_usages`); empty for plain message files."""
+
+    #: Index in `Transcript.messages` of the assistant message this call produced.
+    message: int
+    #: The provider's id of the reply (Claude Code `message.id`), or "".
+    id: str = ""
+    #: The model as logged ("" when the log does not say).
+    model: str = ""
+    #: The model's own count of the whole prompt of this call (for Anthropic: input +
+    #: cache creation + cache read tokens), or None when the log does not record it.
+    prompt_tokens: int | None = None
+    output_tokens: int | None = None
+
+
 @dataclass(slots=True)
 class Transcript:
     """A conversation as read from one input (a file, a line of requests, or stdin).
@@ -97,6 +115,11 @@ class Transcript:
     #: Other top-level fields of a request object (model, max_tokens, ...), kept as raw JSON.
     extra: tuple[tuple[str, bytes], ...] = ()
     line: int = 1
+    #: The model calls the log recorded, in order; filled while `messages` is read.
+    calls: list[RecordedCall] = field(default_factory=list)
+    #: What the reader repaired to make a valid request (one line each, for stderr), filled
+    #: while `messages` is read: an open call answered, an orphan result dropped, ...
+    repairs: list[str] = field(default_factory=list)
 
     def materialize(self) -> "Transcript":
         """Hold every message, with leading system messages moved to `system`."""
@@ -113,6 +136,8 @@ class Transcript:
             tools=self.tools,
             extra=self.extra,
             line=self.line,
+            calls=self.calls,
+            repairs=self.repairs,
         )
 
     @property
