@@ -7,6 +7,8 @@
 | `claude-code` | Claude Code session log                                  | anthropic  |
 | `codex`       | Codex CLI rollout file                                   | openai     |
 | `request`     | a whole request object `{"messages": [...], ...}` (one per file or per line), or a JSON list of messages | its own |
+| `swe-agent`   | SWE-agent trajectory (`*.traj`)                          | openai     |
+| `openhands`   | OpenHands event list, or evaluation output (one instance per line) | openai |
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ from typing import BinaryIO, Iterable, Iterator
 from ..errors import BadInput
 from ..core.model import Dialect, Message, Part, PartKind, Role, Transcript
 from .reading import Record, read_records
-from . import anthropic, claude_code, codex, openai
+from . import anthropic, claude_code, codex, openai, openhands, swe_agent
 from .common import Where, dumps, json_text, type_name
 
-FORMATS = ("openai", "anthropic", "claude-code", "codex", "request")
+FORMATS = ("openai", "anthropic", "claude-code", "codex", "request", "swe-agent", "openhands")
+#: Formats read a whole document at a time by their own module (no streaming: a document is one JSON value).
+DOCUMENT_READERS = {"swe-agent": swe_agent.read, "openhands": openhands.read}
 #: Each request dialect's message parser: (value, raw bytes, where) -> Message.
 PARSERS = {"openai": openai.parse_message, "anthropic": anthropic.parse_message}
 NO_MESSAGES = "has no messages: nothing from a user, assistant or tool was found"
@@ -44,6 +48,9 @@ def read_transcripts(name: str, stream: BinaryIO, format: str | None = None) -> 
     first = next(records)
     records = chain([first], records)
     format = format or detect(name, first)
+    if format in DOCUMENT_READERS:
+        yield from DOCUMENT_READERS[format](name, records)
+        return
     if format == "request":
         for record in records:
             yield _request(name, record)
@@ -134,6 +141,10 @@ def to_message(value: dict, dialect: Dialect) -> Message:
 def detect(name: str, first: Record) -> str:
     """The format of an input, from its first record."""
     value = first.value
+    if openhands.sniff(value):
+        return "openhands"
+    if swe_agent.sniff(value):
+        return "swe-agent"
     if isinstance(value, list):
         return "request"
     if not isinstance(value, dict):

@@ -1,0 +1,101 @@
+"""SWE-agent trajectories (`*.traj`): one JSON document per run.
+
+A trajectory is `{"environment", "trajectory": [steps], "history": [messages], "info": {...},
+"replay_config"?}`. `history` is what the model was sent, in OpenAI Chat Completions shape with
+SWE-agent's own fields beside it (`agent`, `message_type`, `thought`, `action`, `is_demo`). It is
+read as SWE-agent itself sends it (`sweagent/agent/models.py`, `_history_to_messages`):
+
+- only `role`, `content` and an assistant's `tool_calls` are sent; the other fields are the
+  agent's bookkeeping and are not counted;
+- a `role: "tool"` message names its call in `tool_call_ids` (a list; SWE-agent sends the first
+  as `tool_call_id`): each id becomes one tool message, the content on the first;
+- demonstrations (`is_demo: true`) are sent to the model, so they are kept and counted;
+- older trajectories (no function calling) have the actions in the assistant's text and the
+  observations as user messages: they read as a plain chat.
+
+The system prompt (the leading `system` messages) becomes the transcript's system prompt. Each
+assistant message is one recorded model call; a trajectory records no per-call usage (only
+`info.model_stats` totals), so `prompt_tokens` is unknown. The model is read from
+`replay_config` (`agent.model.name`) when the trajectory has one.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import orjson
+
+from ..core.model import Message, RecordedCall, Role, Transcript
+from .common import Where, dumps, expect_dict, type_name
+from .openai import parse_message
+from .reading import Record
+
+FORMAT = "swe-agent"
+
+
+def sniff(value: object) -> bool:
+    """A trajectory: an object whose `history` is a list of messages (objects with `role`)."""
+    if not isinstance(value, dict) or not isinstance(value.get("history"), list):
+        return False
+    history = value["history"]
+    return bool(history) and isinstance(history[0], dict) and "role" in history[0] and (
+        "trajectory" in value or "info" in value or "agent" in history[0] or "message_type" in history[0])
+
+
+def read(name: str, records: Iterator[Record]) -> Iterator[Transcript]:
+    """The transcript of each trajectory in the input (one per document or per line)."""
+    for record in records:
+        yield transcript(name, record)
+
+
+def transcript(name: str, record: Record) -> Transcript:
+    where = Where(name, record.line)
+    trajectory = expect_dict(record.value, where, "a SWE-agent trajectory")
+    history = trajectory.get("history")
+    if not isinstance(history, list):
+        raise where.fail(f'a SWE-agent trajectory needs a "history" list, got {type_name(history)}')
+    model = model_name(trajectory)
+    system: list[Message] = []
+    messages: list[Message] = []
+    calls: list[RecordedCall] = []
+    for i, item in enumerate(history):
+        at = where.at("history").at(i)
+        for sent in _as_sent(expect_dict(item, at, "a history entry"), at):
+            message = parse_message(sent, dumps(sent), at)
+            if message.role is Role.SYSTEM and not messages:
+                system.append(message)
+                continue
+            if message.role is Role.ASSISTANT:
+                calls.append(RecordedCall(len(messages), model=model))
+            messages.append(message)
+    return Transcript(name, FORMAT, "openai", tuple(messages), tuple(system), line=record.line, calls=calls)
+
+
+def _as_sent(item: dict, where: Where) -> list[dict]:
+    """The message(s) SWE-agent sends for one history entry."""
+    role = item.get("role")
+    content = item.get("content")
+    if role == "tool":
+        ids = item.get("tool_call_ids") or ([item["tool_call_id"]] if item.get("tool_call_id") else [])
+        if not isinstance(ids, list) or not ids:
+            raise where.fail('a "tool" entry needs "tool_call_ids"')
+        return [{"role": "tool", "tool_call_id": str(call_id), "content": content if k == 0 else ""}
+                for k, call_id in enumerate(ids)]
+    sent = {"role": role, "content": content}
+    if role == "assistant" and item.get("tool_calls"):
+        sent["tool_calls"] = item["tool_calls"]
+    return [sent]
+
+
+def model_name(trajectory: dict) -> str:
+    """The model a trajectory names (`replay_config.agent.model.name`), or ""."""
+    config = trajectory.get("replay_config")
+    if isinstance(config, str):
+        try:
+            config = orjson.loads(config)
+        except orjson.JSONDecodeError:
+            return ""
+    agent = config.get("agent") if isinstance(config, dict) else None
+    model = agent.get("model") if isinstance(agent, dict) else None
+    name = model.get("name") if isinstance(model, dict) else None
+    return name if isinstance(name, str) else ""
