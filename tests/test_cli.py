@@ -116,7 +116,9 @@ def test_replay_json_compares_policies(tmp_path):
     document = orjson.loads(outcome.stdout)
     assert set(document["policies"]) == {"ctxfit", "turns"}
     for numbers in document["policies"].values():
-        assert {"calls", "rejected", "max_request", "total_input", "cache_read_share", "cache_breaks"} <= set(numbers)
+        assert {"calls", "rejected", "max_request", "total_input", "cache_read_share", "cache_breaks",
+                "cache_bound", "cache_bound_share", "share_of_bound"} <= set(numbers)
+        assert numbers["cache_read"] <= numbers["cache_bound"] and 0 <= numbers["share_of_bound"] <= 1
     assert len(document["files"][0]["policies"]["ctxfit"]["steps"]) == 10
     assert document["policies"]["turns"]["rejected"] > 0 == document["policies"]["ctxfit"]["rejected"]
 

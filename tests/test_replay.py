@@ -46,8 +46,12 @@ def test_a_clearing_batch_breaks_the_prefix_at_the_first_cleared_result():
     assert first_clear.cache_read == f + c[0] + c[1]
     assert first_clear.cache_break
     assert first_clear.cache_write == first_clear.tokens - first_clear.cache_read
+    # The bound: all of the previous request except the four results it no longer sends as they were.
+    previous = run.steps[run.steps.index(first_clear) - 1]
+    assert first_clear.cache_bound == previous.tokens - (c[2] + c[4] + c[6] + c[8])
     following = run.steps[run.steps.index(first_clear) + 1]
     assert following.stage == "clear" and not following.cache_break  # the cleared region holds
+    assert following.cache_bound == following.cache_read == first_clear.tokens
     assert run.rejected == 0 and run.max_request <= 2_000
 
 
@@ -93,3 +97,20 @@ def test_every_policy_replays_both_dialects(name):
         assert run.calls == 15
         if name.startswith("ctxfit"):
             assert run.max_request <= 3_000
+
+
+def test_the_cache_bound_is_never_below_the_read_and_totals_divide_after_adding():
+    chat = Chat().user("Read everything.")
+    for n in range(30):
+        chat.round(result(500))
+        if n % 7 == 6:
+            chat.say("Part done.").user("Carry on.")
+    transcript = chat.transcript()
+    for name in POLICIES:
+        run = replay(transcript, POLICIES[name], FitOptions(budget=6_000, window=20_000), min_cacheable=0)
+        assert all(s.cache_read <= s.cache_bound <= s.tokens for s in run.steps if not s.rejected)
+        numbers = run.to_dict(Prices())
+        assert numbers["cache_bound"] == sum(s.cache_bound for s in run.steps)
+        assert numbers["share_of_bound"] == round(run.cache_read / run.cache_bound, 4)
+    none = replay(transcript, POLICIES["none"], FitOptions(budget=6_000, window=200_000)).to_dict(Prices())
+    assert none["share_of_bound"] == 1.0  # it only appends: it reads all it could

@@ -85,3 +85,43 @@ def plan_messages(transcript, start, end):
                 batches=(), protected=(), too_small=(), first=first, start=start, anchor=None,
                 dropped=((first + 1, start),), messages=end, overrun=False, cannot_fit=False)
     return sent_messages(transcript, plan)
+
+
+def brute_still_sent(fixed: int, earlier: tuple, current: tuple) -> int:
+    """The cache bound the slow way: every message of `current` that `earlier` sent too."""
+    sent_before = {id(m) for m in earlier}
+    return fixed + sum(message_cost(m).tokens for m in current if id(m) in sent_before)
+
+
+@SETTINGS
+@given(conversations(), budgets, st.sampled_from(["ctxfit", "ctxfit-lowwater", "clear-each", "keep-6", "clear-at-least"]))
+def test_cache_bound_from_prefix_sums_equals_comparing_the_messages(conversation, budget, name):
+    dialect, lines = conversation
+    transcript = read(lines, dialect)
+    options = POLICIES[name].adjust(FitOptions(budget=budget, window=budget * 3))
+    fitter, requests = walk(transcript, options)
+    fixed = sum(message_cost(m).tokens for m in transcript.fixed)
+    for i in range(1, len(requests)):
+        for j in range(max(0, i - 3), i):
+            (old_sent, old_shape), (new_sent, new_shape) = requests[j], requests[i]
+            bound = fitter.still_sent_tokens(old_shape, new_shape)
+            assert bound == brute_still_sent(fixed, old_sent, new_sent)
+            assert fitter.shared_tokens(old_shape, new_shape) <= bound <= min(old_shape.tokens, new_shape.tokens)
+
+
+@SETTINGS
+@given(conversations(), budgets)
+def test_old_turns_cache_bound_equals_comparing_the_messages(conversation, budget):
+    dialect, lines = conversation
+    transcript = read(lines, dialect)
+    requests = list(OldTurns().requests(transcript, FitOptions(budget=budget, window=budget * 3)))
+    fixed = sum(message_cost(m).tokens for m in transcript.fixed)
+
+    def sent(request):
+        start, end = request.shape
+        return tuple(transcript.messages[:end]) if not start else plan_messages(transcript, start, end)
+
+    for earlier, current in zip(requests, requests[1:]):
+        bound = current.still_sent(earlier)
+        assert bound == brute_still_sent(fixed, sent(earlier), sent(current))
+        assert current.shared_with(earlier) <= bound

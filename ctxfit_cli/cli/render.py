@@ -194,21 +194,23 @@ def plan_report(out: Console, report: dict) -> None:
 
 def replay_table(out: Console, rows: list[tuple[str, dict]], *, title: str) -> None:
     """One row per policy: the numbers a team compares before changing its policy."""
-    result = table("policy", "calls", "rejected", "over", "largest", "input", "cached", "breaks", "cost",
-                   title=title, compact=True)  # nine columns: fits 80 columns this way
+    result = table("policy", "calls", "rejected", "over", "largest", "input", "cached", "bound", "breaks",
+                   "cost", title=title, compact=True)  # ten columns: fits 80 columns this way
     for name, row in rows:
         result.add_row(
             name, number(row["calls"]),
             Text(number(row["rejected"]), style="bold red" if row["rejected"] else ""),
             number(row["over_budget"]), number(row["max_request"]), number(row["total_input"]),
-            f"{row['cache_read_share']:.1%}", number(row["cache_breaks"]), f"{row['relative_cost']:.3f}",
+            f"{row['cache_read_share']:.1%}", f"{row['share_of_bound']:.0%}", number(row["cache_breaks"]),
+            f"{row['relative_cost']:.3f}",
         )
     out.print(result)
 
 
 REPLAY_LEGEND = (
     "  rejected: over the window · over: over the budget · input: tokens of accepted requests · "
-    "cached: share read from the prompt cache · breaks: requests that did not reuse all of the "
+    "cached: share read from the prompt cache · bound: cached over the most any policy sending the "
+    "same content could read (each request reusing all of the previous one it still sends) · breaks: requests that did not reuse all of the "
     "previous one · cost: relative to sending the input uncached"
 )
 

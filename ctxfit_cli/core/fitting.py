@@ -479,6 +479,41 @@ class Fitter:
             shared += self._range_tokens(low, high, previous.cleared)
         return shared
 
+    def still_sent_tokens(self, previous: "Shape", current: "Shape") -> int:
+        """Tokens of `previous` (an earlier request of this walk) that `current` still sends,
+        wherever they are in it: the most a prefix cache could reuse if every change were made
+        after them (the replay's cache bound).
+
+        A message counts when both requests send it the same way: the same message of the
+        history with the same results cleared, or the same noted first message. Results cleared
+        since `previous` change their message, so it is not counted.
+        """
+        tokens = self.fixed_tokens
+        for low, high in overlapping_ranges(self._body(previous), self._body(current)):
+            tokens += self._range_tokens(low, high, previous.cleared)
+            tokens -= self._newly_cleared_tokens(low, high, previous.cleared, current.cleared)
+        if previous.start and current.start:
+            partner = self._merge_partner(current.start)
+            if self.dialect != "anthropic" or partner == self._merge_partner(previous.start):
+                tokens += message_cost(self.messages[self.first], self.counter).tokens + self.note_tokens
+                if self.dialect == "anthropic" and partner is not None:
+                    tokens += self._merge_correction(current.start) + message_cost(
+                        self.messages[partner], self.counter).tokens
+        return tokens
+
+    def _body(self, shape: "Shape") -> list[tuple[int, int]]:
+        """The history ranges a request sends as they are (the noted first message aside)."""
+        if not shape.start:
+            return [(0, shape.end)]
+        return [(0, self.first), *self._segments(shape)]
+
+    def _newly_cleared_tokens(self, low: int, high: int, before: int, after: int) -> int:
+        """Tokens (as sent with `before` candidates cleared) of the messages in [low, high) that
+        hold a candidate among candidates[before:after]."""
+        a = bisect.bisect_left(self.candidate_index, low, before, after)
+        b = bisect.bisect_left(self.candidate_index, high, before, after)
+        return sum(self._range_tokens(m, m + 1, before) for m in dict.fromkeys(self.candidate_index[a:b]))
+
     def _segments(self, shape: "Shape") -> list[tuple[int, int]]:
         """The history ranges a request sends after its first message, in order."""
         if not shape.start:
@@ -562,6 +597,15 @@ def _common_run(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> list[tupl
             j += 1
             b_low = b[j][0] if j < len(b) else None
     return common
+
+
+def overlapping_ranges(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The ranges both sorted, disjoint range lists cover.
+
+    >>> overlapping_ranges([(0, 3), (10, 20)], [(0, 2), (15, 30)])
+    [(0, 2), (15, 20)]
+    """
+    return [(max(al, bl), min(ah, bh)) for al, ah in a for bl, bh in b if max(al, bl) < min(ah, bh)]
 
 
 #: The trimmed-history note as a part of the first message.

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Callable, Iterator, Protocol
 
 from ..core.estimate import merged_cost, message_cost
-from ..core.fitting import FitOptions, Fitter, Shape, note_cost, noted_cost
+from ..core.fitting import FitOptions, Fitter, Shape, overlapping_ranges, note_cost, noted_cost
 from ..core.model import Role, Transcript
 
 
@@ -38,6 +38,8 @@ class Request:
     stage: str
     #: Tokens at the start of this request identical to `earlier` (a request of the same walk).
     shared_with: Callable[["Request"], int]
+    #: Tokens of `earlier` this request still sends, wherever they are in it (the cache bound).
+    still_sent: Callable[["Request"], int]
     shape: object = None
 
 
@@ -68,10 +70,13 @@ class FitterPolicy:
         def shared(current: Shape) -> Callable[[Request], int]:
             return lambda earlier: fitter.shared_tokens(earlier.shape, current)
 
+        def still_sent(current: Shape) -> Callable[[Request], int]:
+            return lambda earlier: fitter.still_sent_tokens(earlier.shape, current)
+
         for message in transcript.messages:
             fitter.extend((message,))
             for shape in shapes:
-                yield Request(fitter.requests, shape.tokens, shape.stage, shared(shape), shape)
+                yield Request(fitter.requests, shape.tokens, shape.stage, shared(shape), still_sent(shape), shape)
             shapes.clear()
 
 
@@ -88,7 +93,8 @@ class SendAll:
         for i, message in enumerate(transcript.messages):
             if message.role is Role.ASSISTANT and i:
                 call += 1
-                yield Request(call, tokens, "none", lambda earlier: earlier.tokens)  # only appends
+                only_appends = lambda earlier: earlier.tokens  # noqa: E731
+                yield Request(call, tokens, "none", only_appends, only_appends)
             tokens += message_cost(message, options.counter).tokens
 
 
@@ -116,7 +122,8 @@ class OldTurns:
                 call += 1
                 start = self._start(messages, prefix, first, turns, turn_prefix, i, fixed_tokens, options)
                 if start is None:
-                    yield Request(call, fixed_tokens + prefix[i], "none", lambda earlier: earlier.tokens, (0, i))
+                    yield Request(call, fixed_tokens + prefix[i], "none", lambda earlier: earlier.tokens,
+                                  self._still_sent(transcript, first, 0, i, fixed_tokens, prefix, options), (0, i))
                 else:
                     yield self._request(transcript, call, first, start, i, options, fixed_tokens, prefix)
             if first < 0 and message.role is Role.USER:
@@ -155,7 +162,35 @@ class OldTurns:
                 return before_head + noted_head  # the same first message, with the note
             return before_head  # the first message gained the note, or merged another message
 
-        return Request(call, tokens, "turns", shared, (start, end))
+        return Request(call, tokens, "turns", shared,
+                       OldTurns._still_sent(transcript, first, start, end, fixed_tokens, prefix, options),
+                       (start, end))
+
+    @staticmethod
+    def _still_sent(transcript, first, start, end, fixed_tokens, prefix, options) -> Callable[[Request], int]:
+        """The cache bound against an earlier request of this policy: the fixed part, the
+        messages both send unchanged, and the noted first message when both carry the same one
+        (for Anthropic it is merged with the message at the cut, so only the same cut)."""
+        anthropic = transcript.dialect == "anthropic"
+
+        def ranges(cut: int, upto: int) -> list[tuple[int, int]]:
+            return [(0, upto)] if not cut else [(0, first), (cut + anthropic, upto)]
+
+        def still_sent(earlier: Request) -> int:
+            earlier_start, earlier_end = earlier.shape
+            tokens = fixed_tokens + sum(prefix[high] - prefix[low] for low, high in overlapping_ranges(
+                ranges(earlier_start, earlier_end), ranges(start, end)))
+            if start and earlier_start and (not anthropic or start == earlier_start):
+                head = transcript.messages[first]
+                if anthropic:  # the first message merged with the message at the cut
+                    tokens += merged_cost([noted_cost(head, options.counter),
+                                           message_cost(transcript.messages[start], options.counter)],
+                                          options.counter).tokens
+                else:
+                    tokens += message_cost(head, options.counter).tokens + note_cost(head, options.counter)
+            return tokens
+
+        return still_sent
 
 
 POLICIES: dict[str, Policy] = {

@@ -13,6 +13,17 @@ from prefix sums (`Fitter.shared_tokens`), so a replay costs about the same per 
 long the history is. A shared prefix shorter than
 `min_cacheable` is not cached at all. The rest of the request is written to the cache.
 
+**The cache bound.** For each accepted request, the tokens of the previous accepted request
+that it still sends, wherever they are in it (the same messages sent the same way; the fixed
+part counts; again nothing below `min_cacheable`). No policy that sends the same kept content —
+the same requests, message for message — can read more from a prefix cache that holds the
+previous request, because a token read from that cache must be in both requests; it is reached
+exactly when every change a request makes (a cleared result, a dropped turn, the note) comes
+after everything it keeps. `cache_bound_share` is the bound over the total input;
+`share_of_bound` is the cache read over the bound (1.0 when the bound is 0): how much of the
+reuse that its own content allows a policy actually gets. Totals over several files add the
+reads and the bounds before dividing.
+
 Prices are relative to one uncached input token (defaults: cache write 1.25, cache read 0.1).
 
 >>> Prices().cost(read=1000, write=100, uncached=0)
@@ -48,6 +59,8 @@ class Step:
     cache_write: int
     uncached: int
     cache_break: bool
+    #: The most any policy sending this request's content could read from the cache.
+    cache_bound: int = 0
 
 
 @dataclass
@@ -61,6 +74,7 @@ class PolicyReplay:
     max_request: int = 0
     total_input: int = 0
     cache_read: int = 0
+    cache_bound: int = 0
     cache_write: int = 0
     uncached: int = 0
     cache_breaks: int = 0
@@ -76,6 +90,7 @@ class PolicyReplay:
         self.max_request = max(self.max_request, step.tokens)
         self.total_input += step.cache_read + step.cache_write + step.uncached
         self.cache_read += step.cache_read
+        self.cache_bound += step.cache_bound
         self.cache_write += step.cache_write
         self.uncached += step.uncached
         self.cache_breaks += step.cache_break
@@ -85,7 +100,7 @@ class PolicyReplay:
 
     def merge(self, other: "PolicyReplay") -> None:
         """Add another history's totals (for the total over several files)."""
-        for name in ("calls", "rejected", "total_input", "cache_read", "cache_write", "uncached",
+        for name in ("calls", "rejected", "total_input", "cache_read", "cache_bound", "cache_write", "uncached",
                      "cache_breaks", "over_budget", "cost"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.max_request = max(self.max_request, other.max_request)
@@ -102,6 +117,9 @@ class PolicyReplay:
             "cache_write": self.cache_write,
             "uncached": self.uncached,
             "cache_read_share": round(self.cache_read / self.total_input, 4) if self.total_input else 0.0,
+            "cache_bound": self.cache_bound,
+            "cache_bound_share": round(self.cache_bound / self.total_input, 4) if self.total_input else 0.0,
+            "share_of_bound": round(self.cache_read / self.cache_bound, 4) if self.cache_bound else 1.0,
             "cache_breaks": self.cache_breaks,
             "cost": round(self.cost, 1),
             "relative_cost": round(self.cost / (self.total_input * prices.input), 4) if self.total_input else 0.0,
@@ -137,12 +155,14 @@ def replay(transcript: Transcript, policy: Policy, options: FitOptions, *,
                        options.budget, prices)
             continue
         shared = request.shared_with(previous) if previous is not None else 0
+        bound = request.still_sent(previous) if previous is not None else 0
         read = shared if shared >= min_cacheable else 0
         write = request.tokens - read if request.tokens >= min_cacheable else 0
         step = Step(
             call=request.call, tokens=request.tokens, stage=request.stage, rejected=False,
             cache_read=read, cache_write=write, uncached=request.tokens - read - write,
             cache_break=previous is not None and shared < previous.tokens,
+            cache_bound=bound if bound >= min_cacheable else 0,
         )
         result.add(step, options.budget, prices)
         previous = request
