@@ -1,6 +1,15 @@
 """ctxfit: keep long LLM-agent conversations inside the model's context window.
 
-The library the CLI is built on. An agent loop calls it before every model request:
+In an agent loop, one call before every model request, on the messages the loop already keeps
+(dicts, the Anthropic or OpenAI SDK's objects, LangChain messages):
+
+>>> import ctxfit_cli
+>>> history = [{"role": "user", "content": "Read the files."}]
+>>> ctxfit_cli.fit(history, budget=400_000, system="You are a careful agent.") == history
+True
+
+`Session` does the same step by step for a growing history, paying only for the new messages;
+`count` estimates tokens. Underneath, the pieces the CLI is built on:
 
 >>> from ctxfit_cli import FitOptions, Fitter, Transcript, build, to_message
 >>> system = to_message({"role": "system", "content": "You are a careful agent."}, "anthropic")
@@ -22,11 +31,12 @@ from .core.notes import AGENT_NOTE, CLEARED_RESULT, TOO_LONG, TRIMMED_HISTORY
 from .formats.payload import Fitted, build, fit_transcript, with_agent_note
 from .replay import POLICIES, Prices, replay
 from .core.validate import validate_request
+from .api import Session, count, fit
 
 __all__ = [
     "AGENT_NOTE", "BadInput", "CLEARED_RESULT", "CannotFit", "Counter", "CtxfitError", "FORMATS",
     "FitOptions", "Fitted", "Fitter", "MESSAGE_OVERHEAD", "Message", "POLICIES", "Part", "PartKind",
     "Plan", "Prices", "RecordedCall", "Role", "SEED", "TOO_LONG", "TRIMMED_HISTORY", "Transcript", "TranscriptEstimate",
-    "UsageProblem", "build", "fit_transcript", "message_cost", "plan_fit", "read_transcripts", "replay",
+    "Session", "UsageProblem", "build", "count", "fit", "fit_transcript", "message_cost", "plan_fit", "read_transcripts", "replay",
     "script_counts", "to_message", "total_tokens", "validate_request", "with_agent_note",
 ]

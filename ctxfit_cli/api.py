@@ -1,0 +1,289 @@
+"""The library facade: `fit`, `Session` and `count`, over what agent loops already hold.
+
+Messages go in as the loop keeps them — dicts, the Anthropic and OpenAI SDKs' own objects,
+LangChain messages — and come back the same way, ready for `client.messages.create(...)` or
+`client.chat.completions.create(...)`: the messages ctxfit leaves alone are the very objects
+given, the ones it changes (a cleared tool result, the note on the first message) are new copies.
+The caller's list and objects are never changed.
+
+>>> history = [{"role": "user", "content": "Summarise the report."}]
+>>> fit(history, budget=1000)[0] is history[0]
+True
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import replace
+from typing import Any, Iterable, Sequence
+
+import orjson
+
+from .counters.seed import SEED, Counter
+from .core.estimate import total_tokens
+from .core.fitting import FitOptions, Fitter
+from .core.model import Dialect, Message, Part, PartKind, Role, Transcript
+from .core.notes import TOO_LONG
+from .core.plan import Plan
+from .core.validate import validate_request
+from .errors import BadInput, CannotFit
+from .formats import PARSERS, anthropic
+from .formats.common import Where, dumps, json_text
+from .formats.payload import sent_messages
+from .sdk import RequestDict, as_request_dict, copy_with, plain_json
+
+#: The dialect assumed while nothing says which it is. Only plain user and assistant text has
+#: been seen then, read alike in both; and Anthropic's shaping (adjacent user messages merged)
+#: is valid for OpenAI too, not the other way round.
+FALLBACK_DIALECT: Dialect = "anthropic"
+
+
+def fit(messages: Sequence[Any], budget: int, *, system: Any = None, tools: Any = None,
+        dialect: Dialect | None = None, window: int | None = None, **options: Any) -> list:
+    """The messages to send so that the request fits `budget` tokens (DESIGN §4).
+
+    `messages`: dicts, SDK objects or LangChain messages (OpenAI's leading system messages
+    included). `system` and `tools` are what the request also carries (Anthropic's `system`
+    parameter, the tool definitions): they are always sent, so they are counted. `dialect`
+    ("anthropic" or "openai") is detected when not given. `window` is the model's hard limit;
+    other options are `FitOptions`' (`batch_size`, `lowwater`, `counter`, ...). Raises
+    `CannotFit` when even the smallest request is over the window.
+
+    >>> history = [{"role": "user", "content": "Read the log."},
+    ...     {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "read", "input": {}}]},
+    ...     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x" * 8000}]},
+    ...     {"role": "assistant", "content": [{"type": "tool_use", "id": "t2", "name": "read", "input": {}}]},
+    ...     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "content": "y" * 8000}]}]
+    >>> sent = fit(history, budget=3000)
+    >>> sent[2]["content"][0]["content"][:40], sent[4] is history[4]
+    ('[This tool result was cleared to keep th', True)
+    """
+    return Session(budget, system=system, tools=tools, dialect=dialect, window=window, **options).fit(messages)
+
+
+class Session:
+    """Fitting before every request of one agent loop, paying only for what is new.
+
+    `session.fit(history)` takes the loop's own growing list each time. The part seen before is
+    recognised by identity, else by equality (a removed, inserted or replaced message is noticed
+    and the walk starts over), so a step costs about what the new messages cost. The ratchets of
+    DESIGN §4 hold across steps: the cleared results only grow and the kept start only moves
+    forward. A message is not expected to change in place once fitted: replace it to edit it.
+
+    >>> session = Session(budget=400_000, system="You are a careful agent.")
+    >>> history = [{"role": "user", "content": "Read the files."}]
+    >>> session.fit(history) == history, session.plan.stage
+    (True, 'none')
+    """
+
+    def __init__(self, budget: int, *, system: Any = None, tools: Any = None,
+                 dialect: Dialect | None = None, window: int | None = None, **options: Any) -> None:
+        if window is not None:
+            options["window"] = window
+        self.options = FitOptions(budget=budget, **options)
+        self._fixed = _Fixed(system, tools)
+        told = dialect or self._fixed.dialect
+        self.dialect: Dialect = told or FALLBACK_DIALECT
+        self._dialect_known = told is not None
+        #: The plan of the last request fitted (stage, tokens before and after, what was cleared).
+        self.plan: Plan | None = None
+        self._items: list = []  # the caller's objects seen, in order
+        self._requests: list[RequestDict] = []  # ... as request JSON
+        self._messages: list[Message] = []  # ... read into the transcript model
+        self._walk: _Walk | None = None
+
+    def fit(self, history: Sequence[Any]) -> list:
+        """The messages to send now for `history` (the loop's whole history, grown since the
+        last call or edited): the same kinds of objects, the unchanged ones the very same."""
+        history = history if isinstance(history, list) else list(history)
+        seen = self._seen(history)
+        if seen < len(self._items):
+            self._forget(seen)
+        self._read(history[seen:])
+        lead = _leading_system(self._messages)
+        if lead == len(self._messages):
+            return list(history)  # no conversation yet: nothing to fit
+        if self._walk is None or self._walk.lead != lead:
+            self._walk = _Walk(self.options, self._fixed.messages(self._messages[:lead]), self.dialect, lead)
+        self.plan, sent = self._walk.step(self._messages)
+        if self.plan.cannot_fit:
+            raise too_long(self.plan)
+        return self._checked(*self._output(sent))
+
+    # --- the history seen so far ----------------------------------------------------------------
+
+    def _seen(self, history: list) -> int:
+        """How many of the messages seen before start `history` unchanged."""
+        items = self._items
+        if len(history) >= len(items) and all(map(operator.is_, history, items)):
+            return len(items)
+        seen = 0
+        for old, new in zip(items, history):
+            if old is not new and old != new:
+                break
+            seen += 1
+        return seen
+
+    def _forget(self, keep: int) -> None:
+        """Keep the first `keep` messages seen (and their estimates); the walk starts over."""
+        del self._items[keep:], self._requests[keep:], self._messages[keep:]
+        self._walk = None
+
+    def _read(self, items: Iterable[Any]) -> None:
+        for item in items:
+            request = as_request_dict(item)
+            if request.dialect is not None and not self._dialect_known:
+                self._dialect_known = True
+                if request.dialect != self.dialect:  # what was read so far is read again
+                    self.dialect = request.dialect
+                    self._messages[:] = [_parse(r, i, self.dialect) for i, r in enumerate(self._requests)]
+                    self._walk = None
+            self._items.append(item)
+            self._requests.append(request)
+            self._messages.append(_parse(request, len(self._messages), self.dialect))
+
+    # --- the answer ---------------------------------------------------------------------------
+
+    def _output(self, sent: tuple[Message, ...]) -> tuple[list, list[dict]]:
+        """The caller's objects for the messages sent, and their request JSON (for the check)."""
+        lead, plan, messages = self._walk.lead, self.plan, self._messages
+        items, requests = self._items, self._requests
+        out, values = items[:lead], [r.value for r in requests[:lead]]
+        origins = plan.sent()
+        if len(origins) == len(sent) + 1:  # Anthropic: the first kept user message was merged into the first
+            del origins[plan.first + 1]
+        for index, message in zip(origins, sent):
+            position = lead + index
+            if message is messages[position]:
+                out.append(items[position])
+                values.append(requests[position].value)
+            else:
+                item, value = _changed(items[position], message)
+                out.append(item)
+                values.append(value)
+        return out, values
+
+    def _checked(self, out: list, values: list[dict]) -> list:
+        """Every request leaves valid (DESIGN §8), or the caller hears why."""
+        problems = validate_request({"messages": values}, self.dialect)
+        if not problems:
+            return out
+        given = validate_request({"messages": [r.value for r in self._requests]}, self.dialect)
+        if given:
+            raise BadInput("messages", None, f"{given[0]}: the history is not a valid {self.dialect} "
+                                             "request (answer every tool call before fitting)")
+        raise RuntimeError(f"ctxfit made an invalid request ({problems[0]}); please report this bug")
+
+
+def _changed(original: Any, message: Message) -> tuple[Any, dict]:
+    """The copy of `original` that ctxfit changed into `message` (made once per change: the
+    changed message is kept by the payload module, and the copy on it)."""
+    made = message.memo.get("sdk_copy")
+    if made is None or made[0] is not original:
+        value = orjson.loads(message.raw)
+        made = message.memo["sdk_copy"] = (original, copy_with(original, value), value)
+    return made[1], made[2]
+
+
+class _Walk:
+    """The one place the facade drives the core's fitting: the forward walk of one history and
+    the messages each request sends. (A seam: the Fitter's insides may be reorganised.)"""
+
+    def __init__(self, options: FitOptions, fixed: tuple[tuple[Message, ...], Message | None],
+                 dialect: Dialect, lead: int) -> None:
+        system, tools = fixed
+        self.transcript = Transcript("<messages>", dialect, dialect, (), system=system, tools=tools)
+        self.fitter = Fitter(options, self.transcript.fixed, dialect=dialect)
+        self.lead = lead  # leading system messages: sent as they are, counted as fixed
+        self.body: list[Message] = []  # the history after them, grown in place
+
+    def step(self, messages: list[Message]) -> tuple[Plan, tuple[Message, ...]]:
+        """The plan and the messages sent for the history `messages` (the lead included)."""
+        self.body.extend(messages[self.lead + len(self.body):])
+        plan = self.fitter.update(self.body)
+        if plan.cannot_fit:
+            return plan, ()
+        return plan, sent_messages(replace(self.transcript, messages=tuple(self.body)), plan)
+
+
+class _Fixed:
+    """The system prompt and tool definitions given to a session, as JSON and as messages."""
+
+    def __init__(self, system: Any, tools: Any) -> None:
+        self.system = None if system is None else plain_json(system)
+        self.tools = None if tools is None else plain_json(tools)
+        self.dialect = _dialect_of_tools(self.tools)
+
+    def messages(self, lead: Sequence[Message]) -> tuple[tuple[Message, ...], Message | None]:
+        """(system messages, tools message): the given system prompt, then OpenAI's leading
+        system messages `lead`."""
+        system = tuple(lead)
+        if self.system is not None:
+            raw = dumps({"role": "system", "content": self.system})
+            system = (anthropic.system_message(self.system, raw, Where("system", 0)),) + system
+        tools = None
+        if self.tools is not None:
+            tools = Message(Role.TOOLS, (Part(PartKind.TEXT, json_text(self.tools)),), dumps(self.tools))
+        return system, tools
+
+
+def too_long(plan: Plan) -> CannotFit:
+    """DESIGN §4's message, with the figures: the conversation cannot be sent at all."""
+    return CannotFit(
+        f"{TOO_LONG} (the smallest request — system prompt, first message and newest round — is "
+        f"{plan.tokens_after:,} tokens; the model's window is {plan.window:,})",
+        smallest=plan.tokens_after, window=plan.window)
+
+
+def count(messages_or_text: Any, *, counter: Counter | str = SEED, system: Any = None,
+          tools: Any = None, dialect: Dialect | None = None) -> int:
+    """Estimated tokens of a text, or of messages with the system prompt and tools they carry.
+
+    `counter` is a `Counter` (e.g. `ctxfit_cli.counters.tokenizers.get_tokenizer("cl100k")`) or
+    the name of a calibrated profile ("seed", "cl100k", "o200k", "tekken", "qwen", "safe") or
+    a profile .json file.
+
+    >>> count("Привет, мир"), count([{"role": "user", "content": "Привет, мир"}])
+    (6, 10)
+    """
+    counter = _counter(counter)
+    if isinstance(messages_or_text, str):
+        return counter.tokens(counter.measure(messages_or_text))
+    fixed = _Fixed(system, tools)
+    requests = [as_request_dict(item) for item in messages_or_text]
+    dialect = (dialect or next((r.dialect for r in requests if r.dialect), None)
+               or fixed.dialect or FALLBACK_DIALECT)
+    messages = [_parse(r, i, dialect) for i, r in enumerate(requests)]
+    system_messages, tools_message = fixed.messages(())
+    sent = [*system_messages, *((tools_message,) if tools_message else ()), *messages]
+    return total_tokens(sent, counter)
+
+
+def _parse(request: RequestDict, index: int, dialect: Dialect) -> Message:
+    return PARSERS[dialect](request.value, request.raw, Where(f"messages[{index}]", 0))
+
+
+def _counter(counter: Counter | str) -> Counter:
+    if not isinstance(counter, str):
+        return counter
+    if counter == "seed":
+        return SEED
+    from .counters.profiles import load_profile
+    return load_profile(counter)
+
+
+def _leading_system(messages: list[Message]) -> int:
+    lead = 0
+    while lead < len(messages) and messages[lead].role is Role.SYSTEM:
+        lead += 1
+    return lead
+
+
+def _dialect_of_tools(tools: Any) -> Dialect | None:
+    """Anthropic's tool definitions have an `input_schema`, OpenAI's are `{"type": "function"}`."""
+    if isinstance(tools, list) and tools and isinstance(tools[0], dict):
+        if "input_schema" in tools[0]:
+            return "anthropic"
+        if tools[0].get("type") == "function":
+            return "openai"
+    return None

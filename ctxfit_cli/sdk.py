@@ -1,0 +1,134 @@
+"""What agent loops hold, as request dicts: plain dicts, the SDKs' pydantic objects, LangChain messages.
+
+An agent loop keeps its history in whatever its SDK gives it: dicts it wrote itself, Anthropic's
+`resp.content` blocks inside an assistant dict, OpenAI's `resp.choices[0].message`, or LangChain
+`BaseMessage`s. `as_request_dict` turns one item into the JSON the provider receives (a pydantic
+object is `model_dump(exclude_none=True)`-ed, a LangChain message becomes its OpenAI form), and
+`copy_with` makes the changed copy of an item, of the item's own kind, once ctxfit has changed it
+(a cleared result, the trimmed-history note).
+
+No SDK is imported here: an object's kind is read from its class, and LangChain is imported only
+when a LangChain message is seen (so it is already loaded).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, NamedTuple
+
+import orjson
+
+from .core.model import Dialect
+from .formats import openai as openai_format
+
+
+class RequestDict(NamedTuple):
+    """One item of a history as it is sent: the JSON value, its bytes, and the dialect its kind
+    implies (None when the item alone does not say)."""
+
+    value: dict
+    raw: bytes
+    dialect: Dialect | None
+
+
+def as_request_dict(item: Any) -> RequestDict:
+    """The request JSON of one history item.
+
+    >>> as_request_dict({"role": "user", "content": "hi"}).raw
+    b'{"role":"user","content":"hi"}'
+    """
+    if isinstance(item, dict):
+        dumped = _Dumped()
+        raw = orjson.dumps(item, default=dumped)
+        value = orjson.loads(raw) if dumped.used else item
+        return RequestDict(value, raw, dumped.dialect or _sniff(value))
+    if _is_langchain(item):
+        value = _langchain_dict(item)
+        return RequestDict(value, orjson.dumps(value), "openai")
+    if hasattr(item, "model_dump"):
+        value = item.model_dump(exclude_none=True, mode="json")
+        return RequestDict(value, orjson.dumps(value), _sdk_dialect(item) or _sniff(value))
+    raise TypeError(f"a message must be a dict, an SDK message object or a LangChain message, "
+                    f"not {type(item).__name__}")
+
+
+def copy_with(item: Any, value: dict) -> Any:
+    """`item` changed to the request JSON `value`, as the same kind of object (a new one).
+
+    A dict becomes the new dict; a LangChain message a copy with the new content; another
+    pydantic object its own class validated from `value` (a plain dict if the class refuses)."""
+    if isinstance(item, dict):
+        return value
+    if _is_langchain(item):
+        return item.model_copy(update={"content": value.get("content", "")})
+    try:
+        return type(item).model_validate(value)
+    except Exception:  # an SDK class that cannot hold the changed message: the dict is as good
+        return value
+
+
+def plain_json(value: Any) -> Any:
+    """A value that may hold SDK objects (system blocks, tool definitions) as plain JSON.
+
+    >>> plain_json([{"name": "read", "input_schema": {}}])
+    [{'name': 'read', 'input_schema': {}}]
+    """
+    if _is_langchain_tool(value):
+        from langchain_core.utils.function_calling import convert_to_openai_tool
+        return convert_to_openai_tool(value)
+    if isinstance(value, list):
+        return [plain_json(v) for v in value]
+    return orjson.loads(orjson.dumps(value, default=_Dumped()))
+
+
+class _Dumped:
+    """orjson's `default`: pydantic objects (SDK blocks) as their dicts, None fields dropped.
+    Notes whether it was needed and which SDK the objects came from."""
+
+    __slots__ = ("used", "dialect")
+
+    def __init__(self) -> None:
+        self.used, self.dialect = False, None
+
+    def __call__(self, obj: Any) -> Any:
+        if hasattr(obj, "model_dump"):
+            self.used = True
+            self.dialect = self.dialect or _sdk_dialect(obj)
+            return obj.model_dump(exclude_none=True, mode="json")
+        raise TypeError(f"{type(obj).__name__} is not JSON serializable")
+
+
+def _sdk_dialect(obj: Any) -> Dialect | None:
+    package = type(obj).__module__.partition(".")[0]
+    return "anthropic" if package == "anthropic" else "openai" if package == "openai" else None
+
+
+def _sniff(value: dict) -> Dialect | None:
+    if value.get("role") == "system":  # Anthropic takes its system prompt apart from the messages
+        return "openai"
+    verdict = openai_format.sniff(value)
+    return None if verdict is None else "openai" if verdict else "anthropic"
+
+
+def _is_langchain(item: Any) -> bool:
+    global _BaseMessage
+    if _BaseMessage is None:
+        if "langchain_core" not in sys.modules:
+            return False
+        from langchain_core.messages import BaseMessage as _BaseMessage
+    return isinstance(item, _BaseMessage)
+
+
+_BaseMessage = None  # LangChain's message class, once LangChain is loaded
+
+
+def _is_langchain_tool(value: Any) -> bool:
+    if "langchain_core" not in sys.modules or isinstance(value, (dict, list)):
+        return False
+    from langchain_core.tools import BaseTool
+    return isinstance(value, BaseTool)
+
+
+def _langchain_dict(message: Any) -> dict:
+    from langchain_core.messages.utils import convert_to_openai_messages
+    return convert_to_openai_messages(message)
