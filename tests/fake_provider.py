@@ -1,0 +1,244 @@
+"""A fake model provider on loopback: Anthropic Messages and OpenAI Chat Completions, for tests.
+
+    python tests/fake_provider.py [--port 0] [--steps 30] [--record FILE]
+
+Prints `http://127.0.0.1:PORT` on its first line of stdout once it listens. It plays an agent
+that reads files: for `--steps` calls it answers with a `read_file` tool call (the paths are the
+repository's own Python files, so the examples' tool can read them), then with a final text.
+The step is read from the id of the last tool result in the request (`toolu_0007` -> step 8),
+so it works whatever the client trimmed from the history.
+
+Every request is appended to `--record` as one JSON line: path, the headers that carry keys,
+the body, and the exact bytes of the reply it sent. `stream: true` is answered with the
+provider's SSE events. The model name chooses a misbehaviour, for the proxy's tests:
+`fake-error-429`, `fake-error-500` (an error as the provider sends it), `fake-slow` (answers
+after 3 s), `fake-disconnect` (closes the connection in the middle of the reply).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import re
+import sys
+from pathlib import Path
+
+import orjson
+from aiohttp import web
+
+ROOT = Path(__file__).resolve().parent.parent
+FILES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "ctxfit_cli").rglob("*.py") if p.stat().st_size > 3_000)
+KEY_HEADERS = ("x-api-key", "authorization", "anthropic-version")
+
+
+class Provider:
+    def __init__(self, steps: int, record: Path | None) -> None:
+        self.steps, self.record = steps, record
+        self.served = 0
+
+    def log(self, request: web.Request, body: bytes, reply: bytes) -> None:
+        self.served += 1
+        if self.record is None:
+            return
+        try:
+            parsed = orjson.loads(body) if body else None
+        except orjson.JSONDecodeError:
+            parsed = {"raw": base64.b64encode(body).decode()}
+        line = {"path": request.path, "method": request.method,
+                "headers": {h: request.headers[h] for h in KEY_HEADERS if h in request.headers},
+                "body": parsed, "reply": base64.b64encode(reply).decode()}
+        with self.record.open("ab") as f:
+            f.write(orjson.dumps(line) + b"\n")
+
+    # --- what the agent does next ------------------------------------------------------------
+
+    def step(self, messages: list) -> int:
+        """The next step: one past the newest tool result's call id."""
+        for message in reversed(messages):
+            content = message.get("content")
+            ids = []
+            if message.get("role") == "tool":
+                ids = [message.get("tool_call_id", "")]
+            elif isinstance(content, list):
+                ids = [b.get("tool_use_id", "") for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+            for call_id in reversed(ids):
+                found = re.search(r"(\d+)$", call_id or "")
+                if found:
+                    return int(found.group(1)) + 1
+        return 0
+
+    # --- handlers ---------------------------------------------------------------------------
+
+    async def anthropic(self, request: web.Request) -> web.StreamResponse:
+        body = await request.read()
+        value = orjson.loads(body)
+        step = self.step(value["messages"])
+        if step < self.steps:
+            content = [{"type": "text", "text": f"Reading {FILES[step % len(FILES)]}."},
+                       {"type": "tool_use", "id": f"toolu_{step:04d}", "name": "read_file",
+                        "input": {"path": FILES[step % len(FILES)]}}]
+            stop = "tool_use"
+        else:
+            content, stop = [{"type": "text", "text": f"Done: read {step} files."}], "end_turn"
+        message = {"id": f"msg_{step:04d}", "type": "message", "role": "assistant", "model": value.get("model", ""),
+                   "content": content, "stop_reason": stop, "stop_sequence": None,
+                   "usage": {"input_tokens": len(body) // 4, "output_tokens": 20,
+                             "cache_read_input_tokens": len(body) // 8, "cache_creation_input_tokens": 0}}
+        misbehaviour = await self.misbehave(request, body, value.get("model", ""), "anthropic")
+        if misbehaviour is not None:
+            return misbehaviour
+        if value.get("stream"):
+            return await self.stream(request, body, _anthropic_events(message))
+        return self.reply(request, body, orjson.dumps(message))
+
+    async def openai(self, request: web.Request) -> web.StreamResponse:
+        body = await request.read()
+        value = orjson.loads(body)
+        step = self.step(value["messages"])
+        if step < self.steps:
+            path = FILES[step % len(FILES)]
+            message = {"role": "assistant", "content": None, "refusal": None, "tool_calls": [
+                {"id": f"call_{step:04d}", "type": "function",
+                 "function": {"name": "read_file", "arguments": orjson.dumps({"path": path}).decode()}}]}
+            finish = "tool_calls"
+        else:
+            message, finish = {"role": "assistant", "content": f"Done: read {step} files.", "refusal": None}, "stop"
+        completion = {"id": f"chatcmpl-{step:04d}", "object": "chat.completion", "created": 1_700_000_000,
+                      "model": value.get("model", ""),
+                      "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+                      "usage": {"prompt_tokens": len(body) // 4, "completion_tokens": 20,
+                                "total_tokens": len(body) // 4 + 20,
+                                "prompt_tokens_details": {"cached_tokens": len(body) // 8}}}
+        misbehaviour = await self.misbehave(request, body, value.get("model", ""), "openai")
+        if misbehaviour is not None:
+            return misbehaviour
+        if value.get("stream"):
+            return await self.stream(request, body, _openai_events(completion))
+        return self.reply(request, body, orjson.dumps(completion))
+
+    async def other(self, request: web.Request) -> web.StreamResponse:
+        body = await request.read()
+        if request.path.endswith("/count_tokens"):
+            return self.reply(request, body, orjson.dumps({"input_tokens": len(body) // 4}))
+        if request.path == "/v1/models":
+            return self.reply(request, body, orjson.dumps({"object": "list", "data": [{"id": "fake", "object": "model"}]}))
+        return self.reply(request, body, orjson.dumps({"error": {"type": "not_found_error", "message": request.path}}),
+                          status=404)
+
+    def reply(self, request: web.Request, body: bytes, reply: bytes, status: int = 200, headers=None) -> web.Response:
+        self.log(request, body, reply)
+        return web.Response(body=reply, status=status, content_type="application/json",
+                            headers={"x-fake-request": str(self.served), **(headers or {})})
+
+    async def stream(self, request: web.Request, body: bytes, events: list[bytes]) -> web.StreamResponse:
+        self.log(request, body, b"".join(events))
+        response = web.StreamResponse(headers={"content-type": "text/event-stream", "cache-control": "no-cache",
+                                               "x-fake-request": str(self.served)})
+        await response.prepare(request)
+        for event in events:
+            await response.write(event)
+            await asyncio.sleep(0.005)  # events arrive apart, as a model's do
+        await response.write_eof()
+        return response
+
+    async def misbehave(self, request: web.Request, body: bytes, model: str, dialect: str):
+        if model.startswith("fake-error-"):
+            status = int(model.rsplit("-", 1)[1])
+            kind = {429: "rate_limit_error", 500: "api_error"}.get(status, "invalid_request_error")
+            error = ({"type": "error", "error": {"type": kind, "message": f"fake {status}"}} if dialect == "anthropic"
+                     else {"error": {"message": f"fake {status}", "type": kind, "code": None, "param": None}})
+            return self.reply(request, body, orjson.dumps(error), status=status, headers={"retry-after": "0"})
+        if model == "fake-slow":
+            await asyncio.sleep(3)
+            return None
+        if model == "fake-disconnect":
+            self.log(request, body, b"")
+            response = web.StreamResponse(headers={"content-type": "text/event-stream"})
+            await response.prepare(request)
+            await response.write(b"event: message_start\ndata: {\"type\":\"message_start\"")
+            request.transport.close()  # mid-reply, as a dropped connection does
+            return response
+        return None
+
+
+def _sse(event: str | None, data: dict | str) -> bytes:
+    payload = data if isinstance(data, str) else orjson.dumps(data).decode()
+    return (f"event: {event}\n" if event else "").encode() + f"data: {payload}\n\n".encode()
+
+
+def _anthropic_events(message: dict) -> list[bytes]:
+    start = {**message, "content": [], "stop_reason": None, "usage": {**message["usage"], "output_tokens": 1}}
+    events = [_sse("message_start", {"type": "message_start", "message": start})]
+    for i, block in enumerate(message["content"]):
+        if block["type"] == "text":
+            events.append(_sse("content_block_start", {"type": "content_block_start", "index": i,
+                                                       "content_block": {"type": "text", "text": ""}}))
+            events.append(_sse("content_block_delta", {"type": "content_block_delta", "index": i,
+                                                       "delta": {"type": "text_delta", "text": block["text"]}}))
+        else:
+            events.append(_sse("content_block_start", {"type": "content_block_start", "index": i, "content_block":
+                                                       {"type": "tool_use", "id": block["id"], "name": block["name"],
+                                                        "input": {}}}))
+            events.append(_sse("content_block_delta", {"type": "content_block_delta", "index": i, "delta": {
+                "type": "input_json_delta", "partial_json": orjson.dumps(block["input"]).decode()}}))
+        events.append(_sse("content_block_stop", {"type": "content_block_stop", "index": i}))
+    events.append(_sse("message_delta", {"type": "message_delta", "delta": {"stop_reason": message["stop_reason"],
+                                                                            "stop_sequence": None},
+                                         "usage": {"output_tokens": message["usage"]["output_tokens"]}}))
+    events.append(_sse("message_stop", {"type": "message_stop"}))
+    return events
+
+
+def _openai_events(completion: dict) -> list[bytes]:
+    base = {"id": completion["id"], "object": "chat.completion.chunk", "created": completion["created"],
+            "model": completion["model"]}
+    message = completion["choices"][0]["message"]
+    chunk = lambda delta, finish=None: _sse(None, {**base, "choices": [
+        {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}]})
+    events = [chunk({"role": "assistant", "content": ""})]
+    if message.get("content"):
+        events.append(chunk({"content": message["content"]}))
+    for i, call in enumerate(message.get("tool_calls") or []):
+        events.append(chunk({"tool_calls": [{"index": i, "id": call["id"], "type": "function",
+                                             "function": {"name": call["function"]["name"], "arguments": ""}}]}))
+        events.append(chunk({"tool_calls": [{"index": i, "function": {"arguments": call["function"]["arguments"]}}]}))
+    events.append(chunk({}, completion["choices"][0]["finish_reason"]))
+    events.append(_sse(None, {**base, "choices": [], "usage": completion["usage"]}))
+    events.append(_sse(None, "[DONE]"))
+    return events
+
+
+def make_app(steps: int = 30, record: Path | None = None) -> web.Application:
+    provider = Provider(steps, record)
+    app = web.Application(client_max_size=64 * 1024 * 1024)
+    app.router.add_post("/v1/messages", provider.anthropic)
+    app.router.add_post("/v1/chat/completions", provider.openai)
+    app.router.add_route("*", "/{tail:.*}", provider.other)
+    return app
+
+
+async def serve(port: int, steps: int, record: Path | None) -> None:
+    runner = web.AppRunner(make_app(steps, record), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", port)
+    await site.start()
+    bound = site._server.sockets[0].getsockname()[1]
+    print(f"http://127.0.0.1:{bound}", flush=True)
+    await asyncio.Event().wait()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--record", type=Path)
+    args = ap.parse_args()
+    try:
+        asyncio.run(serve(args.port, args.steps, args.record))
+    except KeyboardInterrupt:
+        sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

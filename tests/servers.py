@@ -1,0 +1,54 @@
+"""Real server processes on loopback for tests: the fake provider, and `ctxfit proxy` in front of it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class Server:
+    """A server process that prints its URL on its first line of stdout; stopped on exit."""
+
+    def __init__(self, argv: list[str], env: dict | None = None) -> None:
+        self.process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
+                                        env={**os.environ, **(env or {})})
+        line = self.process.stdout.readline().decode().strip()
+        if not line.startswith("http://127.0.0.1:"):
+            self.stop()
+            raise RuntimeError(f"{argv} did not start: {line!r} {self.process.stderr.read().decode()[-2000:]}")
+        self.url = line
+
+    def stop(self) -> str:
+        """Stop the server; its stderr."""
+        if self.process.poll() is None:
+            self.process.terminate()
+        try:
+            _, err = self.process.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            _, err = self.process.communicate()
+        return err.decode("utf-8", "replace")
+
+    def __enter__(self) -> "Server":
+        return self
+
+    def __exit__(self, *_) -> None:
+        self.stop()
+
+
+def fake_provider(record: Path, steps: int = 30) -> Server:
+    return Server([sys.executable, str(ROOT / "tests" / "fake_provider.py"), "--steps", str(steps),
+                   "--record", str(record)])
+
+
+def recorded(record: Path) -> list[dict]:
+    """What the fake provider received and sent, one entry per request."""
+    if not record.exists():
+        return []
+    return [orjson.loads(line) for line in record.read_bytes().splitlines()]
