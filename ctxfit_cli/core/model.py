@@ -96,6 +96,8 @@ class RecordedCall(NamedTuple):
     #: cache creation + cache read tokens), or None when the log does not record it.
     prompt_tokens: int | None = None
     output_tokens: int | None = None
+    #: The model's context window as the log recorded it (Codex `model_context_window`), or None.
+    window: int | None = None
 
 
 @dataclass(slots=True)
@@ -136,7 +138,8 @@ class Transcript:
             tools=self.tools,
             extra=self.extra,
             line=self.line,
-            calls=self.calls,
+            # Calls point at messages: moving the leading system messages out shifts them.
+            calls=[c._replace(message=c.message - split) for c in self.calls] if split else self.calls,
             repairs=self.repairs,
         )
 

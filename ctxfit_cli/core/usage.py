@@ -1,0 +1,185 @@
+"""What a log's recorded usage says: the real prompt sizes, the part the log leaves out, and
+the growth of the prompt from call to call (the ground truth that counters are calibrated on).
+
+Logs that record usage (Claude Code `message.usage`, Codex `token_count`, OpenHands
+`token_usages`) give, for each model call, the model's own count of the whole prompt
+(`RecordedCall.prompt_tokens`). The readers put those calls on `Transcript.calls`; this module
+reads them:
+
+- `recorded_summary`: last and peak recorded prompt, number of calls, models;
+- `infer_fixed`: the *unlogged fixed part* — system prompt, tool definitions, injected context,
+  none of which a Claude Code log contains — as the first recorded prompt minus the estimate of
+  what precedes that call in the log. Each conversation (a compaction starts a new one) gets
+  its own;
+- `growth_samples`: for consecutive calls, the messages added in between (measured with a
+  counter, unrounded) against the recorded growth of the prompt.
+
+Plain data in, plain data out; nothing here prints.
+
+>>> from ctxfit_cli.core.model import Message, Part, PartKind, RecordedCall, Role, Transcript
+>>> hi = Message(Role.USER, (Part(PartKind.TEXT, "hello there"),), b"")
+>>> ok = Message(Role.ASSISTANT, (Part(PartKind.TEXT, "ok"),), b"")
+>>> t = Transcript("log", "claude-code", "anthropic", (hi, ok),
+...                calls=[RecordedCall(1, "m1", "claude-x", 5000, 3)])
+>>> infer_fixed(t).tokens  # 5000 recorded - (3 + 4) estimated
+4993
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple, Sequence
+
+from ..counters.seed import SEED, Counter, Vector
+from .estimate import MESSAGE_OVERHEAD, message_cost
+from .model import Message, RecordedCall, Transcript
+
+#: Below this many recorded tokens of growth a call pair says little (a few tokens of framing
+#: decide its ratio), so calibration and its scores leave it out.
+MIN_GROWTH = 200
+
+
+def usable(calls: Sequence[RecordedCall]) -> list[RecordedCall]:
+    """The calls that recorded a prompt size (`<synthetic>` replies and calls without usage, or
+    with a zero prompt, are not model calls that can be compared), in message order."""
+    return [c for c in calls if c.prompt_tokens and c.prompt_tokens > 0
+            and c.model != "<synthetic>"]
+
+
+def recorded_summary(calls: Sequence[RecordedCall]) -> dict | None:
+    """The JSON shape of what a log recorded: ``{last_prompt, peak_prompt, calls, model,
+    models, window}``, or None when it recorded no usage.
+
+    >>> recorded_summary([RecordedCall(1, "a", "m", 100), RecordedCall(3, "b", "m", 90)])
+    {'last_prompt': 90, 'peak_prompt': 100, 'calls': 2, 'model': 'm', 'models': ['m'], 'window': None}
+    """
+    kept = usable(calls)
+    if not kept:
+        return None
+    models = list(dict.fromkeys(c.model for c in kept if c.model))
+    windows = [c.window for c in kept if c.window]
+    return {
+        "last_prompt": kept[-1].prompt_tokens,
+        "peak_prompt": max(c.prompt_tokens for c in kept),
+        "calls": len(kept),
+        "model": kept[-1].model or None,
+        "models": models,
+        "window": windows[-1] if windows else None,
+    }
+
+
+class FixedPart(NamedTuple):
+    """The part of every prompt the log does not hold (system prompt, tools, injected context)."""
+
+    tokens: int
+    #: "inferred" (from the first recorded call), "given" (--fixed-tokens N), or "none".
+    source: str
+    #: Index of the message whose call it was inferred from (-1 when not inferred).
+    call_message: int = -1
+
+    def to_dict(self) -> dict:
+        return {"tokens": self.tokens, "source": self.source}
+
+
+NO_FIXED = FixedPart(0, "none")
+
+
+def prefix_tokens(transcript: Transcript, counter: Counter = SEED) -> list[int]:
+    """Estimated tokens of the system prompt, tools and the first *i* messages, for every i
+    (``len(messages) + 1`` entries; the transcript must be materialized)."""
+    total = sum(message_cost(m, counter).tokens for m in transcript.fixed)
+    sums = [total]
+    for message in transcript.messages:
+        total += message_cost(message, counter).tokens
+        sums.append(total)
+    return sums
+
+
+def infer_fixed(transcript: Transcript, counter: Counter = SEED,
+                prefix: list[int] | None = None) -> FixedPart:
+    """The unlogged fixed part of a (materialized) conversation: the first recorded prompt
+    minus the estimate of everything the log holds before that call; `NO_FIXED` when the log
+    recorded no usage. Never negative."""
+    calls = [c for c in usable(transcript.calls) if 0 <= c.message <= len(transcript.messages)]
+    if not calls:
+        return NO_FIXED
+    first = calls[0]
+    sums = prefix if prefix is not None else prefix_tokens(transcript, counter)
+    return FixedPart(max(first.prompt_tokens - sums[first.message], 0), "inferred", first.message)
+
+
+def call_estimates(transcript: Transcript, counter: Counter = SEED,
+                   fixed: FixedPart | None = None) -> list[tuple[RecordedCall, int]]:
+    """Each recorded call with the estimate of its prompt: the fixed part plus everything the
+    log holds before the call's reply."""
+    sums = prefix_tokens(transcript, counter)
+    fixed = fixed if fixed is not None else infer_fixed(transcript, counter, sums)
+    return [(c, fixed.tokens + sums[c.message]) for c in usable(transcript.calls)
+            if 0 <= c.message < len(sums)]
+
+
+@dataclass(frozen=True, slots=True)
+class Growth:
+    """The messages added between two consecutive calls, and what the log says they cost."""
+
+    #: Unrounded measurement of every string of those messages (the counter's vector).
+    vector: Vector
+    #: Messages added (each costs `MESSAGE_OVERHEAD`) and image tokens among them.
+    messages: int
+    images: int
+    #: Recorded growth of the prompt between the two calls.
+    recorded: int
+    #: Where: the transcript's path and the index of the later call's message.
+    path: str
+    message: int
+
+    @property
+    def framing(self) -> int:
+        """Tokens the estimate adds whatever the counter: message overhead and images."""
+        return self.messages * MESSAGE_OVERHEAD + self.images
+
+
+def growth_samples(transcript: Transcript, counter: Counter) -> list[Growth]:
+    """One `Growth` per pair of consecutive recorded calls of a (materialized) transcript
+    whose prompt grew. A pair whose calls answer the same message, or whose prompt shrank
+    (the agent cleared old results itself, or the model changed tokenizer), says nothing
+    about the messages in between and is left out."""
+    out: list[Growth] = []
+    calls = usable(transcript.calls)
+    messages = transcript.messages
+    for a, b in zip(calls, calls[1:]):
+        if not 0 <= a.message < b.message <= len(messages):
+            continue
+        grew = b.prompt_tokens - a.prompt_tokens
+        if grew <= 0:
+            continue
+        added = messages[a.message:b.message]
+        out.append(Growth(_measure(added, counter), len(added), sum(_images(m) for m in added),
+                          grew, transcript.path, b.message))
+    return out
+
+
+def _measure(messages: Sequence[Message], counter: Counter) -> Vector:
+    total: list[int] | None = None
+    for message in messages:
+        for part in message.parts:
+            for text in (part.tool, part.text, part.call_id):
+                if text:
+                    vector = counter.measure(text)
+                    total = list(vector) if total is None else [x + y for x, y in zip(total, vector)]
+    return tuple(total) if total is not None else tuple(0 for _ in counter.classes)
+
+
+def _images(message: Message) -> int:
+    return sum(p.image_tokens for p in message.parts)
+
+
+def growth_estimate(sample: Growth, counter: Counter) -> int:
+    """The counter's estimate of a growth sample: its text rounded once, plus the framing."""
+    return counter.tokens(sample.vector) + sample.framing
+
+
+def budget_share(budget: int, fixed: FixedPart) -> int:
+    """What is left of a budget for the messages once the fixed part is counted (at least 1,
+    so a fixed part over the budget shows as an overrun rather than an error)."""
+    return max(budget - fixed.tokens, 1)
