@@ -20,7 +20,7 @@ from typing import BinaryIO, Iterable, Iterator
 from ..errors import BadInput
 from ..core.model import Dialect, Message, Part, PartKind, Role, Transcript
 from .reading import Record, read_records
-from . import anthropic, claude_code, codex, openai, openhands, swe_agent
+from . import anthropic, claude_code, codex, openai, openhands, swe_agent, usage
 from .common import Where, dumps, json_text, type_name
 
 FORMATS = ("openai", "anthropic", "claude-code", "codex", "request", "swe-agent", "openhands")
@@ -66,17 +66,21 @@ def read_transcripts(name: str, stream: BinaryIO, format: str | None = None) -> 
         if not found:  # only bookkeeping records
             raise BadInput(name, None, NO_MESSAGES)
         return
+    recorded = None
     if format == "codex":
         dialect = "openai"
-        records = codex.to_openai(records, name)
+        recorded = usage.CodexCalls([])  # the token_count events: see formats/usage.py
+        records = codex.to_openai(recorded.records(records), name)
     elif format in PARSERS:
         dialect = format
     else:
         dialect, records = _chat_dialect(records)
         format = dialect
     parse = PARSERS[dialect]
-    messages = (parse(r.value, r.raw, Where(name, r.line)) for r in records)
-    yield Transcript(name, format, dialect, _require_messages(name, messages))
+    messages = _require_messages(name, (parse(r.value, r.raw, Where(name, r.line)) for r in records))
+    if recorded is not None:
+        messages = recorded.messages(messages)
+    yield Transcript(name, format, dialect, messages, calls=recorded.calls if recorded else [])
 
 
 def _segments(records: Iterator[Record]) -> Iterator[tuple[int, Iterator[Record]]]:
