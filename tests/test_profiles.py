@@ -106,8 +106,10 @@ def test_safe_is_never_below_a_family_profile(text):
     safe = load_profile("safe")
     vector = class_counts(text * 20)
     for name in builtin_profiles():
-        if name not in ("seed", "safe"):
-            family = load_profile(name)
+        family = load_profile(name)
+        # safe covers the profiles fitted against a real tokenizer (not seed, not the `claude`
+        # profile, which is fitted on recorded usage: bench/real_usage.py).
+        if family.tokenizer:
             assert safe.exact_tokens(vector) >= family.exact_tokens(vector) - 1e-9
 
 

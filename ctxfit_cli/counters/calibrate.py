@@ -130,6 +130,80 @@ def calibrate(
     return profile
 
 
+#: A class needs this many characters in the recorded growth to get a fitted rate; rarer
+#: classes keep the base profile's rate (a few hundred characters cannot pin a rate down).
+MIN_CLASS_CHARS = 2000
+#: Share of call pairs allowed to stay more than 10% under when fitting from usage: pairs whose
+#: recorded growth holds text the log does not (hook output, injected reminders).
+GROWTH_UNDER_SHARE = 0.06
+
+
+def calibrate_from_growth(
+    vectors: list[tuple[int, ...]],
+    recorded: list[int],
+    groups: list[str],
+    *,
+    name: str,
+    base: ProfileCounter,
+    description: str = "",
+    margin: float = 0.0,
+    max_under_share: float = GROWTH_UNDER_SHARE,
+    steps: int = 6,
+) -> dict[str, Any]:
+    """Fit a profile to the growth of recorded prompts between consecutive model calls.
+
+    `vectors[i]` measures (`profiles.COMPONENTS`) the text of the messages added between two
+    calls, `recorded[i]` is what the prompt grew by minus what the estimate adds anyway (message
+    overhead, images), `groups[i]` names the log it comes from. The linear programme is the
+    one of `calibrate` with call pairs for paragraphs and all logs together for a file: the
+    estimate of all the growth at least ``1 + margin`` of the recorded growth, every pair at least 90% of its own but
+    for `max_under_share` of them set aside (hook output and injected context make a pair's
+    recorded growth larger than anything in the log: those are the pairs set aside), and the
+    aggregate over all logs as low as that allows. Classes with fewer than `MIN_CLASS_CHARS` characters
+    keep `base`'s rates (their tokens are taken off the target first).
+    """
+    X = np.array(vectors, dtype=float)
+    y = np.array(recorded, dtype=float)
+    if len(y) == 0 or not (y > 0).any():
+        raise ValueError("no call pairs with recorded growth to fit on")
+    base_w = np.array([1 / r for r in base.rates] + list(base.runs))
+    chars = X[:, :N_CLASSES].sum(axis=0)
+    fitted = np.concatenate([chars >= MIN_CLASS_CHARS, X[:, N_CLASSES:].sum(axis=0) > 0])
+    fixed_part = X[:, ~fitted] @ base_w[~fitted]
+    target = y - fixed_part
+    keep = target > 0
+    X, target, groups_kept = X[keep], target[keep], [g for g, k in zip(groups, keep) if k]
+    names = list(dict.fromkeys(groups_kept))
+    # One aggregate over all logs, not one per log: a per-log floor lets the log with the most
+    # unlogged text (hook output) lift every other log's estimate (held out, 1.27 vs 1.25).
+    XF, yF = X.sum(axis=0, keepdims=True), np.array([target.sum()])
+    weights = _fit_weights(X, target, XF, yF, fitted, margin, max_under_share, steps)
+    weights[~fitted] = base_w[~fitted]
+    rates = {c: (_round_down(1 / float(weights[i])) if fitted[i] else base.rates[i])
+             for i, c in enumerate(CLASSES)}
+    runs = {r: _round_up(float(weights[N_CLASSES + i])) for i, r in enumerate(RUNS)}
+    profile = {
+        "name": name,
+        "version": 1,
+        "description": description or "Calibrated on the growth of recorded prompts.",
+        "tokenizer": None,
+        "rates": rates,
+        "runs": runs,
+        "fit": {
+            "from": "recorded usage",
+            "logs": len(names),
+            "call_pairs": int(len(target)),
+            "characters": int(X[:, :N_CLASSES].sum()),
+            "margin": margin,
+            "max_under_share": max_under_share,
+            "base": base.profile,
+            "base_classes": [c for i, c in enumerate(CLASSES) if not fitted[i]],
+        },
+    }
+    ProfileCounter(profile)  # validates
+    return profile
+
+
 def _measure(texts: list[str], tokenizer: Counter) -> tuple[np.ndarray, ...]:
     """(components, exact tokens) of every paragraph, then of every file, as arrays."""
     rows, exact, file_rows, file_exact = [], [], [], []
@@ -262,4 +336,4 @@ def evaluate(texts: list[str], tokenizer: Counter, counter: Counter) -> dict[str
     }
 
 
-__all__ = ["calibrate", "evaluate", "split_paragraphs"]
+__all__ = ["calibrate", "calibrate_from_growth", "evaluate", "split_paragraphs"]

@@ -35,7 +35,7 @@ characters between classes of the same seed group.
 >>> p.tokens(p.measure("hello, мир, 世界"))
 7
 >>> sorted(builtin_profiles())[:3]
-['cl100k', 'o200k', 'qwen']
+['cl100k', 'claude', 'o200k']
 """
 
 from __future__ import annotations
