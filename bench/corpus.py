@@ -16,7 +16,10 @@ Sources (all from Debian's archive, DFSG-free, or from this machine):
 - JSON tool output and shell command output: commands run on this machine (package lists,
   block devices, mounts, file listings, processes); no environment variables are read;
 - emoji-heavy text: English and Russian descriptions with emoji, skin tones, ZWJ sequences and
-  flags inserted at word boundaries by a seeded random generator.
+  flags inserted at word boundaries by a seeded random generator;
+- emoji sequences: text made mostly of multi-code-point emoji (ZWJ families and professions
+  with skin tones, couples, skin-toned hands, country and subdivision flags, keycaps) with a
+  few English and Persian words between them, from a seeded random generator.
 
 Not used, on purpose (reserved for independent checks): Debian's translated manual pages, FAQ,
 maint-guide, fortunes, LibreOffice or GIMP help/l10n packages, iso-codes.
@@ -59,6 +62,7 @@ LANGUAGES: dict[str, dict[str, list[str]]] = {
     "uk": {"ddtp": ["uk"], "mo": ["uk"]},
     "el": {"ddtp": ["el"], "mo": ["el"]},
     "ar": {"ddtp": [], "mo": ["ar"]},
+    "fa": {"ddtp": ["fa"], "mo": ["fa"]},  # Persian: Arabic script, other letters and words
     "he": {"ddtp": [], "mo": ["he"]},
     "hi": {"ddtp": [], "mo": ["hi"]},
     "mr": {"ddtp": [], "mo": ["mr"]},
@@ -349,6 +353,46 @@ def emoji_paragraphs(english: list[str], russian: list[str]) -> list[str]:
     return cap(out, MAX_CHARS // 2)
 
 
+def emoji_sequences() -> list[str]:
+    """Multi-code-point emoji: ZWJ families and professions (with skin tones), couples,
+    skin-toned hands, country flags (regional-indicator pairs), subdivision flags (tag
+    sequences) and keycaps. Tokenizers spend several tokens on each of these."""
+    zwj, tone_of = "\u200d", [chr(c) for c in range(0x1F3FB, 0x1F400)]
+    adults, kids = ["👨", "👩", "🧑"], ["👧", "👦", "🧒"]
+    families = [zwj.join(p) for p in ([a, b, k] for a in adults for b in adults for k in kids)]
+    families += [zwj.join([a, b, k, l]) for a in adults[:2] for b in adults[:2] for k in kids[:2]
+                 for l in kids[:2]]
+    jobs = ["⚕️", "🎓", "🏫", "⚖️", "🌾", "🍳", "🔧", "🏭", "💼", "🔬", "💻", "🎤", "🎨",
+            "✈️", "🚀", "🚒", "🦯", "🦽"]
+    people = [p + tone + zwj + job for p in adults for tone in ["", *tone_of] for job in jobs]
+    couples = [a + zwj + "❤️" + zwj + b for a in adults[:2] for b in adults[:2]]
+    couples += [a + zwj + "❤️" + zwj + "💋" + zwj + b for a in adults[:2] for b in adults[:2]]
+    hands = [h + t for h in "👋👍👎👏🙏💪✋🤝🫶👌✌🤞" for t in tone_of]
+    countries = ("DE FR JP BR UA US IN KR GB PL IR AF SA EG TR CN MX CA AU NZ ZA NG KE AR CL CO "
+                 "PE ES PT IT NL BE CH AT SE NO DK FI IS IE CZ SK HU RO BG GR RS HR SI LT LV EE "
+                 "BY KZ UZ PK BD LK NP TH VN MY ID PH SG IL JO LB SY IQ AE QA MA DZ TN ET").split()
+    flags = ["".join(chr(0x1F1E6 + ord(c) - 65) for c in code) for code in countries]
+    flags += ["🏴" + "".join(chr(0xE0000 + ord(c)) for c in tag) + "\U000E007F"
+              for tag in ("gbeng", "gbsct", "gbwls")]
+    flags += ["🏳️‍🌈", "🏳️‍⚧️", "🏴‍☠️"]
+    keycaps = [k + "\ufe0f\u20e3" for k in "0123456789#*"] + ["🔟"]
+    return families + people + couples + hands + flags + keycaps
+
+
+def emoji_sequence_paragraphs(words: list[str]) -> list[str]:
+    """Text made mostly of emoji sequences (chat reactions, status lines, flag lists), with a
+    few words between them, as messages full of emoji look."""
+    pool, rng = emoji_sequences(), random.Random(1905)
+    out = []
+    while sum(map(len, out)) < MAX_CHARS // 2:
+        pieces: list[str] = []
+        while sum(map(len, pieces)) < rng.randrange(MIN_PARAGRAPH, 3 * MIN_PARAGRAPH):
+            run = "".join(rng.choice(pool) for _ in range(rng.choice([1, 2, 3, 4, 6])))
+            pieces.append(run if rng.random() < 0.7 else f"{rng.choice(words)} {run}")
+        out.append(rng.choice([" ", "", "\n"]).join(pieces))
+    return out
+
+
 # --- Main -------------------------------------------------------------------------------------
 
 
@@ -364,6 +408,8 @@ def build(out: Path = OUT, *, refresh: bool = False) -> dict[str, int]:
     kinds["json"] = json_paragraphs()
     kinds["shell"] = shell_paragraphs()
     kinds["emoji"] = emoji_paragraphs(kinds["en"][:150], kinds["ru"][:150])
+    words = [w for text in kinds["en"][:100] + kinds["fa"][:50] for w in text.split()[:20]]
+    kinds["emoji_seq"] = emoji_sequence_paragraphs(words or ["ok"])
     sizes = {}
     for kind, items in kinds.items():
         with open(out / f"{kind}.jsonl", "w", encoding="utf-8") as f:
