@@ -4,17 +4,23 @@ The core raises; only `cli.py` turns an error into a message on stderr and an ex
 
 Exit codes, shared by every command:
   0  success
+  1  internal error: a bug in ctxfit (reported in one line; CTXFIT_TRACEBACK=1 shows the traceback)
   2  usage error (bad option, no input on a terminal) — Typer's own code
   3  bad input (unreadable file, not JSON, not a transcript)
   4  cannot fit (the smallest possible request is larger than the model's window)
+  6  cannot write the output (disk full, permission, device error); an `-o` file is left as it was
 """
 
 from __future__ import annotations
 
 EXIT_OK = 0
+#: An internal error: a bug of ctxfit's (issue #9 also uses it for a produced request that fails
+#: validation).
+EXIT_INTERNAL = 1
 EXIT_USAGE = 2
 EXIT_BAD_INPUT = 3
 EXIT_CANNOT_FIT = 4
+EXIT_OUTPUT = 6
 
 
 class CtxfitError(Exception):
@@ -48,6 +54,12 @@ class CannotFit(CtxfitError):
     def __init__(self, message: str, *, smallest: int, window: int) -> None:
         self.smallest, self.window = smallest, window
         super().__init__(message)
+
+
+class OutputFailed(CtxfitError):
+    """The system refused to write the product (disk full, permission, a device error)."""
+
+    exit_code = EXIT_OUTPUT
 
 
 class MissingExtra(CtxfitError):

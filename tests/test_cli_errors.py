@@ -36,7 +36,7 @@ BAD_INPUTS = {
                             ':1: content[0]: a tool_use "id" must be a string'),
     "request-messages-not-list": (b'{"messages": {"role": "user"}}\n', "not a transcript"),
     "request-bad-message": (b'{"messages": [{"role": "user", "content": "a"}, {"role": 7}]}\n',
-                            ":1: messages[1]: unknown role 7"),
+                            ":1: messages[1]: \"role\" must be a string, got a number"),
     "binary-garbage": (bytes(range(1, 256)) * 4, ":1:"),
 }
 
@@ -102,7 +102,7 @@ def test_a_terminal_with_no_input_is_a_usage_error_not_a_silent_wait():
 
 
 def test_awkward_but_valid_input_works(tmp_path):
-    huge = "слово " * 8_000_000 + "end"  # a ~50 MB line of Cyrillic
+    huge = "слово " * 8_000_000 + "end"  # an 88 MB line of Cyrillic: over the default limit
     lines = [
         b"\xef\xbb\xbf" + orjson.dumps({"role": "user", "content": "Read it."}) + b"\r\n",
         orjson.dumps({"role": "assistant", "content": None, "tool_calls": [
@@ -111,7 +111,10 @@ def test_awkward_but_valid_input_works(tmp_path):
     ]
     path = tmp_path / "awkward.jsonl"
     path.write_bytes(b"".join(lines))
-    result = run_cli("estimate", "--json", str(path))
+    refused = run_cli("estimate", "--json", str(path))
+    assert refused.returncode == 3 and refused.stdout == b""
+    assert b":3: line longer than 64 MiB" in refused.stderr and b"--max-line-mb" in refused.stderr
+    result = run_cli("estimate", "--json", "--max-line-mb", "100", str(path))
     assert result.returncode == 0, result.stderr
     report = orjson.loads(result.stdout)["files"][0]
     assert report["format"] == "openai" and report["messages"] == 3

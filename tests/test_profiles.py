@@ -139,7 +139,7 @@ def test_profile_file_and_errors(tmp_path):
         load_profile(tmp_path / "notjson.json")
     with pytest.raises(UsageProblem, match="built-in profiles"):
         load_profile("no-such-profile")
-    with pytest.raises(BadInput, match="positive"):
+    with pytest.raises(BadInput, match="from 0.01 to 1000"):
         ProfileCounter({"name": "z", "version": 1, "rates": dict.fromkeys(CLASSES, 0)})
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import functools
 import gc
+import math
+import os
 import sys
 from itertools import chain
 from typing import Annotated, Callable, Iterator, Optional
@@ -17,17 +19,18 @@ import typer
 
 from ..formats import parallel
 from . import render
-from ..errors import EXIT_BAD_INPUT, CtxfitError
+from ..errors import EXIT_BAD_INPUT, EXIT_INTERNAL, CtxfitError
 from ..counters.seed import SEED, Counter
 from ..core.estimate import TranscriptEstimate, combine
 from ..formats import FORMATS
 from .inputs import resolve_paths, transcripts
 from ..core.fitting import FitOptions
 from ..core.notes import AGENT_NOTE, TOO_LONG
-from ..errors import CannotFit, UsageProblem
-from .outputs import atomic_write
+from ..errors import BadInput, CannotFit, OutputFailed, UsageProblem
+from .outputs import StdoutText, atomic_write, check_outputs, discard_stdout, write_stdout
 from ..core.model import Transcript
 from ..formats.parallel import Outline
+from ..formats.reading import DEFAULT_LINE_LIMIT_MB, set_line_limit
 from ..formats.payload import Fitted, fit_outline, fit_transcript
 from ..replay.policies import DEFAULT_POLICIES, POLICIES
 from ..replay.simulation import PolicyReplay, Prices
@@ -35,7 +38,8 @@ from ..replay.simulation import replay as run_replay
 
 EXIT_CODES = """\b
 Exit codes: 0 success · 2 usage error · 3 bad input (file, line and problem on stderr) ·
-4 cannot fit (even the smallest request is larger than the model's window)."""
+4 cannot fit (even the smallest request is larger than the model's window) ·
+6 cannot write the output (disk full, permission)."""
 
 app = typer.Typer(
     name="ctxfit",
@@ -53,8 +57,11 @@ Paths = Annotated[
     Optional[list[str]],
     typer.Argument(help="Transcript files, or - for standard input (the default when piped).", show_default=False),
 ]
-Budget = Annotated[int, typer.Option("--budget", "-b", min=1, help="Target tokens per request.")]
-Window = Annotated[int, typer.Option("--window", "-w", min=1, help="The model's hard context limit in tokens.")]
+#: Budgets and windows past this are typing slips (a quadrillion tokens); refusing them keeps
+#: every size a 64-bit integer in JSON.
+MAX_TOKENS = 10**15
+Budget = Annotated[int, typer.Option("--budget", "-b", min=1, max=MAX_TOKENS, help="Target tokens per request.")]
+Window = Annotated[int, typer.Option("--window", "-w", min=1, max=MAX_TOKENS, help="The model's hard context limit in tokens.")]
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout instead of a report.")]
 Format = Annotated[
     Optional[str],
@@ -71,6 +78,18 @@ Profile = Annotated[
     typer.Option("--profile", help="Estimate with a calibrated profile: seed (default rule), cl100k, o200k, "
                                     "tekken, qwen, safe, or a profile .json file."),
 ]
+
+MaxLine = Annotated[int, typer.Option(
+    "--max-line-mb", min=1, max=1 << 20,
+    help="Longest line (or single JSON document) to read, in MiB; longer ones are refused, so memory stays bounded.")]
+
+
+def _finite(value: float | None) -> float | None:
+    """Typer's ranges let nan through (every comparison with it is false)."""
+    if value is not None and not math.isfinite(value):
+        raise typer.BadParameter(f"must be a finite number, not {value}")
+    return value
+
 
 DEFAULT_BUDGET = 400_000
 #: The fitting defaults are FitOptions' own (DESIGN §4); the options below only expose them.
@@ -98,11 +117,14 @@ def reports_errors(command: Callable) -> Callable:
     def wrapper(*args, **kwargs):
         try:
             return command(*args, **kwargs)
+        except BrokenPipeError:
+            discard_stdout()  # the reader went away (e.g. `| head`): not an error of ours
+            raise typer.Exit(0)
+        except OutputFailed as error:
+            discard_stdout()  # what is still buffered would fail again on exit
+            _fail(str(error), error.exit_code)
         except CtxfitError as error:
             _fail(str(error), error.exit_code)
-        except BrokenPipeError:
-            sys.stderr.close()  # the reader went away (e.g. `| head`): not an error of ours
-            raise typer.Exit(0)
         except KeyboardInterrupt:
             _fail("interrupted", 130)
         except MemoryError:
@@ -125,8 +147,7 @@ def _check_format(format: str | None) -> str | None:
 
 def write_json(document: object) -> None:
     """One JSON document on stdout, as bytes."""
-    sys.stdout.buffer.write(orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
-    sys.stdout.buffer.flush()
+    write_stdout(orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
 
 
 # --- estimate ------------------------------------------------------------------------------------
@@ -144,6 +165,7 @@ def estimate(
     compare: Annotated[bool, typer.Option("--compare", help="Also show every built-in profile and every "
                                                            "installed tokenizer side by side.")] = False,
     json: Json = False,
+    max_line_mb: MaxLine = DEFAULT_LINE_LIMIT_MB,
     format: Format = None,
 ) -> None:
     """Estimate the tokens of transcripts, by writing system and by kind of content.
@@ -161,6 +183,7 @@ def estimate(
 
     Files are streamed, so a transcript of any size can be estimated in bounded memory.
     """
+    set_line_limit(max_line_mb)
     format = _check_format(format)
     counter = _counter(tokenizer, profile)
     others = _comparison_counters(counter) if compare else []
@@ -189,7 +212,7 @@ def estimate(
     if json:
         write_json({"budget": budget, "window": window, "files": files, "total": total})
         return
-    out = render.console(sys.stdout)
+    out = render.console(StdoutText())
     for file in files:
         render.estimate_report(out, file, budget=budget, window=window)
         if compare:
@@ -229,20 +252,20 @@ def note(json: Json = False) -> None:
     if json:
         write_json({"note": AGENT_NOTE})
     else:
-        sys.stdout.write(AGENT_NOTE + "\n")
+        write_stdout(AGENT_NOTE.encode() + b"\n")
 
 
 # --- fit and plan ---------------------------------------------------------------------------
 
 Lowwater = Annotated[
     Optional[float],
-    typer.Option("--lowwater", min=0.01, max=1.0,
+    typer.Option("--lowwater", min=0.01, max=1.0, callback=_finite,
                  help="When clearing, clear whole batches until the request is at most this share "
                       "of the budget (e.g. 0.75), so the next requests need no clearing."),
 ]
 BatchSize = Annotated[int, typer.Option("--batch-size", min=1, help="Tool results cleared per batch.")]
 ProtectShare = Annotated[
-    float, typer.Option("--protect-share", min=0.0, max=1.0,
+    float, typer.Option("--protect-share", min=0.0, max=1.0, callback=_finite,
                         help="Share of the budget kept for the newest tool results, never cleared.")]
 MinClear = Annotated[
     int, typer.Option("--min-clear-tokens", min=0,
@@ -314,6 +337,7 @@ def fit(
     tokenizer: Tokenizer = None,
     profile: Profile = None,
     json: Json = False,
+    max_line_mb: MaxLine = DEFAULT_LINE_LIMIT_MB,
     format: Format = None,
 ) -> None:
     """Write the request payload that fits the budget (DESIGN §4).
@@ -331,11 +355,14 @@ def fit(
     the budget but within --window, that request is written and the overrun reported; if it is
     over the window, nothing is written and the exit code is 4.
     """
+    set_line_limit(max_line_mb)
     format = _check_format(format)
     options = _options(budget, window, lowwater, batch_size, protect_share, min_clear_tokens,
                        _counter(tokenizer, profile))
+    source = _single(path)
+    check_outputs({"--output": output, "--report": report}, [source])
     outputs, reports = [], []
-    for transcript, fitted in _fit_each(_single(path), format, options, tell_agent):
+    for transcript, fitted in _fit_each(source, format, options, tell_agent):
         if fitted.plan.cannot_fit:
             raise _cannot_fit(transcript.path, fitted.plan)
         outputs.append(fitted.payload)
@@ -348,13 +375,13 @@ def fit(
         data = orjson.dumps(document) + b"\n"
     else:
         data = b"".join(p + b"\n" for p in outputs)
-    if report:
-        atomic_write(report, orjson.dumps(reports[0] if len(reports) == 1 else reports, option=orjson.OPT_INDENT_2) + b"\n")
+    # The payload first: a report is written only for a payload that was.
     if output:
         atomic_write(output, data)
     else:
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
+        write_stdout(data)
+    if report:
+        atomic_write(report, orjson.dumps(reports[0] if len(reports) == 1 else reports, option=orjson.OPT_INDENT_2) + b"\n")
 
 
 def _fit_report(transcript, fitted) -> dict:
@@ -378,6 +405,7 @@ def plan_command(
     tokenizer: Tokenizer = None,
     profile: Profile = None,
     json: Json = False,
+    max_line_mb: MaxLine = DEFAULT_LINE_LIMIT_MB,
     format: Format = None,
 ) -> None:
     """Show the clearing plan: which results each batch clears, and what else is dropped.
@@ -390,6 +418,7 @@ def plan_command(
 
     A plan that cannot fit the window is still shown; the exit code is then 4.
     """
+    set_line_limit(max_line_mb)
     format = _check_format(format)
     options = _options(budget, window, lowwater, batch_size, protect_share, min_clear_tokens,
                        _counter(tokenizer, profile))
@@ -398,7 +427,7 @@ def plan_command(
     if json:
         write_json(entries[0] if len(entries) == 1 else entries)
     else:
-        out = render.console(sys.stdout)
+        out = render.console(StdoutText())
         for entry in entries:
             render.plan_report(out, entry)
     if any(e["cannot_fit"] for e in entries):
@@ -419,11 +448,12 @@ def replay_command(
     steps: Annotated[bool, typer.Option("--steps", help="With --json, one row per model call.")] = False,
     chart: Annotated[Optional[bool], typer.Option("--chart/--no-chart", help="Draw request sizes per call (default: for one file).")] = None,
     min_cacheable: Annotated[int, typer.Option("--min-cacheable", min=0, help="A shared prefix shorter than this is not cached.")] = 1024,
-    price_write: Annotated[float, typer.Option("--price-write", min=0.0, help="Cache-write price per token (uncached input = 1).")] = 1.25,
-    price_read: Annotated[float, typer.Option("--price-read", min=0.0, help="Cache-read price per token (uncached input = 1).")] = 0.1,
+    price_write: Annotated[float, typer.Option("--price-write", min=0.0, callback=_finite, help="Cache-write price per token (uncached input = 1).")] = 1.25,
+    price_read: Annotated[float, typer.Option("--price-read", min=0.0, callback=_finite, help="Cache-read price per token (uncached input = 1).")] = 0.1,
     tokenizer: Tokenizer = None,
     profile: Profile = None,
     json: Json = False,
+    max_line_mb: MaxLine = DEFAULT_LINE_LIMIT_MB,
     format: Format = None,
 ) -> None:
     """Replay recorded transcripts request by request and compare context policies.
@@ -438,6 +468,7 @@ def replay_command(
     To compare two policies over many logs, as JSON:
         ctxfit replay logs/*.jsonl -p ctxfit -p turns --json | jq .policies
     """
+    set_line_limit(max_line_mb)
     format = _check_format(format)
     names = policy or list(DEFAULT_POLICIES)
     for name in names:
@@ -464,7 +495,7 @@ def replay_command(
             "policies": {n: r.to_dict(prices) for n, r in totals.items()},
         })
         return
-    out = render.console(sys.stdout)
+    out = render.console(StdoutText())
     limits = f"budget {budget:,}, window {window:,}"
     for transcript, results in files:
         render.replay_table(out, [(n, r.to_dict(prices)) for n, r in results.items()],
@@ -506,9 +537,14 @@ def calibrate(
     from ..counters.calibrate import evaluate
     from ..counters.profiles import ProfileCounter
     from ..counters.tokenizers import get_tokenizer
+    check_outputs({"--output": output}, texts)
     exact = get_tokenizer(tokenizer)
     samples = [_read_text(path) for path in texts]
-    profile = fit_profile(samples, exact, name=name)
+    try:
+        profile = fit_profile(samples, exact, name=name)
+    except ValueError as error:  # no paragraph long enough to measure
+        raise BadInput(", ".join(texts), None, f"{error} (paragraphs are separated by blank lines); "
+                       "give longer sample text") from None
     check = evaluate(samples, exact, ProfileCounter(profile, source=name))
     render.calibration_summary(render.stderr_console(), name, exact.name, check)
     document = {"profile": profile, "evaluation": check} if json else profile
@@ -516,13 +552,12 @@ def calibrate(
     if output:
         atomic_write(output, data)
     else:
-        sys.stdout.buffer.write(data)
+        write_stdout(data)
 
 
 def _read_text(path: str) -> str:
-    from ..errors import BadInput
     from ..formats.reading import open_input
-    with open_input(path, sys.stdin.buffer if path == "-" else None) as stream:
+    with open_input(path, sys.stdin.buffer if path == "-" and sys.stdin else None) as stream:
         data = stream.read()
     try:
         return data.decode("utf-8-sig")
@@ -537,4 +572,24 @@ def main() -> None:
     # `fit`. Reference counting still frees everything; the process is short-lived. (The
     # library leaves `gc` alone.)
     gc.disable()
-    app()
+    try:
+        app()
+    except KeyboardInterrupt:
+        _exit_quietly("interrupted", 130)
+    except BaseException as error:  # not only Exception: a Rust extension's panic is a BaseException
+        if isinstance(error, SystemExit) or os.environ.get("CTXFIT_TRACEBACK"):
+            raise
+        # A bug of ours: one line that says how to report it, not a traceback (set
+        # CTXFIT_TRACEBACK=1 to see one).
+        _exit_quietly(f"internal error ({type(error).__name__}: {error}); please report it with "
+                      "the command and input that caused it (CTXFIT_TRACEBACK=1 shows where)", EXIT_INTERNAL)
+
+
+def _exit_quietly(message: str, code: int) -> None:
+    discard_stdout()  # no partial product, and no second error when Python flushes it
+    try:
+        sys.stderr.write(f"ctxfit: error: {message}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        pass
+    sys.exit(code)

@@ -17,6 +17,8 @@ def resolve_paths(paths: list[str] | None) -> list[str]:
     if paths:
         if paths.count("-") > 1:
             raise UsageProblem("standard input (-) can be read only once")
+        if "-" in paths and sys.stdin is None:
+            raise UsageProblem("'-' reads standard input, but it is closed: pipe a transcript in")
         if "-" in paths and sys.stdin.isatty():
             raise UsageProblem("'-' reads standard input, but it is a terminal: pipe a transcript in")
         return paths

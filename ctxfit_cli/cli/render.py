@@ -19,10 +19,17 @@ from rich.text import Text
 PIPE_WIDTH = 200
 
 
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        # rich exits with 1; the CLI treats a reader that went away as success (exit 0).
+        self.quiet = True
+        raise BrokenPipeError
+
+
 def console(file: TextIO) -> Console:
     """A console for `file`: terminal width on a terminal, a fixed width and no colour in a pipe."""
     is_tty = file.isatty()
-    return Console(
+    return _Console(
         file=file,
         width=None if is_tty else PIPE_WIDTH,
         color_system="auto" if is_tty else None,

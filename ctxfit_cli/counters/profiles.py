@@ -597,6 +597,12 @@ class ProfileCounter:
         return f"ProfileCounter({self.profile!r}, version={self.version})"
 
 
+_KIND_WORDS = {str: "a string", int: "an integer", dict: "an object"}
+#: Bounds on a profile's numbers: no tokenizer spends more than a few tokens on a character or
+#: packs more than a few hundred into one, and numbers past these overflow the sums.
+MIN_RATE, MAX_RATE = 0.01, 1000
+
+
 def validate_profile(data: Any, *, source: str = "<dict>") -> dict[str, Any]:
     """Check a profile's shape; return it, or raise `BadInput` saying what is wrong.
 
@@ -611,8 +617,8 @@ def validate_profile(data: Any, *, source: str = "<dict>") -> dict[str, Any]:
     if not isinstance(data, dict):
         raise bad("expected a JSON object")
     for key, kind in (("name", str), ("version", int), ("rates", dict)):
-        if not isinstance(data.get(key), kind):
-            raise bad(f"{key!r} must be a {kind.__name__}")
+        if not isinstance(data.get(key), kind) or isinstance(data.get(key), bool):
+            raise bad(f"{key!r} must be {_KIND_WORDS[kind]}")
     rates = data["rates"]
     if set(rates) == set(LEGACY_CLASSES) and "runs" not in data:
         data = {**data, "rates": {c: rates[LEGACY_CLASS[c]] for c in CLASSES}}
@@ -624,17 +630,17 @@ def validate_profile(data: Any, *, source: str = "<dict>") -> dict[str, Any]:
                   f" (missing: {missing}, unknown: {unknown})")
     for c, rate in rates.items():
         if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not (
-            0 < rate < math.inf
+            MIN_RATE <= rate <= MAX_RATE
         ):
-            raise bad(f"rate of {c!r} must be a positive number of characters per token")
+            raise bad(f"rate of {c!r} must be a number of characters per token from {MIN_RATE} to {MAX_RATE}")
     runs = data.get("runs", {})
     if not isinstance(runs, dict) or any(r not in RUNS for r in runs):
         raise bad(f"'runs' must be an object with some of the keys {', '.join(RUNS)}")
     for r, weight in runs.items():
         if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not (
-            0 <= weight < math.inf
+            0 <= weight <= MAX_RATE
         ):
-            raise bad(f"weight of run {r!r} must be a number of tokens, 0 or more")
+            raise bad(f"weight of run {r!r} must be a number of tokens from 0 to {MAX_RATE}")
     return data
 
 
@@ -672,6 +678,8 @@ def load_profile(name_or_path: str | Path) -> ProfileCounter:
         data = json.loads(raw)
     except ValueError as error:
         raise BadInput(source, None, f"not JSON ({error})") from None
+    except RecursionError:
+        raise BadInput(source, None, "not a ctxfit profile: nested far too deeply") from None
     return ProfileCounter(data, source=source)
 
 

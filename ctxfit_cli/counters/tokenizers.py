@@ -29,6 +29,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import importlib.util
+import os
+import re
 import struct
 import unicodedata
 from collections.abc import Callable
@@ -62,6 +64,29 @@ O200K_PATTERN = "|".join(
 TEKKEN_FILE = "tekken_240911.json"
 
 
+#: Runs of this many whitespace (or non-whitespace) characters are counted in pieces: the Rust
+#: tokenizers overflow their stack on ~1,000,000 spaces in a row (a `PanicException`, which is
+#: not even an `Exception`) and merge a run without breaks in quadratic time. A cut errs high by
+#: at most a token, the direction ctxfit wants; text without such runs is counted whole, exactly.
+LONG_RUN = 1000
+_LONG_RUNS = re.compile(r"\s{%d,}|\S{%d,}" % (LONG_RUN, LONG_RUN))
+
+
+def in_pieces(text: str) -> list[str]:
+    """`text` cut inside each run of `LONG_RUN`+ like characters, every `LONG_RUN` characters.
+
+    >>> [len(p) for p in in_pieces("a " + " " * 2500 + "b")]
+    [1001, 1000, 502]
+    """
+    pieces, start = [], 0
+    for run in _LONG_RUNS.finditer(text):
+        for cut in range(run.start() + LONG_RUN, run.end(), LONG_RUN):
+            pieces.append(text[start:cut])
+            start = cut
+    pieces.append(text[start:])
+    return pieces
+
+
 class TokenizerCounter:
     """A real tokenizer as a `Counter`: the vector is ``(tokens,)``.
 
@@ -76,14 +101,16 @@ class TokenizerCounter:
         self._count = count
 
     def measure(self, text: str) -> Vector:
-        return (self._count(text),) if text else (0,)
+        return (self.count(text),) if text else (0,)
 
     def tokens(self, vector: Vector) -> int:
         return vector[0]
 
     def count(self, text: str) -> int:
         """Tokens of one string (``tokens(measure(text))``)."""
-        return self._count(text) if text else 0
+        if len(text) < LONG_RUN:
+            return self._count(text) if text else 0
+        return sum(self._count(piece) for piece in in_pieces(text))
 
     def __repr__(self) -> str:
         return f"TokenizerCounter({self.name!r})"
@@ -130,6 +157,7 @@ def o200k_ranks() -> dict[bytes, int]:
         data = path.read_bytes()
     except OSError as error:
         raise MissingExtra(f"cannot read {path} ({error}); reinstall with: {INSTALL_HINT}") from None
+    verified = _verified(path)
     (count,) = struct.unpack_from("<I", data, 0)
     offset, ranks, lines = 4, {}, []
     unpack_length, unpack_rank = struct.Struct("<H").unpack_from, struct.Struct("<I").unpack_from
@@ -139,14 +167,51 @@ def o200k_ranks() -> dict[bytes, int]:
         (rank,) = unpack_rank(data, offset + 2 + length)
         offset += 6 + length
         ranks[token] = rank
-        lines.append(b"%s %d\n" % (base64.b64encode(token), rank))
+        if not verified:
+            lines.append(b"%s %d\n" % (base64.b64encode(token), rank))
+    if verified:
+        return ranks
     digest = hashlib.sha256(b"".join(lines)).hexdigest()
     if digest != O200K_SHA256:
         raise MissingExtra(
             f"{path} is not the official o200k_base vocabulary (sha256 {digest}); "
             f"reinstall with: {INSTALL_HINT}"
         )
+    _remember_verified(path)
     return ranks
+
+
+# The check above re-serialises 200,000 tokens and hashes them: done once per vocabulary file,
+# then remembered in the user's cache, keyed by the file's identity (a changed or replaced file
+# has another size, mtime or inode and is checked again).
+
+
+def _cache_file() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "ctxfit" / "verified-vocabularies"
+
+
+def _identity(path: Path) -> str:
+    status = path.stat()
+    return f"{O200K_SHA256} {status.st_dev} {status.st_ino} {status.st_size} {status.st_mtime_ns} {path}"
+
+
+def _verified(path: Path) -> bool:
+    try:
+        return _identity(path) in _cache_file().read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _remember_verified(path: Path) -> None:
+    """Best effort: a read-only home only means the check runs again next time."""
+    cache = _cache_file()
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        with open(cache, "a", encoding="utf-8") as file:
+            file.write(_identity(path) + "\n")
+    except OSError:
+        pass
 
 
 def _load_o200k() -> Callable[[str], int]:

@@ -24,6 +24,8 @@ def parse_message(value: object, raw: bytes, where: Where) -> Message:
     if "role" not in message:
         raise where.fail('missing "role"')
     role = message["role"]
+    if not isinstance(role, str):
+        raise where.fail(f'"role" must be a string, got {type_name(role)}')
     if role not in ROLES:
         raise where.fail(f"unknown role {role!r}; expected one of: user, assistant (or a first system line)")
     return Message(ROLES[role], content_parts(message.get("content"), _Content(where)), raw, where.line)

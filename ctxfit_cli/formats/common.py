@@ -15,7 +15,24 @@ JSON_OPTIONS = 0
 
 def dumps(value: object) -> bytes:
     """Serialize a value the one way ctxfit always does."""
-    return orjson.dumps(value, option=JSON_OPTIONS)
+    try:
+        return orjson.dumps(value, option=JSON_OPTIONS)
+    except orjson.JSONEncodeError:
+        return _deep_dumps(value)
+
+
+def _deep_dumps(value: object) -> bytes:
+    """orjson reads JSON nested up to 1,024 levels but writes only 254: what it read, the
+    standard library writes (compact, UTF-8, deterministic), with room for the recursion."""
+    import json
+    import sys
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 5000))
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 class Where(NamedTuple):

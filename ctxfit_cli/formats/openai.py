@@ -40,6 +40,8 @@ def _role(message: dict, where: Where) -> Role:
     if "role" not in message:
         raise where.fail('missing "role"')
     role = message["role"]
+    if not isinstance(role, str):
+        raise where.fail(f'"role" must be a string, got {type_name(role)}')
     if role not in ROLES:
         raise where.fail(f"unknown role {role!r}; expected one of: {', '.join(ROLES)}")
     return ROLES[role]

@@ -24,7 +24,7 @@ from .common import Where
 from ..core.model import Message, Part, PartKind, Role, Transcript
 from ..core.notes import TRIMMED_HISTORY
 from ..core.plan import Plan
-from .reading import BUFFER, numbered_lines, parse_line
+from .reading import BUFFER, lines_of, numbered_lines, parse_line
 
 #: Files smaller than this are read in one process: starting workers costs more than it saves.
 MIN_BYTES = 64 << 20
@@ -133,7 +133,7 @@ class _Piece:
 
     def __iter__(self):
         position = self.file.tell()
-        for line in self.file:
+        for line in lines_of(self.file):
             if position >= self.end:
                 return
             self.line_start = position

@@ -1,8 +1,10 @@
 """Reading inputs: a path or `-`, line by line, into JSON records with exact error locations.
 
 Inputs are JSON Lines (one object per line) or a single JSON document (a request object or a
-list of messages, possibly pretty-printed). Files are streamed: a JSONL file is never held whole.
-Every problem becomes a `BadInput` naming the file, the line and what is wrong.
+list of messages, possibly pretty-printed). Files are streamed: a JSONL file is never held whole,
+and no line (or single document) longer than `line_limit()` is held at all, so memory is bounded
+by that limit whatever the input (`/dev/zero`, a file with no newline). Every problem becomes a
+`BadInput` naming the file, the line and what is wrong.
 """
 
 from __future__ import annotations
@@ -13,12 +15,27 @@ from typing import BinaryIO, Iterable, Iterator
 
 import orjson
 
-from ..errors import BadInput
+from ..errors import BadInput, UsageProblem
 
 _BOM = b"\xef\xbb\xbf"
 #: Read buffer: transcript lines run to tens of kilobytes, and with the default 8 KB buffer
 #: reading them line by line costs a third as much as parsing them.
 BUFFER = 1 << 20
+#: The longest line (or single JSON document) read by default, in MiB. A provider refuses a
+#: request over 32 MB, so no real record is longer; `--max-line-mb` raises it.
+DEFAULT_LINE_LIMIT_MB = 64
+_line_limit = DEFAULT_LINE_LIMIT_MB << 20
+
+
+def set_line_limit(megabytes: int) -> None:
+    """Raise or lower the longest line read (for the whole process: workers inherit it)."""
+    global _line_limit
+    _line_limit = megabytes << 20
+
+
+def line_limit() -> int:
+    """The longest line (or single JSON document) read, in bytes."""
+    return _line_limit
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +51,7 @@ def open_input(path: str, stdin: BinaryIO | None = None) -> BinaryIO:
     """Open `path` for binary reading; `-` is standard input."""
     if path == "-":
         if stdin is None:
-            raise BadInput("-", None, "no standard input to read")
+            raise UsageProblem("'-' reads standard input, but it is closed: pipe the input in")
         return stdin
     if os.path.isdir(path):
         raise BadInput(path, None, "is a directory; give a transcript file (or - for stdin)")
@@ -51,9 +68,10 @@ def open_input(path: str, stdin: BinaryIO | None = None) -> BinaryIO:
 def read_records(name: str, stream: BinaryIO) -> Iterator[Record]:
     """JSON records of a stream: one per line, or the one document the whole stream holds.
 
-    The first non-blank line decides: if it parses, the input is JSON Lines; if it does not,
-    the whole input is read as one JSON document (a pretty-printed request, say); if that fails
-    too, the first line's error is reported.
+    The first non-blank line decides, without reading the input twice: if it parses, the input
+    is JSON Lines. If it is the start of a value (`{`, `[`, `{"messages": [`) and the line after
+    it is not a record on its own, the input is one document (a pretty-printed request, say),
+    read up to the line limit. Otherwise the first line's problem is reported at once.
     """
     lines = numbered_lines(name, stream)
     for number, line in lines:
@@ -63,32 +81,108 @@ def read_records(name: str, stream: BinaryIO) -> Iterator[Record]:
             for number, line in lines:
                 yield Record(number, parse_line(name, number, line), line)
             return
-        if not line.lstrip()[:1] in (b"{", b"["):
-            parse_line(name, number, line)  # not a document either: report this line
-        rest = b"\n".join(chunk for _, chunk in lines)
-        document = line + b"\n" + rest
-        value = _try_parse(document)
-        if value is _INVALID:
-            parse_line(name, number, line)  # raises with the first line's problem
-        yield Record(number, value, document)
+        _refuse_lone_cr(name, number, line)
+        if not line.lstrip()[:1] in (b"{", b"[") or not _ends_early(line):
+            parse_line(name, number, line)  # not the start of a document: report this line
+        yield _document(name, number, line, lines)
         return
     raise BadInput(name, None, "is empty: no JSON records found")
 
 
-def numbered_lines(name: str, stream: Iterable[bytes], *, at_start: bool = True) -> Iterator[tuple[int, bytes]]:
-    """Non-blank lines with their 1-based numbers; BOM and CR stripped; NUL bytes refused.
+def _document(name: str, number: int, first: bytes, lines: Iterator[tuple[int, bytes]]) -> Record:
+    """The one JSON document that starts with `first`, read from the rest of `lines`."""
+    numbers, chunks, size = [number], [first], len(first)
+    for index, (at, line) in enumerate(lines):
+        if index == 0 and isinstance(_try_parse(line), dict):
+            parse_line(name, number, first)  # JSON Lines with a broken first line: report it
+        numbers.append(at)
+        chunks.append(line)
+        size += len(line) + 1
+        if size > _line_limit:
+            raise BadInput(name, number, f"a single JSON document longer than {_line_limit >> 20} MiB; "
+                                         "if it is really one document, raise --max-line-mb")
+    document = b"\n".join(chunks)
+    try:
+        return Record(number, orjson.loads(document), document)
+    except orjson.JSONDecodeError as error:
+        line = numbers[min(error.lineno, len(numbers)) - 1]
+        raise BadInput(name, line, _describe(chunks[min(error.lineno, len(chunks)) - 1], error,
+                                             whole=document)) from None
+
+
+def _ends_early(line: bytes) -> bool:
+    """Whether a line that does not parse is a value's beginning (it ends before it closes)."""
+    try:
+        orjson.loads(line)
+    except orjson.JSONDecodeError as error:
+        return _truncated(line, error)
+    return False  # (it parsed: not reached from read_records)
+
+
+def _refuse_lone_cr(name: str, number: int, line: bytes) -> None:
+    if b"\r" in line and _try_parse(line.split(b"\r", 1)[0]) is not _INVALID:
+        raise BadInput(name, number, "lines end with a lone CR (classic Mac line ends), so the file reads as "
+                                     "one line; convert them to LF, e.g. tr '\\r' '\\n' < FILE > FIXED")
+
+
+def lines_of(stream: BinaryIO) -> Iterator[bytes]:
+    """The lines of a binary stream, none longer than the limit plus one byte (the caller sees
+    that it is too long by its length): a file with no newline is never held whole."""
+    readline, size = stream.readline, _line_limit + 1
+    while line := readline(size):
+        yield line
+
+
+def numbered_lines(name: str, stream: BinaryIO | Iterable[bytes], *,
+                   at_start: bool = True) -> Iterator[tuple[int, bytes]]:
+    """Non-blank lines with their 1-based numbers; BOM and CR stripped; NUL bytes, lines over
+    the limit and text in UTF-16/32 refused; read failures reported as `BadInput`.
 
     `at_start`: the lines begin the file (only there can a byte-order mark stand)."""
-    for number, line in enumerate(stream, start=1):
-        if number == 1 and at_start and line.startswith(_BOM):
-            line = line[len(_BOM):]
-        line = line.rstrip(b"\r\n")
-        if b"\x00" in line:
-            column = line.index(b"\x00") + 1
-            raise BadInput(name, number, f"contains a NUL byte (column {column}); "
-                                         "this looks like a binary file, not a JSON transcript")
-        if line and not line.isspace():
-            yield number, line
+    source = lines_of(stream) if hasattr(stream, "readline") else stream
+    limit, number = _line_limit, 0
+    try:
+        for number, line in enumerate(source, start=1):
+            if number == 1 and at_start:
+                line = _first_line(name, line)
+            if len(line) > limit and not line.endswith(b"\n"):
+                raise BadInput(name, number, f"line longer than {limit >> 20} MiB (the limit); if the file "
+                                             "really holds such lines, raise --max-line-mb")
+            line = line.rstrip(b"\r\n")
+            if b"\x00" in line:
+                column = line.index(b"\x00") + 1
+                raise BadInput(name, number, f"contains a NUL byte (column {column}); "
+                                             "this looks like a binary file, not a JSON transcript")
+            if line and not line.isspace():
+                yield number, line
+    except OSError as error:
+        raise BadInput(name, number + 1, f"cannot read: {error.strerror or error}") from None
+
+
+def _first_line(name: str, line: bytes) -> bytes:
+    """The first line without its UTF-8 byte-order mark; UTF-16 and UTF-32 named and refused."""
+    if line.startswith(_BOM):
+        return line[len(_BOM):]
+    encoding = _wide_encoding(line)
+    if encoding:
+        raise BadInput(name, 1, f"the file is {encoding} text; transcripts must be UTF-8: convert it, "
+                                f"e.g. iconv -f {encoding.split()[0]} -t UTF-8 FILE > FIXED")
+    return line
+
+
+def _wide_encoding(head: bytes) -> str | None:
+    """UTF-16 or UTF-32, from a byte-order mark or the NULs around the first (ASCII) character."""
+    if head.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        return "UTF-32"
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "UTF-16"
+    starts = b'{["\t\n\r '  # a JSON text's first character
+    if len(head) >= 4 and ((head[:3] == b"\x00\x00\x00" and head[3] in starts)
+                           or (head[0] in starts and head[1:4] == b"\x00\x00\x00")):
+        return "UTF-32"
+    if len(head) >= 2 and ((head[0] == 0 and head[1] in starts) or (head[0] in starts and head[1] == 0)):
+        return "UTF-16"
+    return None
 
 
 _INVALID = object()
@@ -109,12 +203,23 @@ def parse_line(name: str, number: int, line: bytes) -> object:
         raise BadInput(name, number, _describe(line, error)) from None
 
 
-def _describe(line: bytes, error: orjson.JSONDecodeError) -> str:
+def _truncated(line: bytes, error: orjson.JSONDecodeError) -> bool:
+    message = str(getattr(error, "msg", error))
+    return (error.pos >= len(line.rstrip()) or "end of" in message.lower() or "EOF" in message
+            or "allocate" in message)  # orjson's word for a truncated value 250+ levels deep
+
+
+def _describe(line: bytes, error: orjson.JSONDecodeError, *, whole: bytes | None = None) -> str:
+    """What is wrong with `line` (of the document `whole`, when the error is in one)."""
     try:
         line.decode("utf-8")
     except UnicodeDecodeError as bad:
         return f"invalid UTF-8 at byte {bad.start + 1}; transcripts must be UTF-8"
-    message = str(error.msg if hasattr(error, "msg") else error)
-    if error.pos >= len(line.rstrip()) or "EOF" in message or "end of" in message.lower():
-        return "truncated JSON: the line ends before the value is complete"
+    message = str(getattr(error, "msg", error))
+    if "depth" in message or "recursion" in message.lower():
+        return ("JSON nested more than 1,024 levels deep, more than ctxfit (or most JSON readers) "
+                "can read; flatten the value")
+    if _truncated(whole or line, error):
+        what = "the document" if whole else "the line"
+        return f"truncated JSON: {what} ends before the value is complete"
     return f"not valid JSON at column {error.colno}: {message}"
