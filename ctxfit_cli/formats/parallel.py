@@ -68,8 +68,32 @@ def _run(function, jobs: list, workers: int) -> Iterator:
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
 
-    with ProcessPoolExecutor(workers, mp_context=get_context("fork")) as pool:
+    with ProcessPoolExecutor(workers, mp_context=get_context("fork"), initializer=_die_with_parent,
+                             initargs=(os.getpid(),)) as pool:
         yield from pool.map(function, jobs)
+
+
+def _die_with_parent(parent: int) -> None:
+    """A worker ends when ctxfit does. Killing only the main process (what `timeout` and
+    `subprocess.run(timeout=...)` do) would otherwise leave workers blocked on a full pipe."""
+    try:  # Linux: the kernel kills the worker when its parent dies
+        import ctypes
+        import signal
+
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # elsewhere: a thread that watches for the parent
+        import threading
+        import time
+
+        def watch() -> None:
+            while os.getppid() == parent:
+                time.sleep(0.5)
+            os._exit(1)
+
+        threading.Thread(target=watch, daemon=True).start()
+    if os.getppid() != parent:  # the parent died before the line above took effect
+        os._exit(1)
 
 
 def _jobs(path: str, count: int, *args, start: int = 0) -> list[tuple]:
