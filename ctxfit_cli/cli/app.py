@@ -367,9 +367,6 @@ def fit(
             raise _cannot_fit(transcript.path, fitted.plan)
         outputs.append(fitted.payload)
         reports.append(_fit_report(transcript, fitted))
-    err = render.stderr_console()
-    for entry in reports:
-        render.fit_summary(err, entry)
     if json:
         document = {"reports": reports, "payloads": [orjson.Fragment(p) for p in outputs]}
         data = orjson.dumps(document) + b"\n"
@@ -382,6 +379,9 @@ def fit(
         write_stdout(data)
     if report:
         atomic_write(report, orjson.dumps(reports[0] if len(reports) == 1 else reports, option=orjson.OPT_INDENT_2) + b"\n")
+    err = render.stderr_console()  # after writing: a failure leaves only its own line
+    for entry in reports:
+        render.fit_summary(err, entry)
 
 
 def _fit_report(transcript, fitted) -> dict:

@@ -102,7 +102,7 @@ def table(*columns: str, title: str | None = None, compact: bool = False) -> Rep
 
 def estimate_report(out: Console, report: dict, *, budget: int, window: int) -> None:
     """The `ctxfit estimate` report for one file (or the total)."""
-    title = escape(report["path"]) if "path" in report else f"Total of {report['files']} inputs"
+    title = report["path"] if "path" in report else f"Total of {report['files']} inputs"
     detail = f"{report['format']}, " if "format" in report else ""
     out.print(Text.assemble((title, "bold"), f"  ({detail}{report['messages']:,} messages, counter: {report.get('counter', 'seed')})"))
     out.print(Text("  ").append_text(limit_line(report["tokens"], budget, window)))
@@ -138,7 +138,7 @@ def fit_summary(err: Console, report: dict) -> None:
     cleared = report["cleared_results"]
     batches = sum(1 for b in report["batches"] if b["cleared"])
     line = Text.assemble(
-        (escape(report["path"]), "bold"), ": ", STAGE_WORDS[report["stage"]],
+        (report["path"], "bold"), ": ", STAGE_WORDS[report["stage"]],
         f"; {cleared} result{'s' if cleared != 1 else ''} cleared in {batches} batch{'es' if batches != 1 else ''}" if cleared else "",
         f"; {report['tokens_before']:,} → {report['tokens_sent']:,} tokens (budget {report['budget']:,})",
     )
@@ -153,7 +153,7 @@ def fit_summary(err: Console, report: dict) -> None:
 def plan_report(out: Console, report: dict) -> None:
     """The `ctxfit plan` report."""
     budget = report["budget"]
-    out.print(Text.assemble((escape(report["path"]), "bold"),
+    out.print(Text.assemble((report["path"], "bold"),
                             f"  ({report['dialect']}, {report['messages']:,} messages)"))
     out.print(f"  stage reached: {report['stage']} — {STAGE_WORDS[report['stage']]}")
     out.print(Text("  before: ").append_text(limit_line(report["tokens_before"], budget, report["window"])))
