@@ -3,9 +3,12 @@
 Anthropic's rule: an image costs ``ceil(width * height / 750)`` tokens after it has been scaled
 down (aspect ratio kept) so that its long edge is at most 1,568 pixels and its area at most about
 1.15 megapixels — so no image costs more than ~1,600 tokens. Where the size cannot be read (a
-URL, an unknown format, a truncated header) we assume the most an image can cost,
-`DEFAULT_IMAGE_TOKENS`, which errs high as the estimate should. A PDF document is estimated per
-page (each page is sent as an image as well as its text), its page count read from the file.
+URL, an unknown format, a truncated header, a side longer than the API accepts) we assume the
+most an image can cost, `DEFAULT_IMAGE_TOKENS`, which errs high as the estimate should. Only the
+first bytes of the base64 are decoded. A PDF document is estimated per page (each page is sent
+as an image as well as its text); pages are counted by pypdf (the optional ``pdf`` extra) and,
+without it, by the page objects the file shows, unless they are hidden in compressed object
+streams: a PDF that cannot be counted is estimated at the most pages a request may carry.
 """
 
 from __future__ import annotations
@@ -22,6 +25,11 @@ PIXELS_PER_TOKEN = 750
 DEFAULT_IMAGE_TOKENS = 1600
 #: Header bytes decoded to find the size (JPEG frames can start a little way in).
 _HEADER_B64_CHARS = 64 * 1024
+#: The API refuses an image with a side longer than this: its size says nothing real.
+MAX_SIDE = 8000
+#: The most pages a PDF in one request may have (Anthropic's limit): a PDF whose pages cannot be
+#: counted is estimated at this, erring high.
+MAX_PDF_PAGES = 100
 
 
 def image_tokens_for_size(width: int, height: int) -> int:
@@ -31,11 +39,13 @@ def image_tokens_for_size(width: int, height: int) -> int:
     1334
     >>> image_tokens_for_size(200, 200)
     54
+    >>> image_tokens_for_size(1, 4_294_967_295) == DEFAULT_IMAGE_TOKENS  # refused by the API
+    True
     """
-    if width <= 0 or height <= 0:
+    if not (0 < width <= MAX_SIDE and 0 < height <= MAX_SIDE):
         return DEFAULT_IMAGE_TOKENS
     scale = min(1.0, MAX_LONG_EDGE / max(width, height), math.sqrt(MAX_PIXELS / (width * height)))
-    w, h = int(width * scale), int(height * scale)
+    w, h = max(1, int(width * scale)), max(1, int(height * scale))  # a side is never 0 pixels
     return max(1, math.ceil(w * h / PIXELS_PER_TOKEN))
 
 
@@ -57,9 +67,34 @@ def pdf_tokens_from_base64(data: str) -> int:
     try:
         pdf = base64.b64decode(data, validate=False)
     except (binascii.Error, ValueError):
-        return DEFAULT_IMAGE_TOKENS
+        return MAX_PDF_PAGES * DEFAULT_IMAGE_TOKENS
+    return pdf_pages(pdf) * DEFAULT_IMAGE_TOKENS
+
+
+def pdf_pages(pdf: bytes) -> int:
+    """The page count of a PDF file; `MAX_PDF_PAGES` when it cannot be told."""
+    try:
+        import pypdf
+    except ImportError:
+        return _pages_without_reader(pdf)
+    import io
+    import logging
+
+    logging.getLogger("pypdf").setLevel(logging.ERROR)  # its warnings are not ours to print
+    try:
+        pages = len(pypdf.PdfReader(io.BytesIO(pdf), strict=False).pages)
+    except Exception:  # a damaged or encrypted file: pypdf raises many kinds
+        return MAX_PDF_PAGES
+    return pages if pages > 0 else MAX_PDF_PAGES
+
+
+def _pages_without_reader(pdf: bytes) -> int:
+    """Page objects written in the clear; in compressed object streams (PDF 1.5+) they cannot
+    be seen, so such a file counts as the most pages allowed."""
+    if not pdf.startswith(b"%PDF") or b"/ObjStm" in pdf:
+        return MAX_PDF_PAGES
     pages = len(re.findall(rb"/Type\s*/Page(?!s)", pdf))
-    return max(1, pages) * DEFAULT_IMAGE_TOKENS
+    return pages if pages > 0 else MAX_PDF_PAGES
 
 
 def _decode_head(data: str) -> bytes:
