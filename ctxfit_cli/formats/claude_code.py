@@ -105,10 +105,15 @@ class _Pending:
         """The message; a user message's tool results come first, in the order of the calls."""
         content = self.content
         if self.role == "user" and isinstance(content, list):
-            rank = {call_id: i for i, call_id in enumerate(call_order)}
+            rank = {call_id: i for i, call_id in enumerate(call_order) if isinstance(call_id, str)}
             results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
             others = [b for b in content if not (isinstance(b, dict) and b.get("type") == "tool_result")]
-            results.sort(key=lambda b: rank.get(b.get("tool_use_id"), len(rank)))
+            # A tool_use_id that is not a string sorts last; the Anthropic reader then reports it.
+            results.sort(key=lambda b: rank.get(_text_or_none(b.get("tool_use_id")), len(rank)))
             content = results + others
         message = {"role": self.role, "content": content}
         return Record(self.line, message, dumps(message))
+
+
+def _text_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) else None

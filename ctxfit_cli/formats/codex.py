@@ -57,6 +57,8 @@ def to_openai(records: Iterator[Record], path: str) -> Iterator[Record]:
             yield _record(assistant_line, assistant)
             assistant = None
         if kind == "message":
+            if not isinstance(payload.get("content", []), (list, type(None))):
+                raise Where(path, record.line).fail("payload.content: a Codex message's content must be a list")
             message = _message(payload)
             if message["role"] == "assistant":
                 assistant, assistant_line = message, record.line
