@@ -1,8 +1,22 @@
-"""Replay every bundled sample and the DESIGN §7 sub-agents under every policy → docs/replay.md.
+"""Replay every transcript we have under every candidate default and every policy → docs/replay.md.
 
-This is how we decide, with numbers, whether the low-water option should become the default.
+This is how the default clearing policy is chosen, with numbers (issue #14):
 
-    python bench/replay_samples.py            # writes docs/replay.md
+    python bench/replay_samples.py                 # writes docs/replay.md (~3 minutes on one core)
+    python bench/replay_samples.py --quick         # 1M-token generated logs only, no 5M
+
+Transcripts: the bundled samples and the real logs of ../shared/realworld (budget 30,000, window
+100,000: they are 1k-190k tokens), the eight DESIGN §7 sub-agents, and the generated sub-agent,
+chat and mixed logs of 1M and 5M tokens in every dialect (`bench/agent_logs.py`, written once into
+bench/corpus/replay/, which is not tracked) at budget 400,000, window 1,000,000.
+
+Candidates are `FitOptions` presets differing only in how far stage 1 clears once it has to:
+the strict seed rule (just under the budget), fixed low-water marks, and marks that adapt to how
+fast the conversation grows (`headroom`). Every candidate keeps the newest quarter of the budget
+protected (only the stopping point of stage 1 differs), so none clears a result the seed rule
+protects. The winner has the lowest mean relative cost over all transcripts among candidates
+that never reject more requests than the strict rule and are never costlier than it on any
+transcript.
 """
 
 from __future__ import annotations
@@ -10,111 +24,253 @@ from __future__ import annotations
 import argparse
 import io
 import sys
+import time
+from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
+from typing import Callable
 
 import orjson
 
 ROOT = Path(__file__).resolve().parent.parent
+REAL = ROOT.parent / "shared" / "realworld"
 sys.path.insert(0, str(ROOT / "sample_transcripts"))
 
-from ctxfit_cli.core.fitting import FitOptions  # noqa: E402
+import agent_logs  # noqa: E402
+from ctxfit_cli.core.fitting import DEFAULT_LOWWATER, FitOptions  # noqa: E402
 from ctxfit_cli.formats import read_transcripts  # noqa: E402
-from ctxfit_cli.replay.policies import DEFAULT_POLICIES, POLICIES  # noqa: E402
+from ctxfit_cli.replay.policies import DEFAULT_POLICIES, POLICIES, FitterPolicy  # noqa: E402
 from ctxfit_cli.replay.simulation import Prices, replay  # noqa: E402
 
 import subagents  # noqa: E402
 
-SAMPLE_BUDGET, SAMPLE_WINDOW = 30_000, 100_000
-AGENT_BUDGET, AGENT_WINDOW = 400_000, 1_000_000
+SMALL = FitOptions(budget=30_000, window=100_000)
+LARGE = FitOptions(budget=400_000, window=1_000_000)
 
 
-def rows_for(transcript, options: FitOptions) -> dict[str, dict]:
-    return {name: replay(transcript, POLICIES[name], options).to_dict(Prices()) for name in DEFAULT_POLICIES}
+def _lowwater(share: float) -> Callable[[FitOptions], FitOptions]:
+    return lambda o: replace(o, lowwater=share, headroom=None)
 
 
-def samples() -> list[tuple[str, object]]:
+def _headroom(requests: int, share: float | None = None) -> Callable[[FitOptions], FitOptions]:
+    return lambda o: replace(o, lowwater=share, headroom=requests)
+
+
+CANDIDATES: dict[str, Callable[[FitOptions], FitOptions]] = {
+    "strict": lambda o: replace(o, lowwater=None, headroom=None),
+    **{f"lowwater {s}": _lowwater(s) for s in (0.8, 0.75, 0.7, 0.65, 0.6, 0.55, 0.5, 0.45, 0.4, 0.3)},
+    **{f"headroom {n}": _headroom(n) for n in (8, 16, 32)},
+    **{f"lowwater 0.75 + headroom {n}": _headroom(n, 0.75) for n in (16, 32)},
+}
+
+
+@dataclass
+class Transcript:
+    name: str
+    group: str  # the kind of conversation, for the per-kind figures
+    conversations: list  # materialized transcripts (a compacted log holds several)
+    options: FitOptions
+
+
+def _read(path: Path, name: str | None = None) -> list:
+    with open(path, "rb") as stream:
+        return [t.materialize() for t in read_transcripts(name or path.name, stream)]
+
+
+def samples() -> list[Transcript]:
+    return [Transcript(p.name, "samples", _read(p), SMALL)
+            for p in sorted((ROOT / "sample_transcripts").glob("*.json*"))]
+
+
+def real_logs() -> list[Transcript]:
     found = []
-    for path in sorted((ROOT / "sample_transcripts").glob("*.json*")):
-        with open(path, "rb") as stream:
-            for transcript in read_transcripts(path.name, stream):
-                found.append((path.name, transcript.materialize()))
+    for path in sorted(REAL.glob("*/*")):
+        if path.suffix in (".json", ".jsonl", ".traj"):
+            found.append(Transcript(f"{path.parent.name}/{path.name}", "real logs", _read(path), SMALL))
     return found
 
 
-def agents() -> list[tuple[str, object]]:
+def design_agents() -> list[Transcript]:
     found = []
     for agent in range(1, 9):
         lines = [{"role": "system", "content": subagents.SYSTEM_PROMPT}, *subagents.subagent_messages(agent)]
         data = b"".join(orjson.dumps(line) + b"\n" for line in lines)
         [transcript] = read_transcripts(f"subagent_{agent}", io.BytesIO(data), "anthropic")
-        found.append((f"subagent_{agent}", transcript.materialize()))
+        found.append(Transcript(f"subagent_{agent}", "DESIGN §7 sub-agents", [transcript.materialize()], LARGE))
     return found
 
 
-def table(title: str, results: list[tuple[str, dict[str, dict]]]) -> list[str]:
+def generated(sizes: tuple[int, ...]) -> list[Transcript]:
+    found = []
+    for kind in agent_logs.KINDS:
+        for size in sizes:
+            for dialect in agent_logs.DIALECTS:
+                path = agent_logs.write(kind, size, dialect)
+                found.append(Transcript(path.name, f"generated {kind}", _read(path), LARGE))
+    return found
+
+
+def totals(transcript: Transcript, policy) -> dict:
+    """One policy over every conversation of a transcript, as `replay --json` reports it."""
+    runs = [replay(t, policy, transcript.options) for t in transcript.conversations]
+    total = runs[0]
+    for other in runs[1:]:
+        total.merge(other)
+    return total.to_dict(Prices())
+
+
+def measure(transcripts: list[Transcript]) -> dict[str, dict[str, dict]]:
+    """transcript name -> candidate -> replay figures."""
+    results = {}
+    for t in transcripts:
+        results[t.name] = {name: totals(t, FitterPolicy(name, name, adjust)) for name, adjust in CANDIDATES.items()}
+    return results
+
+
+def choose(results: dict[str, dict[str, dict]]) -> tuple[str, dict[str, dict]]:
+    """The winner by the rule in the module docstring, and each candidate's summary."""
+    summary = {}
+    for name in CANDIDATES:
+        rows = [(by[name], by["strict"]) for by in results.values()]
+        summary[name] = {
+            "mean_cost": sum(r["relative_cost"] for r, _ in rows) / len(rows),
+            "costlier": sum(r["relative_cost"] > s["relative_cost"] for r, s in rows),
+            "more_rejected": sum(r["rejected"] > s["rejected"] for r, s in rows),
+            "rejected": sum(r["rejected"] for r, _ in rows),
+            "min_of_bound": min(r["share_of_bound"] for r, _ in rows),
+        }
+    allowed = [n for n, s in summary.items() if not s["costlier"] and not s["more_rejected"]]
+    return min(allowed, key=lambda n: summary[n]["mean_cost"]), summary
+
+
+def _pool(rows: list[dict]) -> dict:
+    read = sum(r["cache_read"] for r in rows)
+    bound = sum(r["cache_bound"] for r in rows)
+    return {"of_bound": read / bound if bound else 1.0, "rejected": sum(r["rejected"] for r in rows),
+            "mean_cost": sum(r["relative_cost"] for r in rows) / len(rows)}
+
+
+def decision_table(transcripts: list[Transcript], results, summary, winner: str) -> list[str]:
+    groups = list(dict.fromkeys(t.group for t in transcripts))
+    lines = ["| candidate | " + " | ".join(groups) + " | all: mean rel. cost | costlier than strict on | "
+             "rejected |", "|---" * (len(groups) + 4) + "|"]
+    for name in CANDIDATES:
+        cells = []
+        for group in groups:
+            pooled = _pool([results[t.name][name] for t in transcripts if t.group == group])
+            cells.append(f"{pooled['mean_cost']:.3f} · {pooled['of_bound']:.0%}")
+        s = summary[name]
+        label = f"**{name}**" if name == winner else name
+        lines.append(f"| {label} | " + " | ".join(cells) + f" | {s['mean_cost']:.4f} | {s['costlier']} | "
+                     f"{s['rejected']} |")
+    return lines + [""]
+
+
+def target_table(transcripts: list[Transcript], results, winner: str) -> list[str]:
+    lines = ["| transcripts | share of bound: strict → default | rejected: strict → default | "
+             "mean rel. cost: strict → default |", "|---|---|---|---|"]
+    for group in dict.fromkeys(t.group for t in transcripts):
+        names = [t.name for t in transcripts if t.group == group]
+        a = _pool([results[n]["strict"] for n in names])
+        b = _pool([results[n][winner] for n in names])
+        lines.append(f"| {group} ({len(names)}) | {a['of_bound']:.1%} → {b['of_bound']:.1%} | "
+                     f"{a['rejected']} → {b['rejected']} | {a['mean_cost']:.3f} → {b['mean_cost']:.3f} |")
+    return lines + [""]
+
+
+def per_transcript(transcripts: list[Transcript], results, shown: list[str]) -> list[str]:
+    lines = ["| transcript | " + " | ".join(shown) + " |", "|---" * (len(shown) + 1) + "|"]
+    for t in transcripts:
+        cells = [f"{r['relative_cost']:.3f} · {r['share_of_bound']:.0%}" + (f" · {r['rejected']} rej." if r["rejected"] else "")
+                 for r in (results[t.name][n] for n in shown)]
+        lines.append(f"| {t.name} | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
+def policy_table(title: str, transcripts: list[Transcript]) -> list[str]:
     lines = [f"### {title}", "", "| transcript | policy | calls | rejected | over budget | largest | "
-             "cache read | breaks | rel. cost |", "|---|---|---|---|---|---|---|---|---|"]
-    for name, by_policy in results:
-        for policy, row in by_policy.items():
-            lines.append(f"| {name} | {policy} | {row['calls']} | {row['rejected']} | {row['over_budget']} | "
-                         f"{row['max_request']:,} | {row['cache_read_share']:.1%} | {row['cache_breaks']} | "
-                         f"{row['relative_cost']:.3f} |")
+             "cache read | bound | of bound | breaks | rel. cost |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for t in transcripts:
+        for name in DEFAULT_POLICIES:
+            row = totals(t, POLICIES[name])
+            lines.append(f"| {t.name} | {name} | {row['calls']} | {row['rejected']} | {row['over_budget']} | "
+                         f"{row['max_request']:,} | {row['cache_read_share']:.1%} | {row['cache_bound_share']:.1%} | "
+                         f"{row['share_of_bound']:.0%} | {row['cache_breaks']} | {row['relative_cost']:.3f} |")
     return lines + [""]
 
 
-def lowwater_summary(results: list[tuple[str, dict[str, dict]]]) -> list[str]:
-    lines = ["| transcript | cache read: ctxfit → lowwater | rel. cost: ctxfit → lowwater |", "|---|---|---|"]
-    for name, by_policy in results:
-        a, b = by_policy["ctxfit"], by_policy["ctxfit-lowwater"]
-        lines.append(f"| {name} | {a['cache_read_share']:.1%} → {b['cache_read_share']:.1%} | "
-                     f"{a['relative_cost']:.3f} → {b['relative_cost']:.3f} |")
-    return lines + [""]
+INTRO = """\
+**Cache bound.** At each accepted request, the tokens of the previous accepted request that it
+still sends, wherever they are in it: the same messages sent the same way (a result cleared
+since then changes its message; the first message changes when it gains the trimmed-history
+note). The fixed part (system prompt, tools) counts; a reuse under 1,024 tokens counts as none,
+as for the cache read. A prefix cache that holds the previous request cannot give more to any
+policy sending the same requests, since a token read from it is in both; a policy reaches the
+bound exactly when every change it makes comes after everything it keeps. *Of bound* is the
+cache read over the bound (reads and bounds are added over files before dividing); *bound* in
+the tables is the bound over the total input. Relative cost is in uncached-input units (cache
+write 1.25, read 0.1); rejected requests (over the window) are neither billed nor cached.
+"""
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "docs" / "replay.md"))
+    parser.add_argument("--quick", action="store_true", help="only the 1M-token generated logs")
     args = parser.parse_args(argv)
-    sample_results = [(name, rows_for(t, FitOptions(budget=SAMPLE_BUDGET, window=SAMPLE_WINDOW)))
-                      for name, t in samples()]
-    agent_results = [(name, rows_for(t, FitOptions(budget=AGENT_BUDGET, window=AGENT_WINDOW)))
-                     for name, t in agents()]
-    better = sum(1 for _, r in sample_results + agent_results
-                 if r["ctxfit-lowwater"]["relative_cost"] < r["ctxfit"]["relative_cost"])
-    worse = sum(1 for _, r in sample_results + agent_results
-                if r["ctxfit-lowwater"]["relative_cost"] > r["ctxfit"]["relative_cost"])
-    everything = sample_results + agent_results
-    rejected = sum(r["ctxfit-lowwater"]["rejected"] for _, r in everything)
-    same_agents = all(r["ctxfit"] == r["ctxfit-lowwater"] for _, r in agent_results)
+    started = time.perf_counter()
+    bundled = samples()
+    small = bundled + real_logs()
+    large = design_agents() + generated((1_000_000,) if args.quick else agent_logs.SIZES)
+    everything = small + large
+    results = measure(everything)
+    winner, summary = choose(results)
+    shown = ["strict", "lowwater 0.75", "lowwater 0.6", "lowwater 0.55", "lowwater 0.5", "headroom 16", winner]
+    shown = list(dict.fromkeys(shown))
+    command = "python bench/replay_samples.py" + (" --quick" if args.quick else "")
     text = [
-        "# Replays of the bundled transcripts",
+        "# Replays: choosing the default clearing policy",
         "",
-        f"Generated by `python bench/replay_samples.py` on {date.today().isoformat()}. Do not edit by hand.",
+        f"Generated by `{command}` on {date.today().isoformat()} in "
+        f"{time.perf_counter() - started:.0f} s. Do not edit by hand.",
         "",
-        "Every policy of `ctxfit replay` on every bundled sample (budget "
-        f"{SAMPLE_BUDGET:,}, window {SAMPLE_WINDOW:,}: the samples are 1k–190k tokens) and on the eight "
-        f"DESIGN §7 sub-agents (budget {AGENT_BUDGET:,}, window {AGENT_WINDOW:,}). Rejected requests "
-        "are neither billed nor cached. Relative cost is in uncached-input units (write 1.25, read 0.1).",
+        f"{len(bundled)} bundled samples and {len(small) - len(bundled)} real logs "
+        f"(`../shared/realworld`) at budget {SMALL.budget:,}, window {SMALL.window:,}; the eight DESIGN §7 "
+        f"sub-agents and {len(large) - 8} generated logs (`bench/agent_logs.py`: sub-agent, chat and mixed, "
+        f"{' and '.join(f'{s // 1_000_000}M' for s in ((1_000_000,) if args.quick else agent_logs.SIZES))} "
+        f"tokens, in the anthropic, openai, claude-code and codex dialects) at budget {LARGE.budget:,}, "
+        f"window {LARGE.window:,}.",
         "",
-        "## Should the low-water option be the default?",
+        INTRO,
+        "## The candidates",
         "",
-        f"Low-water (`--lowwater 0.75`) lowers the relative cost on {better} of "
-        f"{len(everything)} transcripts and raises it on {worse}; its requests are rejected "
-        f"{rejected} times in all. "
-        + ("On the sub-agents the two policies send the same requests: each batch of chapters already "
-           "frees far more than a quarter of the budget (a chapter is ~47,000 tokens). " if same_agents else "")
-        + "The default stays as DESIGN §4 asks; the option is there for chats and long coding sessions, "
-          "where it pays.",
+        "Each cell: mean relative cost over the group's transcripts · cache read as a share of the bound "
+        "(pooled over the group). Winner (bold): the lowest mean relative cost over all "
+        f"{len(everything)} transcripts among candidates never costlier than `strict` on any transcript "
+        "and never rejecting more. `lowwater S`: once stage 1 must clear, it clears whole batches until "
+        "the request is at most S of the budget. `headroom N`: until it leaves room for N more requests "
+        "at the growth of the last 8. All keep the newest quarter protected.",
         "",
-        *lowwater_summary(sample_results + agent_results),
-        "## All policies",
+        *decision_table(everything, results, summary, winner),
+        f"**Winner: `{winner}`.** ctxfit's default (`FitOptions()`, so `fit`, `plan`, `replay -p ctxfit`, "
+        f"the library and the proxy) is `lowwater {DEFAULT_LOWWATER}`"
+        + ("." if CANDIDATES[winner](LARGE) == replace(LARGE, lowwater=DEFAULT_LOWWATER, headroom=None)
+           else " — NOT the winner: change `DEFAULT_LOWWATER` or say why.")
+        + " The winner against the strict seed rule, per kind of transcript:",
         "",
-        *table("Bundled samples", sample_results),
-        *table("DESIGN §7 sub-agents", agent_results),
+        *target_table(everything, results, winner),
+        "## Every transcript",
+        "",
+        "Relative cost · share of the bound (· rejected requests).",
+        "",
+        *per_transcript(everything, results, shown),
+        "## Every policy of `ctxfit replay`",
+        "",
+        *policy_table("Bundled samples", bundled),
+        *policy_table("DESIGN §7 sub-agents", large[:8]),
     ]
     Path(args.out).write_text("\n".join(text), encoding="utf-8")
-    print(f"wrote {args.out}")
+    print(f"wrote {args.out}; winner: {winner}")
     return 0
 
 

@@ -145,3 +145,23 @@ def test_help_lists_the_exit_codes():
 def test_python_dash_m_runs_the_cli():
     done = run_cli("--help")
     assert done.returncode == 0 and b"estimate" in done.stdout
+
+
+def test_fit_clears_down_to_the_low_water_mark_and_strict_only_until_it_fits(tmp_path):
+    path = subagent_file(tmp_path, results=(300,) * 14)  # strict clears 1 batch, the default 2
+    plans = {}
+    for name, extra in {"default": [], "strict": ["--strict"]}.items():
+        outcome = runner.invoke(app, ["plan", str(path), "--budget", "4000", "--json", *extra])
+        assert outcome.exit_code == 0, outcome.output
+        plans[name] = orjson.loads(outcome.stdout)
+    cleared = {n: sum(b["cleared"] for b in p["batches"]) for n, p in plans.items()}
+    assert cleared["default"] > cleared["strict"] > 0
+    assert plans["default"]["tokens_after"] < plans["strict"]["tokens_after"] <= 4000
+    assert plans["default"]["protected"] == plans["strict"]["protected"]
+
+
+def test_strict_with_a_low_water_mark_is_a_usage_error(tmp_path):
+    path = subagent_file(tmp_path)
+    done = run_cli("fit", str(path), "--strict", "--lowwater", "0.7")
+    assert done.returncode == 2 and done.stdout == b""
+    assert b"--strict" in done.stderr

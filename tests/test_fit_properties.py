@@ -8,7 +8,10 @@ import io
 import struct
 import zlib
 
+from dataclasses import replace
+
 import orjson
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -124,9 +127,14 @@ def test_fitting_is_deterministic_idempotent_and_leaves_the_input_alone(conversa
         assert refit.payload == fitted.payload
 
 
+#: The default (clearing down to the low-water mark) and DESIGN §4's strict seed rule.
+RULES = {"default": {}, "strict": {"lowwater": None}}
+
+
+@pytest.mark.parametrize("rule", sorted(RULES))
 @SETTINGS
 @given(conversations(), budgets)
-def test_as_the_conversation_grows_clearing_only_grows_and_the_kept_start_never_moves_back(conversation, budget):
+def test_as_the_conversation_grows_clearing_only_grows_and_the_kept_start_never_moves_back(rule, conversation, budget):
     dialect, lines = conversation
     transcript = read(lines, dialect)
     messages = transcript.messages
@@ -136,9 +144,16 @@ def test_as_the_conversation_grows_clearing_only_grows_and_the_kept_start_never_
     for end in points:
         partial = type(transcript)(transcript.path, transcript.format, transcript.dialect, messages[:end],
                                    transcript.system, transcript.tools)
-        plan = fit_transcript(partial, FitOptions(budget=budget, window=budget * 3)).plan
+        options = FitOptions(budget=budget, window=budget * 3, **RULES[rule])
+        plan = fit_transcript(partial, options).plan
         cleared = {r.call_id for r in plan.cleared}
         assert previous_cleared <= cleared
         start = plan.start if plan.dropped else 0
         assert start >= previous_start
         previous_cleared, previous_start = cleared, start
+        if rule == "default":
+            # Never clears a result the newest quarter protects: the same protected results as
+            # the strict rule, none of them cleared.
+            strict = fit_transcript(partial, replace(options, lowwater=None)).plan
+            assert plan.protected == strict.protected
+            assert not {(r.index, r.part) for r in plan.cleared} & {(r.index, r.part) for r in plan.protected}

@@ -9,7 +9,7 @@ import pytest
 
 from ctxfit_cli.counters.seed import SEED
 from ctxfit_cli.core.estimate import message_cost
-from ctxfit_cli.core.fitting import FitOptions, Fitter
+from ctxfit_cli.core.fitting import DEFAULT_LOWWATER, FitOptions, Fitter
 from ctxfit_cli.formats import read_transcripts
 from ctxfit_cli.core.notes import CLEARED_RESULT, TRIMMED_HISTORY
 from ctxfit_cli.formats.payload import fit_transcript
@@ -90,16 +90,45 @@ def test_results_are_cleared_oldest_first_in_batches_of_four_with_a_shorter_last
     assert fitted.payload.decode().count(CLEARED_RESULT) == 10
 
 
-def test_clearing_stops_at_the_first_batch_that_fits_exactly_at_the_budget():
+def test_strict_clearing_stops_at_the_first_batch_that_fits_exactly_at_the_budget():
     chat = subagent([300] * 10 + [200])
-    probe, _ = fit(chat, budget=1_000)
+    probe, _ = fit(chat, budget=1_000, lowwater=None)
     after_two = probe.plan.batches[1].tokens_after
-    exact, _ = fit(chat, budget=after_two)
+    exact, _ = fit(chat, budget=after_two, lowwater=None)
     assert exact.plan.protected == probe.plan.protected or exact.plan.batches[1].tokens_after == after_two
     assert [b.cleared for b in exact.plan.batches][:3] == [True, True, False]
     assert exact.tokens == after_two
-    one_less, _ = fit(chat, budget=after_two - 1)
+    one_less, _ = fit(chat, budget=after_two - 1, lowwater=None)
     assert one_less.plan.batches[2].cleared
+
+
+def walk_plans(chat: Chat, options: FitOptions) -> list:
+    plans = []
+    transcript = chat.transcript()
+    fitter = Fitter(options, transcript.fixed, dialect=transcript.dialect, on_request=plans.append)
+    fitter.extend(transcript.messages)
+    return plans
+
+
+def test_once_it_must_clear_the_default_clears_whole_batches_down_to_the_low_water_mark():
+    chat = subagent([300] * 40)
+    budget = 4_000
+    default = FitOptions(budget=budget)
+    assert default.lowwater == DEFAULT_LOWWATER == 0.55
+    plans, strict = walk_plans(chat, default), walk_plans(chat, FitOptions(budget=budget, lowwater=None))
+    clears = 0
+    for before, plan in zip(plans, plans[1:]):
+        cleared = sum(b.cleared for b in plan.batches)
+        if cleared > sum(b.cleared for b in before.batches):  # this request had to clear
+            clears += 1
+            assert plan.tokens_after <= 0.55 * budget or cleared == len(plan.batches)
+            assert plan.batches[cleared - 2].tokens_after > 0.55 * budget  # one batch less is not enough
+    assert clears >= 2 and all(p.tokens_after <= budget for p in plans)
+    # The same results are protected as under the strict rule: only where stage 1 stops differs.
+    assert [p.protected for p in plans] == [p.protected for p in strict]
+    # The strict rule clears more often, a batch at a time.
+    strict_clears = sum(1 for a, b in zip(strict, strict[1:]) if b.cleared != a.cleared)
+    assert strict_clears > clears
 
 
 def test_stage_two_keeps_the_first_message_and_the_newest_whole_turns():

@@ -39,7 +39,7 @@ def test_a_clearing_batch_breaks_the_prefix_at_the_first_cleared_result():
         chat.round(result(300))
     transcript = chat.transcript()
     c, f = costs(transcript), fixed(transcript)
-    run = replay(transcript, POLICIES["ctxfit"], FitOptions(budget=2_000), min_cacheable=0)
+    run = replay(transcript, POLICIES["ctxfit-strict"], FitOptions(budget=2_000), min_cacheable=0)
     first_clear = next(s for s in run.steps if s.stage == "clear")
     # Batch 1 clears the results at messages 2, 4, 6, 8: the prefix still shared is the
     # system prompt, the instruction and the first assistant message.

@@ -38,7 +38,7 @@ SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[Healt
 
 
 @SETTINGS
-@given(conversations(), budgets, st.sampled_from(["ctxfit", "ctxfit-lowwater", "clear-each", "keep-6", "clear-at-least"]))
+@given(conversations(), budgets, st.sampled_from(["ctxfit", "ctxfit-strict", "clear-each", "keep-6", "clear-at-least"]))
 def test_shared_prefix_from_prefix_sums_equals_comparing_the_messages(conversation, budget, name):
     dialect, lines = conversation
     transcript = read(lines, dialect)
@@ -94,7 +94,7 @@ def brute_still_sent(fixed: int, earlier: tuple, current: tuple) -> int:
 
 
 @SETTINGS
-@given(conversations(), budgets, st.sampled_from(["ctxfit", "ctxfit-lowwater", "clear-each", "keep-6", "clear-at-least"]))
+@given(conversations(), budgets, st.sampled_from(["ctxfit", "ctxfit-strict", "clear-each", "keep-6", "clear-at-least"]))
 def test_cache_bound_from_prefix_sums_equals_comparing_the_messages(conversation, budget, name):
     dialect, lines = conversation
     transcript = read(lines, dialect)

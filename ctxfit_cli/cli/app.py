@@ -260,9 +260,13 @@ def note(json: Json = False) -> None:
 Lowwater = Annotated[
     Optional[float],
     typer.Option("--lowwater", min=0.01, max=1.0, callback=_finite,
-                 help="When clearing, clear whole batches until the request is at most this share "
-                      "of the budget (e.g. 0.75), so the next requests need no clearing."),
+                 help="Once clearing is needed, clear whole batches until the request is at most this "
+                      "share of the budget, so the next requests need no clearing and reuse the cache "
+                      "(chosen by replays: docs/replay.md)."),
 ]
+Strict = Annotated[
+    bool, typer.Option("--strict", help="DESIGN §4's seed rule: clear only until the request is under the "
+                                        "budget (more cache rebuilds; `replay -p ctxfit-strict`).")]
 BatchSize = Annotated[int, typer.Option("--batch-size", min=1, help="Tool results cleared per batch.")]
 ProtectShare = Annotated[
     float, typer.Option("--protect-share", min=0.0, max=1.0, callback=_finite,
@@ -274,9 +278,14 @@ TellAgent = Annotated[bool, typer.Option("--tell-agent", help="Add the agent not
 
 
 def _options(budget: int, window: int, lowwater: float | None, batch_size: int,
-             protect_share: float, min_clear_tokens: int, counter: Counter = SEED) -> FitOptions:
+             protect_share: float, min_clear_tokens: int, counter: Counter = SEED, *,
+             strict: bool = False) -> FitOptions:
     if window < budget:
         raise UsageProblem(f"--window ({window:,}) is smaller than --budget ({budget:,})")
+    if strict:
+        if lowwater != DEFAULTS.lowwater:
+            raise UsageProblem("--strict clears only until under the budget: leave out --lowwater")
+        lowwater = None
     return FitOptions(budget=budget, window=window, lowwater=lowwater, batch_size=batch_size,
                       protect_share=protect_share, min_clear_tokens=min_clear_tokens, counter=counter)
 
@@ -330,7 +339,8 @@ def fit(
     output: Annotated[Optional[str], typer.Option("--output", "-o", help="Write the payload to FILE (atomically) instead of stdout.")] = None,
     report: Annotated[Optional[str], typer.Option("--report", help="Write the fitting report to FILE as JSON.")] = None,
     tell_agent: TellAgent = False,
-    lowwater: Lowwater = None,
+    lowwater: Lowwater = DEFAULTS.lowwater,
+    strict: Strict = False,
     batch_size: BatchSize = DEFAULTS.batch_size,
     protect_share: ProtectShare = DEFAULTS.protect_share,
     min_clear_tokens: MinClear = DEFAULTS.min_clear_tokens,
@@ -358,7 +368,7 @@ def fit(
     set_line_limit(max_line_mb)
     format = _check_format(format)
     options = _options(budget, window, lowwater, batch_size, protect_share, min_clear_tokens,
-                       _counter(tokenizer, profile))
+                       _counter(tokenizer, profile), strict=strict)
     source = _single(path)
     check_outputs({"--output": output, "--report": report}, [source])
     outputs, reports = [], []
@@ -398,7 +408,8 @@ def plan_command(
     budget: Budget = DEFAULT_BUDGET,
     window: Window = DEFAULT_WINDOW,
     tell_agent: TellAgent = False,
-    lowwater: Lowwater = None,
+    lowwater: Lowwater = DEFAULTS.lowwater,
+    strict: Strict = False,
     batch_size: BatchSize = DEFAULTS.batch_size,
     protect_share: ProtectShare = DEFAULTS.protect_share,
     min_clear_tokens: MinClear = DEFAULTS.min_clear_tokens,
@@ -421,7 +432,7 @@ def plan_command(
     set_line_limit(max_line_mb)
     format = _check_format(format)
     options = _options(budget, window, lowwater, batch_size, protect_share, min_clear_tokens,
-                       _counter(tokenizer, profile))
+                       _counter(tokenizer, profile), strict=strict)
     entries = [_fit_report(transcript, fitted)
                for transcript, fitted in _fit_each(_single(path), format, options, tell_agent)]
     if json:
@@ -474,7 +485,7 @@ def replay_command(
     for name in names:
         if name not in POLICIES:
             raise typer.BadParameter(f"unknown policy {name!r}; choose from {', '.join(POLICIES)}", param_hint="--policy")
-    options = _options(budget, window, None, DEFAULTS.batch_size, DEFAULTS.protect_share,
+    options = _options(budget, window, DEFAULTS.lowwater, DEFAULTS.batch_size, DEFAULTS.protect_share,
                        DEFAULTS.min_clear_tokens, _counter(tokenizer, profile))
     prices = Prices(cache_write=price_write, cache_read=price_read)
     files, totals = [], {name: PolicyReplay(name) for name in names}

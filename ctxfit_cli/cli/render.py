@@ -202,7 +202,7 @@ def plan_report(out: Console, report: dict) -> None:
 def replay_table(out: Console, rows: list[tuple[str, dict]], *, title: str) -> None:
     """One row per policy: the numbers a team compares before changing its policy."""
     result = table("policy", "calls", "rejected", "over", "largest", "input", "cached", "bound", "breaks",
-                   "cost", title=title, compact=True)  # ten columns: fits 80 columns this way
+                   "cost", title=title, compact=True)  # ten columns: compact keeps them within ~84
     for name, row in rows:
         result.add_row(
             name, number(row["calls"]),

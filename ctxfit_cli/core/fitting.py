@@ -12,7 +12,9 @@ Stages, each tried only when the one before was not enough:
 1. **clear** — replace the oldest tool results by a constant note, in batches of `batch_size`
    counted from the oldest candidate. The newest results that fit together in
    `protect_share` of the budget stay whole (always at least one); results of at most
-   `min_clear_tokens` are never cleared.
+   `min_clear_tokens` are never cleared. Once it has to clear, it clears whole batches down to
+   `lowwater` of the budget (0.55 by default), so the next several requests need no clearing
+   and reuse the prompt cache; `lowwater=None` is DESIGN §4's strict rule (just under the budget).
 2. **turns** — keep the first message (with a note), and the newest whole user turns.
 3. **rounds** — inside the newest turn: the first message, the note, the turn's own opening
    message, and the newest whole tool rounds.
@@ -40,6 +42,11 @@ from .notes import CLEARED_RESULT, TRIMMED_HISTORY
 from .plan import Batch, Plan, ResultRef
 
 DEFAULT_WINDOW = 1_000_000
+#: Stage 1 clears down to this share of the budget by default: the lowest relative cost of every
+#: candidate replayed on samples, real logs and generated logs (docs/replay.md, issue #14).
+DEFAULT_LOWWATER = 0.55
+#: Requests over which `FitOptions.headroom` measures how fast the conversation grows.
+GROWTH_WINDOW = 8
 # Enum members as plain names: in Python 3.11 `PartKind.TOOL_RESULT` is a slow attribute
 # lookup, and these are compared for every part of every message.
 _TOOL_CALL, _TOOL_RESULT = PartKind.TOOL_CALL, PartKind.TOOL_RESULT
@@ -48,7 +55,8 @@ _USER, _ASSISTANT = Role.USER, Role.ASSISTANT
 
 @dataclass(frozen=True, slots=True)
 class FitOptions:
-    """How to fit. Defaults are DESIGN §4's."""
+    """How to fit. Defaults are DESIGN §4's, except that stage 1 clears down to a low-water mark
+    (`lowwater=None` gives DESIGN §4's strict seed rule)."""
 
     budget: int
     window: int = DEFAULT_WINDOW
@@ -57,9 +65,14 @@ class FitOptions:
     #: Results this small are left alone: clearing one would save next to nothing (the note
     #: itself costs ~30 tokens) and would still change the prefix and break the cache.
     min_clear_tokens: int = 100
-    #: If set (e.g. 0.75), stage 1 clears whole batches until the request is at most this share
-    #: of the budget, so the next several requests need no clearing at all.
-    lowwater: float | None = None
+    #: Once stage 1 has to clear, it clears whole batches until the request is at most this share
+    #: of the budget, so the next several requests need no clearing and the prompt cache holds.
+    #: None: the strict seed rule, clearing only until the request is under the budget.
+    lowwater: float | None = DEFAULT_LOWWATER
+    #: If set (e.g. 16), stage 1 clears whole batches until the request leaves room for this
+    #: many more requests at the conversation's recent growth (`GROWTH_WINDOW` requests), so
+    #: the clearing adapts to how fast the conversation grows. With `lowwater`, the lower mark wins.
+    headroom: float | None = None
     drop_step: float = 0.25
     #: Protect the newest N results whatever their size, instead of a share of the budget.
     protect_count: int | None = None
@@ -79,6 +92,8 @@ class FitOptions:
             raise ValueError("protect_share must be in [0, 1] and drop_step in (0, 1]")
         if self.lowwater is not None and not 0 < self.lowwater <= 1:
             raise ValueError("lowwater must be in (0, 1]")
+        if self.headroom is not None and self.headroom < 0:
+            raise ValueError("headroom must be at least 0 requests")
         if self.protect_count is not None and self.protect_count < 1:
             raise ValueError("protect_count must be at least 1")
 
@@ -154,6 +169,7 @@ class Fitter:
         self.cleared_batches = 0
         self.start = 0  # kept start; 0 while nothing is dropped
         self.requests = 0
+        self.request_ends: list[int] = []  # the history length at each committed request
 
     # --- growing the history ----------------------------------------------------------------
 
@@ -252,6 +268,7 @@ class Fitter:
         """Walk through the request made before message `end` and keep its ratchets."""
         self.cleared_batches, self.start = self._evaluate(end)
         self.requests += 1
+        self.request_ends.append(end)
         if self.on_request is not None:
             self.on_request(self._describe(end, self.cleared_batches, self.start))
         if self.on_shape is not None:
@@ -320,12 +337,27 @@ class Fitter:
         if self._request_tokens(start, end, batches) <= options.budget:
             return batches, start
         available = self._batch_count()
-        target = options.budget * (options.lowwater or 1.0)
+        target = self._clear_target(end)
         while batches < available and self._request_tokens(start, end, batches) > target:
             batches += 1
         if self._request_tokens(start, end, batches) <= options.budget or self.first < 0 or not options.trim:
             return batches, start
         return batches, self._choose_start(end, batches)
+
+    def _clear_target(self, end: int) -> float:
+        """How small stage 1 makes a request once it has to clear (DESIGN §4: the budget)."""
+        options = self.options
+        target = options.budget * (options.lowwater or 1.0)
+        if options.headroom is not None:
+            target = min(target, options.budget - options.headroom * self._growth(end))
+        return target
+
+    def _growth(self, end: int) -> float:
+        """Tokens the history grew by per request, over the last `GROWTH_WINDOW` requests."""
+        ends = self.request_ends[-GROWTH_WINDOW:]
+        if not ends:
+            return 0.0
+        return (self.cost_prefix[end] - self.cost_prefix[ends[0]]) / len(ends)
 
     # --- stages 2 and 3 -----------------------------------------------------------------------
 

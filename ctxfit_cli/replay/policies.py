@@ -6,8 +6,9 @@ comparison isolates exactly the parameter that differs.
 
 | name              | what it does                                                             |
 |-------------------|--------------------------------------------------------------------------|
-| `ctxfit`          | DESIGN §4: batches of 4, newest quarter protected, then turns, rounds    |
-| `ctxfit-lowwater` | the same, clearing whole batches down to ¾ of the budget                 |
+| `ctxfit`          | the default (`FitOptions()`): batches of 4, newest quarter protected, and  |
+|                   | once it must clear, whole batches down to the low-water mark; then turns, rounds |
+| `ctxfit-strict`   | DESIGN §4's seed rule: the same, clearing only until under the budget     |
 | `none`            | send everything                                                          |
 | `turns`           | the old behaviour: first message + note + newest whole user turns         |
 | `clear-each`      | clear the oldest result one at a time until it fits (no batches)          |
@@ -193,23 +194,28 @@ class OldTurns:
         return still_sent
 
 
+#: Clear only until the request is under the budget (the seed rule; what the policies ctxfit is
+#: compared with do).
+_UNTIL_IT_FITS = {"lowwater": None, "headroom": None}
+
 POLICIES: dict[str, Policy] = {
-    "ctxfit": FitterPolicy("ctxfit", "batches of 4, newest quarter protected, then turns and rounds",
-                           lambda o: o),
-    "ctxfit-lowwater": FitterPolicy("ctxfit-lowwater", "ctxfit, clearing whole batches down to 3/4 of the budget",
-                                    lambda o: replace(o, lowwater=0.75)),
+    "ctxfit": FitterPolicy("ctxfit", "the options given (default: batches of 4 down to the low-water mark, "
+                           "newest quarter protected, then turns and rounds)", lambda o: o),
+    "ctxfit-strict": FitterPolicy("ctxfit-strict", "DESIGN §4's seed rule: clear batches only until under the budget",
+                                  lambda o: replace(o, **_UNTIL_IT_FITS)),
     "none": SendAll(),
     "turns": OldTurns(),
     "clear-each": FitterPolicy("clear-each", "clear the oldest result one at a time until it fits",
-                               lambda o: replace(o, batch_size=1, protect_share=0.0, min_clear_tokens=0, trim=False)),
+                               lambda o: replace(o, batch_size=1, protect_share=0.0, min_clear_tokens=0, trim=False, **_UNTIL_IT_FITS)),
     "keep-6": FitterPolicy("keep-6", "clear oldest first, always keep the 6 newest results whole",
-                           lambda o: replace(o, batch_size=1, protect_count=6, min_clear_tokens=0, trim=False)),
+                           lambda o: replace(o, batch_size=1, protect_count=6, min_clear_tokens=0, trim=False, **_UNTIL_IT_FITS)),
     "clear-at-least": FitterPolicy(
         "clear-at-least", "when over, clear oldest until 5% of the budget is freed, keep the 3 newest",
-        lambda o: replace(o, batch_tokens=max(1, o.budget // 20), protect_count=3, min_clear_tokens=0, trim=False)),
+        lambda o: replace(o, batch_tokens=max(1, o.budget // 20), protect_count=3, min_clear_tokens=0, trim=False,
+                          **_UNTIL_IT_FITS)),
 }
 
-DEFAULT_POLICIES = ("ctxfit", "ctxfit-lowwater", "turns", "clear-each", "keep-6", "clear-at-least", "none")
+DEFAULT_POLICIES = ("ctxfit", "ctxfit-strict", "turns", "clear-each", "keep-6", "clear-at-least", "none")
 
 
 def policy(name: str) -> Policy:
