@@ -5,8 +5,8 @@ This is how the default clearing policy is chosen, with numbers (issue #14):
     python bench/replay_samples.py                 # writes docs/replay.md (~3 minutes on one core)
     python bench/replay_samples.py --quick         # 1M-token generated logs only, no 5M
 
-Transcripts: the bundled samples and the real logs of ../shared/realworld (budget 30,000, window
-100,000: they are 1k-190k tokens), the eight DESIGN §7 sub-agents, and the generated sub-agent,
+Transcripts: the bundled samples (budget 30,000, window 100,000: they are 1k-190k tokens), the
+real logs of ../shared/realworld (budgets 30,000 and 15,000: none is over ~100k tokens), the eight DESIGN §7 sub-agents, and the generated sub-agent,
 chat and mixed logs of 1M and 5M tokens in every dialect (`bench/agent_logs.py`, written once into
 bench/corpus/replay/, which is not tracked) at budget 400,000, window 1,000,000.
 
@@ -45,6 +45,7 @@ from ctxfit_cli.replay.simulation import Prices, replay  # noqa: E402
 import subagents  # noqa: E402
 
 SMALL = FitOptions(budget=30_000, window=100_000)
+TIGHT = FitOptions(budget=15_000, window=100_000)
 LARGE = FitOptions(budget=400_000, window=1_000_000)
 
 
@@ -82,11 +83,13 @@ def samples() -> list[Transcript]:
             for p in sorted((ROOT / "sample_transcripts").glob("*.json*"))]
 
 
-def real_logs() -> list[Transcript]:
+def real_logs(options: FitOptions) -> list[Transcript]:
+    """The real logs, at `options` (they peak at ~100k tokens, so small budgets make them clear)."""
     found = []
     for path in sorted(REAL.glob("*/*")):
         if path.suffix in (".json", ".jsonl", ".traj"):
-            found.append(Transcript(f"{path.parent.name}/{path.name}", "real logs", _read(path), SMALL))
+            found.append(Transcript(f"{path.parent.name}/{path.name} @ {options.budget // 1000}k",
+                                    f"real logs @ {options.budget:,}", _read(path), options))
     return found
 
 
@@ -146,8 +149,11 @@ def choose(results: dict[str, dict[str, dict]]) -> tuple[str, dict[str, dict]]:
 def _pool(rows: list[dict]) -> dict:
     read = sum(r["cache_read"] for r in rows)
     bound = sum(r["cache_bound"] for r in rows)
+    accepted = sum(r["calls"] - r["rejected"] for r in rows)
     return {"of_bound": read / bound if bound else 1.0, "rejected": sum(r["rejected"] for r in rows),
-            "mean_cost": sum(r["relative_cost"] for r in rows) / len(rows)}
+            "mean_cost": sum(r["relative_cost"] for r in rows) / len(rows),
+            "lowest_of_bound": min(r["share_of_bound"] for r in rows),
+            "mean_request": sum(r["total_input"] for r in rows) / accepted if accepted else 0.0}
 
 
 def decision_table(transcripts: list[Transcript], results, summary, winner: str) -> list[str]:
@@ -167,15 +173,18 @@ def decision_table(transcripts: list[Transcript], results, summary, winner: str)
 
 
 def target_table(transcripts: list[Transcript], results, winner: str) -> list[str]:
-    lines = ["| transcripts | share of bound: strict → default | rejected: strict → default | "
-             "mean rel. cost: strict → default |", "|---|---|---|---|"]
+    lines = ["| transcripts | share of bound | lowest single transcript | rejected | mean rel. cost | "
+             "mean request |", "|---|---|---|---|---|---|"]
     for group in dict.fromkeys(t.group for t in transcripts):
-        names = [t.name for t in transcripts if t.group == group]
-        a = _pool([results[n]["strict"] for n in names])
-        b = _pool([results[n][winner] for n in names])
-        lines.append(f"| {group} ({len(names)}) | {a['of_bound']:.1%} → {b['of_bound']:.1%} | "
-                     f"{a['rejected']} → {b['rejected']} | {a['mean_cost']:.3f} → {b['mean_cost']:.3f} |")
-    return lines + [""]
+        group_of = [t for t in transcripts if t.group == group]
+        a = _pool([results[t.name]["strict"] for t in group_of])
+        b = _pool([results[t.name][winner] for t in group_of])
+        lines.append(f"| {group} ({len(group_of)}) | {a['of_bound']:.1%} → {b['of_bound']:.1%} | "
+                     f"{a['lowest_of_bound']:.1%} → {b['lowest_of_bound']:.1%} | "
+                     f"{a['rejected']} → {b['rejected']} | {a['mean_cost']:.3f} → {b['mean_cost']:.3f} | "
+                     f"{a['mean_request']:,.0f} → {b['mean_request']:,.0f} |")
+    return lines + ["", "Each cell: strict → winner. *Mean request*: tokens per accepted request, what the model "
+                    "still sees (the winner clears more of the old results: that is the price of the cache).", ""]
 
 
 def per_transcript(transcripts: list[Transcript], results, shown: list[str]) -> list[str]:
@@ -220,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     started = time.perf_counter()
     bundled = samples()
-    small = bundled + real_logs()
+    small = bundled + real_logs(SMALL) + real_logs(TIGHT)
     large = design_agents() + generated((1_000_000,) if args.quick else agent_logs.SIZES)
     everything = small + large
     results = measure(everything)
@@ -234,8 +243,9 @@ def main(argv: list[str] | None = None) -> int:
         f"Generated by `{command}` on {date.today().isoformat()} in "
         f"{time.perf_counter() - started:.0f} s. Do not edit by hand.",
         "",
-        f"{len(bundled)} bundled samples and {len(small) - len(bundled)} real logs "
-        f"(`../shared/realworld`) at budget {SMALL.budget:,}, window {SMALL.window:,}; the eight DESIGN §7 "
+        f"{len(bundled)} bundled samples at budget {SMALL.budget:,}, window {SMALL.window:,}; the "
+        f"{(len(small) - len(bundled)) // 2} real logs of `../shared/realworld` at budgets {SMALL.budget:,} and "
+        f"{TIGHT.budget:,}, window {SMALL.window:,} (none is over ~100k tokens); the eight DESIGN §7 "
         f"sub-agents and {len(large) - 8} generated logs (`bench/agent_logs.py`: sub-agent, chat and mixed, "
         f"{' and '.join(f'{s // 1_000_000}M' for s in ((1_000_000,) if args.quick else agent_logs.SIZES))} "
         f"tokens, in the anthropic, openai, claude-code and codex dialects) at budget {LARGE.budget:,}, "
