@@ -12,7 +12,7 @@ import math
 import os
 import sys
 from itertools import chain
-from typing import Annotated, Callable, Iterator, Optional
+from typing import Annotated, Callable, Iterator, NamedTuple, Optional
 
 import orjson
 import typer
@@ -61,7 +61,14 @@ Paths = Annotated[
 #: every size a 64-bit integer in JSON.
 MAX_TOKENS = 10**15
 Budget = Annotated[int, typer.Option("--budget", "-b", min=1, max=MAX_TOKENS, help="Target tokens per request.")]
-Window = Annotated[int, typer.Option("--window", "-w", min=1, max=MAX_TOKENS, help="The model's hard context limit in tokens.")]
+Window = Annotated[Optional[int], typer.Option(
+    "--window", "-w", min=1, max=MAX_TOKENS, show_default=False,
+    help="The model's hard context limit in tokens (default: the window the log records or its model's, "
+         "else 1,000,000).")]
+FixedTokens = Annotated[str, typer.Option(
+    "--fixed-tokens", metavar="N|auto|0",
+    help="Tokens every request carries that the log does not hold (system prompt, tools, injected "
+         "context). auto: inferred from the usage the log records; 0: none.")]
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout instead of a report.")]
 Format = Annotated[
     Optional[str],
@@ -158,7 +165,8 @@ def write_json(document: object) -> None:
 def estimate(
     paths: Paths = None,
     budget: Budget = DEFAULT_BUDGET,
-    window: Window = DEFAULT_WINDOW,
+    window: Window = None,
+    fixed_tokens: FixedTokens = "auto",
     top: Annotated[int, typer.Option("--top", "-n", min=0, help="Show the N largest messages.")] = 5,
     tokenizer: Tokenizer = None,
     profile: Profile = None,
@@ -181,44 +189,73 @@ def estimate(
         ctxfit estimate session.jsonl --tokenizer o200k
         ctxfit estimate session.jsonl --compare
 
-    Files are streamed, so a transcript of any size can be estimated in bounded memory.
+    A log that names its model is counted with that model's profile and window, and a log
+    that records usage (Claude Code, Codex, OpenHands) shows the prompt sizes it recorded and
+    counts the part of the prompt it does not hold (--fixed-tokens). Other files are streamed,
+    so a transcript of any size can be estimated in bounded memory.
     """
     set_line_limit(max_line_mb)
+    from .counting import USAGE_FORMATS, choose, given_counter, parse_fixed_tokens
     format = _check_format(format)
-    counter = _counter(tokenizer, profile)
-    others = _comparison_counters(counter) if compare else []
-    reports, comparisons = [], []
+    given = given_counter(tokenizer, profile)
+    fixed_given = parse_fixed_tokens(fixed_tokens)
+    reports, comparisons, usages = [], [], []
     for path in resolve_paths(paths):
         for transcript in transcripts(path, format):
             name = _name(transcript)
+            if transcript.format in USAGE_FORMATS:
+                transcript = transcript.materialize()
+            choice = choose(transcript, counter=given, window=window, fixed_tokens=fixed_given)
+            counter = choice.counter
+            transcript = _with_unlogged(transcript, choice)
+            others = _comparison_counters(counter) if compare else []
             extra = [TranscriptEstimate(name, transcript.format, counter=c, top_n=0) for c in others]
             if not extra and parallel.worth_it(path, transcript.format, counter):
                 report = parallel.estimate_in_parallel(path, name, transcript.dialect, top_n=top)
             else:
                 report = TranscriptEstimate(name, transcript.format, counter=counter, top_n=top)
                 # chain, not a tuple: the messages of a JSONL file are streamed, never all held.
-                for message in chain(transcript.system, (transcript.tools,) if transcript.tools else (),
-                                     transcript.messages):
+                for message in chain(transcript.fixed, transcript.messages):
                     report.add(message)
                     for other in extra:
                         other.add(message)
             reports.append(report)
             comparisons.append({e.counter.name: e.tokens for e in [report, *extra]})
-    files = [r.to_dict() for r in reports]
+            usages.append(_usage_entry(transcript, choice))
+    files = [{**r.to_dict(), **usage} for r, usage in zip(reports, usages)]
     if compare:
         for file, comparison in zip(files, comparisons):
             file["compare"] = comparison
     total = combine(reports)
     if json:
-        write_json({"budget": budget, "window": window, "files": files, "total": total})
+        write_json({"budget": budget, "window": window or DEFAULT_WINDOW, "files": files, "total": total})
         return
     out = render.console(StdoutText())
     for file in files:
-        render.estimate_report(out, file, budget=budget, window=window)
+        render.estimate_report(out, file, budget=budget, window=file["window"])
         if compare:
             render.comparison(out, file["compare"], naive=file["naive_tokens"], budget=budget)
     if len(files) > 1:
-        render.estimate_report(out, total, budget=budget, window=window)
+        render.estimate_report(out, total, budget=budget, window=window or DEFAULT_WINDOW)
+
+
+def _with_unlogged(transcript: Transcript, choice) -> Transcript:
+    from .counting import apply
+    return apply(transcript, choice)
+
+
+def _usage_entry(transcript: Transcript, choice) -> dict:
+    """What a report adds for recorded usage: the counter and window used and why, the
+    unlogged fixed part, and what the log recorded (with this estimate of its last prompt)."""
+    from ..core.usage import call_estimates, recorded_summary
+    entry = choice.to_dict()
+    recorded = recorded_summary(transcript.calls)
+    if recorded is not None and isinstance(transcript.messages, tuple):
+        pairs = call_estimates(transcript, choice.counter, choice.fixed)
+        if pairs:
+            recorded["last_prompt_estimate"] = pairs[-1][1]
+    entry["recorded"] = recorded
+    return entry
 
 
 def _name(transcript) -> str:
@@ -277,17 +314,40 @@ MinClear = Annotated[
 TellAgent = Annotated[bool, typer.Option("--tell-agent", help="Add the agent note (ctxfit note) to the system prompt.")]
 
 
-def _options(budget: int, window: int, lowwater: float | None, batch_size: int,
+def _options(budget: int, window: int | None, lowwater: float | None, batch_size: int,
              protect_share: float, min_clear_tokens: int, counter: Counter = SEED, *,
              strict: bool = False) -> FitOptions:
-    if window < budget:
+    """Fitting options from the command line; a window not given is chosen per log later
+    (`counting.fit_options`)."""
+    if window is not None and window < budget:
         raise UsageProblem(f"--window ({window:,}) is smaller than --budget ({budget:,})")
     if strict:
         if lowwater != DEFAULTS.lowwater:
             raise UsageProblem("--strict clears only until under the budget: leave out --lowwater")
         lowwater = None
-    return FitOptions(budget=budget, window=window, lowwater=lowwater, batch_size=batch_size,
-                      protect_share=protect_share, min_clear_tokens=min_clear_tokens, counter=counter)
+    return FitOptions(budget=budget, window=window or max(DEFAULT_WINDOW, budget), lowwater=lowwater,
+                      batch_size=batch_size, protect_share=protect_share,
+                      min_clear_tokens=min_clear_tokens, counter=counter)
+
+
+class _Auto(NamedTuple):
+    """What the user left to ctxfit: None for the counter, window or fixed part it chooses."""
+
+    counter: Counter | None
+    window: int | None
+    fixed_tokens: int | None
+
+
+def _auto(tokenizer: str | None, profile: str | None, window: int | None, fixed_tokens: str) -> _Auto:
+    from .counting import given_counter, parse_fixed_tokens
+    return _Auto(given_counter(tokenizer, profile), window, parse_fixed_tokens(fixed_tokens))
+
+
+def _chosen(transcript: Transcript, options: FitOptions, auto: _Auto):
+    """The transcript (with its unlogged part counted), its fitting options and the choice."""
+    from .counting import apply, choose, fit_options
+    choice = choose(transcript, counter=auto.counter, window=auto.window, fixed_tokens=auto.fixed_tokens)
+    return apply(transcript, choice), fit_options(options, choice), choice
 
 
 def _single(path: str | None) -> str:
@@ -313,14 +373,20 @@ def _current_conversations(source: str, format: str | None, counter: Counter) ->
     return kept
 
 
-def _fit_each(source: str, format: str | None, options: FitOptions,
-              tell_agent: bool) -> Iterator[tuple[Transcript, Fitted]]:
-    """Each conversation of `source` that is still sent, with its fitted request."""
-    for conversation in _current_conversations(source, format, options.counter):
+def _fit_each(source: str, format: str | None, options: FitOptions, tell_agent: bool,
+              auto: _Auto) -> Iterator[tuple[Transcript, Fitted, dict]]:
+    """Each conversation of `source` that is still sent, with its fitted request and what was
+    chosen for it (counter, window, unlogged fixed part: `counting.Choice.to_dict`)."""
+    for conversation in _current_conversations(source, format, auto.counter or SEED):
         if isinstance(conversation, Outline):
-            yield conversation.transcript, fit_outline(conversation, options, tell_agent=tell_agent)
+            chosen = {"counter": options.counter.name, "counter_reason": "given" if auto.counter else
+                      "seed rule: the input names no model", "window": options.window,
+                      "window_source": "given (--window)" if auto.window else "default",
+                      "unlogged": {"tokens": 0, "source": "none"}}
+            yield conversation.transcript, fit_outline(conversation, options, tell_agent=tell_agent), chosen
         else:
-            yield conversation, fit_transcript(conversation, options, tell_agent=tell_agent)
+            conversation, own, choice = _chosen(conversation, options, auto)
+            yield conversation, fit_transcript(conversation, own, tell_agent=tell_agent), choice.to_dict()
 
 
 def _cannot_fit(name: str, plan) -> CannotFit:
@@ -335,7 +401,8 @@ def _cannot_fit(name: str, plan) -> CannotFit:
 def fit(
     path: Annotated[Optional[str], typer.Argument(help="Transcript file, or - for standard input.", show_default=False)] = None,
     budget: Budget = DEFAULT_BUDGET,
-    window: Window = DEFAULT_WINDOW,
+    window: Window = None,
+    fixed_tokens: FixedTokens = "auto",
     output: Annotated[Optional[str], typer.Option("--output", "-o", help="Write the payload to FILE (atomically) instead of stdout.")] = None,
     report: Annotated[Optional[str], typer.Option("--report", help="Write the fitting report to FILE as JSON.")] = None,
     tell_agent: TellAgent = False,
@@ -367,16 +434,17 @@ def fit(
     """
     set_line_limit(max_line_mb)
     format = _check_format(format)
+    auto = _auto(tokenizer, profile, window, fixed_tokens)
     options = _options(budget, window, lowwater, batch_size, protect_share, min_clear_tokens,
-                       _counter(tokenizer, profile), strict=strict)
+                       auto.counter or SEED, strict=strict)
     source = _single(path)
     check_outputs({"--output": output, "--report": report}, [source])
     outputs, reports = [], []
-    for transcript, fitted in _fit_each(source, format, options, tell_agent):
+    for transcript, fitted, chosen in _fit_each(source, format, options, tell_agent, auto):
         if fitted.plan.cannot_fit:
             raise _cannot_fit(transcript.path, fitted.plan)
         outputs.append(fitted.payload)
-        reports.append(_fit_report(transcript, fitted))
+        reports.append(_fit_report(transcript, fitted, chosen))
     if json:
         document = {"reports": reports, "payloads": [orjson.Fragment(p) for p in outputs]}
         data = orjson.dumps(document) + b"\n"
@@ -394,11 +462,12 @@ def fit(
         render.fit_summary(err, entry)
 
 
-def _fit_report(transcript, fitted) -> dict:
+def _fit_report(transcript, fitted, chosen: dict) -> dict:
     plan = fitted.plan.to_dict()
     plan["tokens_sent"] = fitted.tokens
     return {"path": transcript.path, "format": transcript.format, "dialect": transcript.dialect,
-            "messages_sent": len(fitted.messages), **plan}
+            "messages_sent": len(fitted.messages), **plan,
+            **{k: v for k, v in chosen.items() if k != "window"}}
 
 
 @app.command(name="plan", epilog=EXIT_CODES)
@@ -406,7 +475,8 @@ def _fit_report(transcript, fitted) -> dict:
 def plan_command(
     path: Annotated[Optional[str], typer.Argument(help="Transcript file, or - for standard input.", show_default=False)] = None,
     budget: Budget = DEFAULT_BUDGET,
-    window: Window = DEFAULT_WINDOW,
+    window: Window = None,
+    fixed_tokens: FixedTokens = "auto",
     tell_agent: TellAgent = False,
     lowwater: Lowwater = DEFAULTS.lowwater,
     strict: Strict = False,
@@ -431,10 +501,11 @@ def plan_command(
     """
     set_line_limit(max_line_mb)
     format = _check_format(format)
+    auto = _auto(tokenizer, profile, window, fixed_tokens)
     options = _options(budget, window, lowwater, batch_size, protect_share, min_clear_tokens,
-                       _counter(tokenizer, profile), strict=strict)
-    entries = [_fit_report(transcript, fitted)
-               for transcript, fitted in _fit_each(_single(path), format, options, tell_agent)]
+                       auto.counter or SEED, strict=strict)
+    entries = [_fit_report(transcript, fitted, chosen)
+               for transcript, fitted, chosen in _fit_each(_single(path), format, options, tell_agent, auto)]
     if json:
         write_json(entries[0] if len(entries) == 1 else entries)
     else:
@@ -453,7 +524,8 @@ def plan_command(
 def replay_command(
     paths: Paths = None,
     budget: Budget = DEFAULT_BUDGET,
-    window: Window = DEFAULT_WINDOW,
+    window: Window = None,
+    fixed_tokens: FixedTokens = "auto",
     policy: Annotated[Optional[list[str]], typer.Option(
         "--policy", "-p", help=f"Policy to simulate; repeat to compare (default: all). One of: {', '.join(POLICIES)}.")] = None,
     steps: Annotated[bool, typer.Option("--steps", help="With --json, one row per model call.")] = False,
@@ -485,41 +557,54 @@ def replay_command(
     for name in names:
         if name not in POLICIES:
             raise typer.BadParameter(f"unknown policy {name!r}; choose from {', '.join(POLICIES)}", param_hint="--policy")
+    auto = _auto(tokenizer, profile, window, fixed_tokens)
     options = _options(budget, window, DEFAULTS.lowwater, DEFAULTS.batch_size, DEFAULTS.protect_share,
-                       DEFAULTS.min_clear_tokens, _counter(tokenizer, profile))
+                       DEFAULTS.min_clear_tokens, auto.counter or SEED)
     prices = Prices(cache_write=price_write, cache_read=price_read)
     files, totals = [], {name: PolicyReplay(name) for name in names}
     for path in resolve_paths(paths):
         for transcript in transcripts(path, format):
-            transcript = transcript.materialize()
-            results = {name: run_replay(transcript, POLICIES[name], options, prices=prices, min_cacheable=min_cacheable)
+            transcript, own, choice = _chosen(transcript.materialize(), options, auto)
+            results = {name: run_replay(transcript, POLICIES[name], own, prices=prices, min_cacheable=min_cacheable)
                        for name in names}
             for name, result in results.items():
                 totals[name].merge(result)
-            files.append((transcript, results))
+            files.append((transcript, results, own, choice))
     if json:
         write_json({
-            "budget": budget, "window": window,
-            "files": [{"path": _name(t), "format": t.format,
-                       "policies": {n: r.to_dict(prices, steps=steps) for n, r in results.items()}}
-                      for t, results in files],
+            "budget": budget, "window": window or DEFAULT_WINDOW,
+            "files": [{"path": _name(t), "format": t.format, **choice.to_dict(),
+                       "policies": {n: _replay_dict(t, r, prices, steps) for n, r in results.items()}}
+                      for t, results, _own, choice in files],
             "policies": {n: r.to_dict(prices) for n, r in totals.items()},
         })
         return
     out = render.console(StdoutText())
-    limits = f"budget {budget:,}, window {window:,}"
-    for transcript, results in files:
+    for transcript, results, own, choice in files:
         render.replay_table(out, [(n, r.to_dict(prices)) for n, r in results.items()],
-                            title=f"  {render.escape(_name(transcript))} — {limits}")
+                            title=f"  {render.escape(_name(transcript))} — budget {own.budget:,}, "
+                                  f"window {own.window:,}; counter {choice.counter.name}")
     if len(files) > 1:
         render.replay_table(out, [(n, r.to_dict(prices)) for n, r in totals.items()],
-                            title=f"  total over {len(files)} transcripts — {limits}")
+                            title=f"  total over {len(files)} transcripts — budget {budget:,}")
     out.print(render.REPLAY_LEGEND)
     if chart if chart is not None else len(files) == 1:
-        for transcript, results in files:
+        for transcript, results, own, _choice in files:
             for name, result in results.items():
                 render.size_chart(out, f"{_name(transcript)} · {name}", [s.tokens for s in result.steps],
-                                  budget=budget, window=window)
+                                  budget=own.budget, window=own.window)
+
+
+def _replay_dict(transcript: Transcript, result: PolicyReplay, prices: Prices, steps: bool) -> dict:
+    """A policy's replay; with steps, each step also carries the prompt size the log recorded
+    for that call (`recorded`, null where it recorded none)."""
+    document = result.to_dict(prices, steps=steps)
+    if steps and transcript.calls:
+        from ..core.usage import recorded_by_call
+        recorded = recorded_by_call(transcript)
+        for step in document["steps"]:
+            step["recorded"] = recorded.get(step["call"])
+    return document
 
 
 # --- calibrate ----------------------------------------------------------------------------------

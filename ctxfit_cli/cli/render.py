@@ -107,6 +107,7 @@ def estimate_report(out: Console, report: dict, *, budget: int, window: int) -> 
     out.print(Text.assemble((title, "bold"), f"  ({detail}{report['messages']:,} messages, counter: {report.get('counter', 'seed')})"))
     out.print(Text("  ").append_text(limit_line(report["tokens"], budget, window)))
     out.print(f"  chars ÷ 4 would say {report['naive_tokens']:,} ({signed(report['naive_error'])} against this estimate)")
+    usage_lines(out, report)
     scripts = table("script", "chars", "tokens", "chars/token", "share")
     for name, row in report["by_script"].items():
         scripts.add_row(name, number(row["chars"]), number(row["tokens"]),
@@ -123,6 +124,31 @@ def estimate_report(out: Console, report: dict, *, budget: int, window: int) -> 
             top.add_row(str(item["index"]), item["role"], escape(item["tool"] or ""), number(item["tokens"]))
         out.print(top)
     out.print()
+
+
+def usage_lines(out: Console, report: dict) -> None:
+    """Counter and window used (and why), the unlogged fixed part, and what the log recorded."""
+    if "counter_reason" not in report:
+        return
+    if report["counter_reason"] != "given" or report["window_source"] != "default":
+        # (the seed rule and default window of a plain chat are already in the lines above)
+        if not report["counter_reason"].startswith("seed rule") or report["window_source"] != "default":
+            out.print(f"  counter: {escape(report['counter'])} ({escape(report['counter_reason'])}); "
+                      f"window: {report['window']:,} ({escape(report['window_source'])})")
+    unlogged = report["unlogged"]
+    if unlogged["tokens"]:
+        how = "inferred from the first recorded call" if unlogged["source"] == "inferred" else "given"
+        out.print(f"  unlogged fixed part (system prompt, tools, injected context): "
+                  f"{unlogged['tokens']:,} tokens, {how}")
+    recorded = report.get("recorded")
+    if recorded:
+        models = ", ".join(recorded["models"]) or "model not named"
+        out.print(f"  recorded by the log: last prompt {recorded['last_prompt']:,} tokens, peak "
+                  f"{recorded['peak_prompt']:,}, over {recorded['calls']:,} calls ({escape(models)})")
+        if recorded.get("last_prompt_estimate"):
+            estimate = recorded["last_prompt_estimate"]
+            out.print(f"  estimate of the last call's prompt (unlogged part + messages): {estimate:,} "
+                      f"({signed(estimate / recorded['last_prompt'] - 1)} against the recorded size)")
 
 
 STAGE_WORDS = {
@@ -158,7 +184,15 @@ def plan_report(out: Console, report: dict) -> None:
     out.print(f"  stage reached: {report['stage']} — {STAGE_WORDS[report['stage']]}")
     out.print(Text("  before: ").append_text(limit_line(report["tokens_before"], budget, report["window"])))
     out.print(Text("  after:  ").append_text(limit_line(report["tokens_sent"], budget, report["window"])))
-    out.print(f"  fixed part (system prompt, tools): {report['fixed_tokens']:,} tokens")
+    unlogged = report.get("unlogged", {}).get("tokens", 0)
+    if unlogged:
+        out.print(f"  fixed part (system prompt, tools): {report['fixed_tokens']:,} tokens, of which "
+                  f"{unlogged:,} are not in the log (unlogged fixed part, {report['unlogged']['source']})")
+    else:
+        out.print(f"  fixed part (system prompt, tools): {report['fixed_tokens']:,} tokens")
+    if "counter_reason" in report:
+        out.print(f"  counter: {escape(report['counter'])} ({escape(report['counter_reason'])}); "
+                  f"window: {report['window']:,} ({escape(report['window_source'])})")
     if report["batches"]:
         batches = table("batch", "msg", "<tool", "<call id", "tokens", "freed", "size after", "~",
                         title="  clearing batches, oldest first")

@@ -29,7 +29,7 @@ from .model import Message, Part, PartKind, Role
 MESSAGE_OVERHEAD = 4
 
 KINDS = (
-    "system", "tools", "user_text", "assistant_text", "thinking",
+    "system", "tools", "unlogged", "user_text", "assistant_text", "thinking",
     "tool_calls", "tool_results", "images", "overhead",
 )
 

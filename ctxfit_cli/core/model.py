@@ -122,6 +122,10 @@ class Transcript:
     #: What the reader repaired to make a valid request (one line each, for stderr), filled
     #: while `messages` is read: an open call answered, an orphan result dropped, ...
     repairs: list[str] = field(default_factory=list)
+    #: The part of every prompt the log does not hold (system prompt, tools, injected context
+    #: of an agent whose log records usage), as one stand-in message that is counted but never
+    #: sent (`core.usage.with_unlogged`); None when not known or not counted.
+    unlogged: Message | None = None
 
     def materialize(self) -> "Transcript":
         """Hold every message, with leading system messages moved to `system`."""
@@ -141,9 +145,12 @@ class Transcript:
             # Calls point at messages: moving the leading system messages out shifts them.
             calls=[c._replace(message=c.message - split) for c in self.calls] if split else self.calls,
             repairs=self.repairs,
+            unlogged=self.unlogged,
         )
 
     @property
     def fixed(self) -> tuple[Message, ...]:
-        """What every request carries whatever is trimmed: system prompt and tool definitions."""
-        return self.system + ((self.tools,) if self.tools is not None else ())
+        """What every request carries whatever is trimmed: system prompt and tool definitions
+        (and the unlogged part, counted though not in the log)."""
+        return (self.system + ((self.tools,) if self.tools is not None else ())
+                + ((self.unlogged,) if self.unlogged is not None else ()))

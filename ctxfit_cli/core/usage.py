@@ -27,12 +27,12 @@ Plain data in, plain data out; nothing here prints.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple, Sequence
 
 from ..counters.seed import SEED, Counter, Vector
-from .estimate import MESSAGE_OVERHEAD, message_cost
-from .model import Message, RecordedCall, Transcript
+from .estimate import MESSAGE_OVERHEAD, MessageCost, message_cost
+from .model import Message, RecordedCall, Role, Transcript
 
 #: Below this many recorded tokens of growth a call pair says little (a few tokens of framing
 #: decide its ratio), so calibration and its scores leave it out.
@@ -86,8 +86,9 @@ NO_FIXED = FixedPart(0, "none")
 
 def prefix_tokens(transcript: Transcript, counter: Counter = SEED) -> list[int]:
     """Estimated tokens of the system prompt, tools and the first *i* messages, for every i
-    (``len(messages) + 1`` entries; the transcript must be materialized)."""
-    total = sum(message_cost(m, counter).tokens for m in transcript.fixed)
+    (``len(messages) + 1`` entries; the transcript must be materialized). The unlogged part
+    is not included."""
+    total = sum(message_cost(m, counter).tokens for m in transcript.fixed if m is not transcript.unlogged)
     sums = [total]
     for message in transcript.messages:
         total += message_cost(message, counter).tokens
@@ -116,6 +117,16 @@ def call_estimates(transcript: Transcript, counter: Counter = SEED,
     fixed = fixed if fixed is not None else infer_fixed(transcript, counter, sums)
     return [(c, fixed.tokens + sums[c.message]) for c in usable(transcript.calls)
             if 0 <= c.message < len(sums)]
+
+
+def recorded_by_call(transcript: Transcript) -> dict[int, int]:
+    """Recorded prompt size by model call, numbered as replays number them: call *k* is the
+    one that produced the *k*-th assistant message (1-based)."""
+    numbers = {}
+    for index, message in enumerate(transcript.messages):
+        if message.role is Role.ASSISTANT:
+            numbers[index] = len(numbers) + 1
+    return {numbers[c.message]: c.prompt_tokens for c in usable(transcript.calls) if c.message in numbers}
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,7 +190,32 @@ def growth_estimate(sample: Growth, counter: Counter) -> int:
     return counter.tokens(sample.vector) + sample.framing
 
 
-def budget_share(budget: int, fixed: FixedPart) -> int:
-    """What is left of a budget for the messages once the fixed part is counted (at least 1,
-    so a fixed part over the budget shows as an overrun rather than an error)."""
-    return max(budget - fixed.tokens, 1)
+class _AnyCounter(dict):
+    """A message's estimate cache that holds the same estimate for every counter."""
+
+    def __init__(self, cost: MessageCost) -> None:
+        super().__init__()
+        self.cost = cost
+
+    def get(self, key, default=None):
+        return self.cost
+
+
+def unlogged_message(tokens: int) -> Message:
+    """A stand-in for the unlogged fixed part: a system message of no content whose estimate,
+    under any counter, is `tokens` of kind ``unlogged``. It is counted wherever the system
+    prompt is (budgets, reports, replays) and never written into a payload."""
+    cost = MessageCost(tokens, {"unlogged": tokens}, {}, (0, 0, 0), (0, 0, 0), 0, tokens)
+    return Message(Role.SYSTEM, (), b"", memo=_AnyCounter(cost))
+
+
+def with_unlogged(transcript: Transcript, fixed: FixedPart) -> Transcript:
+    """The transcript with its unlogged fixed part counted (unchanged when it is 0).
+
+    >>> t = Transcript("t", "codex", "openai", ())
+    >>> [m.memo.get("seed").tokens for m in with_unlogged(t, FixedPart(900, "given")).fixed]
+    [900]
+    """
+    if fixed.tokens <= 0:
+        return transcript
+    return replace(transcript, unlogged=unlogged_message(fixed.tokens))

@@ -1,0 +1,85 @@
+"""Recorded usage through the CLI: estimate shows it, budgets count the unlogged part, the
+counter and window follow the log's model unless the user says otherwise."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from ctxfit_cli.cli.app import app
+from ctxfit_cli.core.validate import validate_request
+from test_usage import CODEX_LOG, needs_realworld
+
+runner = CliRunner()
+LOG = str(CODEX_LOG)
+
+
+def run(*args: str) -> dict:
+    result = runner.invoke(app, list(args))
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+@needs_realworld
+def test_estimate_json_has_recorded_usage_counter_window_and_unlogged_part():
+    [file] = run("estimate", LOG, "--json")["files"]
+    assert file["recorded"]["last_prompt"] == 108869 and file["recorded"]["peak_prompt"] == 108869
+    assert file["recorded"]["calls"] == 28 and file["recorded"]["model"] == "gpt-5.3-codex"
+    assert file["counter"] == "profile:o200k@2" and "gpt-5.3-codex" in file["counter_reason"]
+    assert (file["window"], file["window_source"]) == (258400, "recorded by the log")
+    assert file["unlogged"]["source"] == "inferred" and file["unlogged"]["tokens"] > 10000
+    assert file["by_kind"]["unlogged"] == file["unlogged"]["tokens"]
+    assert file["tokens"] == sum(file["by_kind"].values())
+    assert set(file["by_script"]) == {"ascii", "cjk", "other"}  # kept whatever the counter
+
+
+@needs_realworld
+def test_user_options_override_the_choices():
+    [file] = run("estimate", LOG, "--json", "--fixed-tokens", "0", "--profile", "safe", "--window", "500000")["files"]
+    assert file["unlogged"] == {"tokens": 0, "source": "none"} and file["by_kind"]["unlogged"] == 0
+    assert (file["counter"], file["counter_reason"]) == ("profile:safe@2", "given")
+    assert (file["window"], file["window_source"]) == (500000, "given (--window)")
+    [file] = run("estimate", LOG, "--json", "--fixed-tokens", "1234")["files"]
+    assert file["unlogged"] == {"tokens": 1234, "source": "given"}
+
+
+def test_fixed_tokens_must_be_a_number_or_auto(tmp_path):
+    chat = tmp_path / "chat.jsonl"
+    chat.write_text('{"role":"user","content":"hi"}\n')
+    result = runner.invoke(app, ["estimate", str(chat), "--fixed-tokens", "lots"])
+    assert result.exit_code == 2 and "--fixed-tokens" in result.output
+    [file] = run("estimate", str(chat), "--json", "--fixed-tokens", "500")["files"]
+    assert file["by_kind"]["unlogged"] == 500 and file["counter"] == "seed"
+    assert file["recorded"] is None and file["window_source"] == "default"
+
+
+@needs_realworld
+@pytest.mark.parametrize("budget", [20000, 24000])
+def test_fit_keeps_messages_and_unlogged_part_within_the_budget(tmp_path, budget):
+    report = tmp_path / "report.json"
+    result = runner.invoke(app, ["fit", LOG, "--budget", str(budget), "--report", str(report)])
+    assert result.exit_code == 0, result.output
+    entry = json.loads(report.read_text())
+    unlogged = entry["unlogged"]["tokens"]
+    assert unlogged > 10000 and entry["fixed_tokens"] >= unlogged
+    assert entry["tokens_sent"] <= budget and entry["stage"] != "none"
+    payload = json.loads(result.stdout)
+    assert validate_request(payload, "openai") == []
+    # The stand-in for the unlogged part is counted, never sent.
+    assert all(m.get("content") != "" for m in payload["messages"] if m["role"] == "system")
+    plan = run("plan", LOG, "--budget", str(budget), "--json")
+    assert plan["tokens_sent"] == entry["tokens_sent"] and plan["unlogged"] == entry["unlogged"]
+
+
+@needs_realworld
+def test_replay_steps_show_the_recorded_size_of_each_call():
+    document = run("replay", LOG, "--json", "--steps", "-p", "none")
+    [file] = document["files"]
+    steps = file["policies"]["none"]["steps"]
+    recorded = [s["recorded"] for s in steps if s["recorded"] is not None]
+    assert len(recorded) == 28 and recorded[0] == 17102
+    # The first request is the unlogged part plus the first messages: the first recorded size.
+    assert steps[0]["tokens"] == steps[0]["recorded"]
+    assert file["unlogged"]["source"] == "inferred"
