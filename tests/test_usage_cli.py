@@ -27,7 +27,7 @@ def test_estimate_json_has_recorded_usage_counter_window_and_unlogged_part():
     [file] = run("estimate", LOG, "--json")["files"]
     assert file["recorded"]["last_prompt"] == 108869 and file["recorded"]["peak_prompt"] == 108869
     assert file["recorded"]["calls"] == 28 and file["recorded"]["model"] == "gpt-5.3-codex"
-    assert file["counter"] == "profile:o200k@2" and "gpt-5.3-codex" in file["counter_reason"]
+    assert file["counter"] == "profile:o200k@3" and "gpt-5.3-codex" in file["counter_reason"]
     assert (file["window"], file["window_source"]) == (258400, "recorded by the log")
     assert file["unlogged"]["source"] == "inferred" and file["unlogged"]["tokens"] > 10000
     assert file["by_kind"]["unlogged"] == file["unlogged"]["tokens"]
@@ -39,7 +39,7 @@ def test_estimate_json_has_recorded_usage_counter_window_and_unlogged_part():
 def test_user_options_override_the_choices():
     [file] = run("estimate", LOG, "--json", "--fixed-tokens", "0", "--profile", "safe", "--window", "500000")["files"]
     assert file["unlogged"] == {"tokens": 0, "source": "none"} and file["by_kind"]["unlogged"] == 0
-    assert (file["counter"], file["counter_reason"]) == ("profile:safe@2", "given")
+    assert (file["counter"], file["counter_reason"]) == ("profile:safe@3", "given")
     assert (file["window"], file["window_source"]) == (500000, "given (--window)")
     [file] = run("estimate", LOG, "--json", "--fixed-tokens", "1234")["files"]
     assert file["unlogged"] == {"tokens": 1234, "source": "given"}
