@@ -83,3 +83,29 @@ def test_replay_steps_show_the_recorded_size_of_each_call():
     # The first request is the unlogged part plus the first messages: the first recorded size.
     assert steps[0]["tokens"] == steps[0]["recorded"]
     assert file["unlogged"]["source"] == "inferred"
+
+
+@needs_realworld
+def test_calibrate_from_usage_reports_calls_and_held_out_error(tmp_path):
+    out = tmp_path / "mine.json"
+    result = runner.invoke(app, ["calibrate", "--from-usage", LOG, "--name", "mine", "-o", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(out.read_text())
+    evaluation = document["evaluation"]
+    assert evaluation["calls"] == 28 and evaluation["logs"] == 1
+    assert evaluation["pairs_fitted"] > 0 and evaluation["held_out"]["pairs"] > 0
+    assert document["profile"]["name"] == "mine" and document["profile"]["fit"]["from"] == "recorded usage"
+    assert "held-out pairs" in result.stderr
+    # The profile it wrote is one the other commands take.
+    (tmp_path / "p.json").write_text(json.dumps(document["profile"]))
+    [file] = run("estimate", LOG, "--json", "--profile", str(tmp_path / "p.json"))["files"]
+    assert file["counter"] == "profile:mine@1" and file["counter_reason"] == "given"
+
+
+def test_calibrate_from_usage_needs_logs_that_record_usage(tmp_path):
+    chat = tmp_path / "chat.jsonl"
+    chat.write_text('{"role":"user","content":"hi"}\n{"role":"assistant","content":"hello"}\n')
+    result = runner.invoke(app, ["calibrate", "--from-usage", str(chat)])
+    assert result.exit_code == 3 and "record usage" in result.stderr
+    result = runner.invoke(app, ["calibrate", str(chat)])
+    assert result.exit_code == 2 and "--tokenizer" in result.stderr

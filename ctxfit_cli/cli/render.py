@@ -306,3 +306,18 @@ def calibration_summary(err: Console, name: str, tokenizer: str, check: dict) ->
         f"{signed(check['error'])} overall; {check['under10_share']:.1%} of {check['paragraphs']:,} "
         f"paragraphs are more than 10% under (worst {signed(check['worst'])})."
     )
+
+
+def usage_calibration_summary(err: Console, name: str, evaluation: dict) -> None:
+    """What `calibrate --from-usage` fitted on and how it does on the call pairs it did not see."""
+    held = evaluation["held_out"]
+    err.print(f"profile {escape(name)} fitted on {evaluation['pairs_fitted']:,} call pairs from "
+              f"{evaluation['calls']:,} recorded calls in {evaluation['logs']} log(s).")
+    if held["pairs"]:
+        base = evaluation["base_held_out"]
+        err.print(f"on {held['pairs']:,} held-out pairs the estimate of the added messages is "
+                  f"{held['ratio']:.2f} × the recorded growth (median {held['median']:.2f}); "
+                  f"{held['under10_share']:.1%} are more than 10% under "
+                  f"(the base profile: {base['ratio']:.2f}, {base['under10_share']:.1%}).")
+    else:
+        err.print("no held-out pair grew enough to score: give more or longer logs.", style="yellow")

@@ -219,3 +219,49 @@ def with_unlogged(transcript: Transcript, fixed: FixedPart) -> Transcript:
     if fixed.tokens <= 0:
         return transcript
     return replace(transcript, unlogged=unlogged_message(fixed.tokens))
+
+
+#: In `fit_from_usage`, every this-many-th call pair of each log is held out for the report.
+HOLD_OUT_EVERY = 4
+
+
+def score_growth(samples: Sequence[Growth], counter: Counter) -> dict:
+    """How a counter does on growth samples of at least `MIN_GROWTH` recorded tokens: the
+    aggregate ratio estimate ÷ recorded, the median, and the share under by more than 10%."""
+    kept = [s for s in samples if s.recorded >= MIN_GROWTH]
+    if not kept:
+        return {"pairs": 0, "ratio": None, "median": None, "under10_share": None}
+    ratios = sorted(growth_estimate(s, counter) / s.recorded for s in kept)
+    return {
+        "pairs": len(kept),
+        "ratio": round(sum(growth_estimate(s, counter) for s in kept) / sum(s.recorded for s in kept), 4),
+        "median": round(ratios[len(ratios) // 2], 4),
+        "under10_share": round(sum(r < 0.9 for r in ratios) / len(ratios), 4),
+    }
+
+
+def fit_from_usage(transcripts: Sequence[Transcript], *, name: str, base: Counter,
+                   hold_out_every: int = HOLD_OUT_EVERY) -> tuple[dict, dict]:
+    """Fit a profile to the recorded prompt growth of (materialized) transcripts.
+
+    Every `hold_out_every`-th call pair of each transcript is held out; the profile is fitted
+    on the others and scored on those (`score_growth`). Returns (profile, evaluation); raises
+    ValueError when the logs record no usable growth.
+    """
+    from ..counters.calibrate import calibrate_from_growth
+    fit, held = [], []
+    calls = 0
+    for transcript in transcripts:
+        calls += len(usable(transcript.calls))
+        for i, sample in enumerate(growth_samples(transcript, base)):
+            (held if hold_out_every and i % hold_out_every == hold_out_every - 1 else fit).append(sample)
+    if not fit:
+        raise ValueError("no two consecutive model calls with recorded usage and a growing prompt")
+    profile = calibrate_from_growth([s.vector for s in fit], [s.recorded - s.framing for s in fit],
+                                    [s.path for s in fit], name=name, base=base)
+    from ..counters.profiles import ProfileCounter
+    fitted = ProfileCounter(profile, source=name)
+    evaluation = {"logs": len({t.path for t in transcripts if usable(t.calls)}), "calls": calls,
+                  "pairs_fitted": len(fit), "held_out": score_growth(held, fitted),
+                  "fitted_on": score_growth(fit, fitted), "base_held_out": score_growth(held, base)}
+    return profile, evaluation

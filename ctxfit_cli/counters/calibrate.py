@@ -177,7 +177,10 @@ def calibrate_from_growth(
     # One aggregate over all logs, not one per log: a per-log floor lets the log with the most
     # unlogged text (hook output) lift every other log's estimate (held out, 1.27 vs 1.25).
     XF, yF = X.sum(axis=0, keepdims=True), np.array([target.sum()])
-    weights = _fit_weights(X, target, XF, yF, fitted, margin, max_under_share, steps)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # near-degenerate logs
+        weights = _fit_weights(X, target, XF, yF, fitted, margin, max_under_share, steps)
+    if not np.isfinite(weights).all():
+        raise ValueError("the recorded growth could not be fitted (too few or too similar call pairs)")
     weights[~fitted] = base_w[~fitted]
     rates = {c: (_round_down(1 / float(weights[i])) if fitted[i] else base.rates[i])
              for i, c in enumerate(CLASSES)}
