@@ -165,3 +165,15 @@ def test_strict_with_a_low_water_mark_is_a_usage_error(tmp_path):
     done = run_cli("fit", str(path), "--strict", "--lowwater", "0.7")
     assert done.returncode == 2 and done.stdout == b""
     assert b"--strict" in done.stderr
+
+
+def test_replay_tries_another_low_water_mark_for_the_ctxfit_policy(tmp_path):
+    path = subagent_file(tmp_path, results=(300,) * 30)
+    runs = {}
+    for mark in ("0.55", "0.95"):
+        outcome = runner.invoke(app, ["replay", str(path), "-b", "4000", "--lowwater", mark, "--min-cacheable", "0",
+                                      "-p", "ctxfit", "-p", "ctxfit-strict", "--json"])
+        assert outcome.exit_code == 0, outcome.output
+        runs[mark] = orjson.loads(outcome.stdout)["policies"]
+    assert runs["0.55"]["ctxfit-strict"] == runs["0.95"]["ctxfit-strict"]  # the seed rule ignores the mark
+    assert runs["0.55"]["ctxfit"]["cache_breaks"] < runs["0.95"]["ctxfit"]["cache_breaks"]

@@ -531,6 +531,7 @@ def replay_command(
     steps: Annotated[bool, typer.Option("--steps", help="With --json, one row per model call.")] = False,
     chart: Annotated[Optional[bool], typer.Option("--chart/--no-chart", help="Draw request sizes per call (default: for one file).")] = None,
     min_cacheable: Annotated[int, typer.Option("--min-cacheable", min=0, help="A shared prefix shorter than this is not cached.")] = 1024,
+    lowwater: Lowwater = DEFAULTS.lowwater,
     price_write: Annotated[float, typer.Option("--price-write", min=0.0, callback=_finite, help="Cache-write price per token (uncached input = 1).")] = 1.25,
     price_read: Annotated[float, typer.Option("--price-read", min=0.0, callback=_finite, help="Cache-read price per token (uncached input = 1).")] = 0.1,
     tokenizer: Tokenizer = None,
@@ -550,6 +551,8 @@ def replay_command(
         ctxfit replay session.jsonl --budget 400000 --window 1000000
     To compare two policies over many logs, as JSON:
         ctxfit replay logs/*.jsonl -p ctxfit -p turns --json | jq .policies
+    To try another low-water mark against the strict seed rule:
+        ctxfit replay session.jsonl --lowwater 0.7 -p ctxfit -p ctxfit-strict
     """
     set_line_limit(max_line_mb)
     format = _check_format(format)
@@ -558,7 +561,7 @@ def replay_command(
         if name not in POLICIES:
             raise typer.BadParameter(f"unknown policy {name!r}; choose from {', '.join(POLICIES)}", param_hint="--policy")
     auto = _auto(tokenizer, profile, window, fixed_tokens)
-    options = _options(budget, window, DEFAULTS.lowwater, DEFAULTS.batch_size, DEFAULTS.protect_share,
+    options = _options(budget, window, lowwater, DEFAULTS.batch_size, DEFAULTS.protect_share,
                        DEFAULTS.min_clear_tokens, auto.counter or SEED)
     prices = Prices(cache_write=price_write, cache_read=price_read)
     files, totals = [], {name: PolicyReplay(name) for name in names}
