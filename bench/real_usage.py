@@ -4,7 +4,7 @@
     python bench/real_usage.py --write-profile       # refit profiles/claude.json, then report
     python bench/real_usage.py --doc docs/accuracy.md   # and put it in docs/accuracy.md
 
-For every log in ../shared/realworld/ that records usage (Claude Code, Codex), each pair of
+For every log in ../shared/realworld/ that records usage (Claude Code, Codex, OpenHands), each pair of
 consecutive model calls gives one sample: the messages added between the calls (read by
 ctxfit's reader) against the growth of the prompt the model itself recorded. A counter's ratio
 is its estimate of those messages ÷ the recorded growth (1.00 = exact, below 1 = under-count,
@@ -85,8 +85,12 @@ def _claude_calls(path: Path, found: list) -> None:
                 t.calls.append(call)
 
 
+#: The folders of ../shared/realworld whose logs record usage.
+RECORDING = ("claude-code", "codex", "openhands")
+
+
 def logs() -> list[Path]:
-    return sorted(p for p in REALWORLD.glob("*/*.jsonl") if p.parent.name in ("claude-code", "codex"))
+    return sorted(p for p in REALWORLD.glob("*/*.json*") if p.parent.name in RECORDING)
 
 
 def score(samples, counter) -> dict:

@@ -230,7 +230,8 @@ def test_counter_rules_for_named_unnamed_and_unknown_models():
     assert profile_for([])[0] == "seed"
     assert profile_for(["<synthetic>"])[0] == "seed"
     assert profile_for(["claude-haiku-4-5", "claude-opus-4-6"])[1].startswith("model claude-opus-4-6")
-    assert profile_for(["openrouter/meta-llama/llama-4-maverick"])[0] == "safe"
+    assert profile_for(["deepseek-v3"])[0] == "safe"
+    assert profile_for(["openrouter/meta-llama/llama-4-maverick"])[0] == "o200k"
     assert window_for(["gpt-5.3-codex"], 258400) == (258400, "recorded by the log")
     assert window_for(["claude-opus-4-6"])[0] == 200_000
     assert window_for([]) == (None, "default")

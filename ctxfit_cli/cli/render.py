@@ -169,6 +169,12 @@ def fit_summary(err: Console, report: dict) -> None:
         f"; {report['tokens_before']:,} → {report['tokens_sent']:,} tokens (budget {report['budget']:,})",
     )
     err.print(line)
+    unlogged = report.get("unlogged", {}).get("tokens", 0)
+    if "counter_reason" in report and (unlogged or not report["counter_reason"].startswith("seed rule")
+                                       or report["window_source"] != "default"):
+        err.print(Text(f"  counted with {report['counter']} ({report['counter_reason']}), window "
+                       f"{report['window']:,} ({report['window_source']})"
+                       + (f"; {unlogged:,} of the tokens are the unlogged fixed part" if unlogged else "")))
     if report["overrun"]:
         err.print(Text(
             f"warning: even the smallest request is {report['tokens_sent']:,} tokens, over the "
