@@ -71,6 +71,7 @@ def test_fit_keeps_messages_and_unlogged_part_within_the_budget(tmp_path, budget
     assert all(m.get("content") != "" for m in payload["messages"] if m["role"] == "system")
     plan = run("plan", LOG, "--budget", str(budget), "--json")
     assert plan["tokens_sent"] == entry["tokens_sent"] and plan["unlogged"] == entry["unlogged"]
+    assert set(plan["by_script"]) == {"ascii", "cjk", "other"}  # kept whatever the counter
 
 
 @needs_realworld
@@ -82,7 +83,7 @@ def test_replay_steps_show_the_recorded_size_of_each_call():
     assert len(recorded) == 28 and recorded[0] == 17102
     # The first request is the unlogged part plus the first messages: the first recorded size.
     assert steps[0]["tokens"] == steps[0]["recorded"]
-    assert file["unlogged"]["source"] == "inferred"
+    assert file["unlogged"]["source"] == "inferred" and "by_script" in file
 
 
 @needs_realworld

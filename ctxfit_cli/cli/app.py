@@ -463,11 +463,14 @@ def fit(
 
 
 def _fit_report(transcript, fitted, chosen: dict) -> dict:
+    from ..core.estimate import by_script
     plan = fitted.plan.to_dict()
     plan["tokens_sent"] = fitted.tokens
     return {"path": transcript.path, "format": transcript.format, "dialect": transcript.dialect,
             "messages_sent": len(fitted.messages), **plan,
-            **{k: v for k, v in chosen.items() if k != "window"}}
+            **{k: v for k, v in chosen.items() if k != "window"},
+            # The seed rule's per-script view of what is sent, whichever counter fitted it.
+            "by_script": by_script(chain(transcript.fixed, fitted.messages))}
 
 
 @app.command(name="plan", epilog=EXIT_CODES)
@@ -577,6 +580,7 @@ def replay_command(
         write_json({
             "budget": budget, "window": window or DEFAULT_WINDOW,
             "files": [{"path": _name(t), "format": t.format, **choice.to_dict(),
+                       "by_script": _by_script(chain(t.fixed, t.messages)),
                        "policies": {n: _replay_dict(t, r, prices, steps) for n, r in results.items()}}
                       for t, results, _own, choice in files],
             "policies": {n: r.to_dict(prices) for n, r in totals.items()},
@@ -596,6 +600,11 @@ def replay_command(
             for name, result in results.items():
                 render.size_chart(out, f"{_name(transcript)} · {name}", [s.tokens for s in result.steps],
                                   budget=own.budget, window=own.window)
+
+
+def _by_script(messages) -> dict:
+    from ..core.estimate import by_script
+    return by_script(messages)
 
 
 def _replay_dict(transcript: Transcript, result: PolicyReplay, prices: Prices, steps: bool) -> dict:

@@ -326,6 +326,21 @@ class TranscriptEstimate:
         }
 
 
+def by_script(messages) -> dict:
+    """The seed rule's per-script breakdown (`by_script` of every report) of some messages,
+    whichever counter made the report's totals.
+
+    >>> by_script([Message(Role.USER, (Part(PartKind.TEXT, "Привет"),), raw=b"")])["other"]
+    {'chars': 6, 'tokens': 3, 'chars_per_token': 2.0}
+    """
+    chars, tokens = [0, 0, 0], [0, 0, 0]
+    for message in messages:
+        cost = message_cost(message, SEED)
+        chars = list(map(_add, chars, cost.script_chars))
+        tokens = list(map(_add, tokens, cost.script_tokens))
+    return _by_script(chars, tokens)
+
+
 def _by_script(chars: list[int], tokens: list[int]) -> dict:
     return {
         name: {
