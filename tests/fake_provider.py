@@ -72,7 +72,9 @@ class Provider:
 
     async def anthropic(self, request: web.Request) -> web.StreamResponse:
         body = await request.read()
-        value = orjson.loads(body)
+        value = self.parse(body)
+        if not isinstance(value, dict) or not isinstance(value.get("messages"), list):
+            return self.invalid(request, body)
         step = self.step(value["messages"])
         if step < self.steps:
             content = [{"type": "text", "text": f"Reading {FILES[step % len(FILES)]}."},
@@ -94,7 +96,9 @@ class Provider:
 
     async def openai(self, request: web.Request) -> web.StreamResponse:
         body = await request.read()
-        value = orjson.loads(body)
+        value = self.parse(body)
+        if not isinstance(value, dict) or not isinstance(value.get("messages"), list):
+            return self.invalid(request, body)
         step = self.step(value["messages"])
         if step < self.steps:
             path = FILES[step % len(FILES)]
@@ -116,6 +120,17 @@ class Provider:
         if value.get("stream"):
             return await self.stream(request, body, _openai_events(completion))
         return self.reply(request, body, orjson.dumps(completion))
+
+    @staticmethod
+    def parse(body: bytes):
+        try:
+            return orjson.loads(body)
+        except orjson.JSONDecodeError:
+            return None
+
+    def invalid(self, request: web.Request, body: bytes) -> web.Response:
+        error = {"type": "error", "error": {"type": "invalid_request_error", "message": "invalid request body"}}
+        return self.reply(request, body, orjson.dumps(error), status=400)
 
     async def other(self, request: web.Request) -> web.StreamResponse:
         body = await request.read()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import orjson
@@ -23,17 +24,30 @@ class Server:
             self.stop()
             raise RuntimeError(f"{argv} did not start: {line!r} {self.process.stderr.read().decode()[-2000:]}")
         self.url = line
+        self._stderr: list[bytes] = []
+        # Drained all along: a server that logs a line per request would block on a full pipe.
+        self._reader = threading.Thread(target=self._drain, daemon=True)
+        self._reader.start()
+
+    def _drain(self) -> None:
+        for line in self.process.stderr:
+            self._stderr.append(line)
+
+    @property
+    def stderr(self) -> str:
+        return b"".join(self._stderr).decode("utf-8", "replace")
 
     def stop(self) -> str:
         """Stop the server; its stderr."""
         if self.process.poll() is None:
             self.process.terminate()
         try:
-            _, err = self.process.communicate(timeout=10)
+            self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.process.kill()
-            _, err = self.process.communicate()
-        return err.decode("utf-8", "replace")
+            self.process.wait()
+        self._reader.join(timeout=5)
+        return self.stderr
 
     def __enter__(self) -> "Server":
         return self
@@ -45,6 +59,11 @@ class Server:
 def fake_provider(record: Path, steps: int = 30) -> Server:
     return Server([sys.executable, str(ROOT / "tests" / "fake_provider.py"), "--steps", str(steps),
                    "--record", str(record)])
+
+
+def proxy(upstream: str, *options: str) -> Server:
+    """`ctxfit proxy` on a free loopback port, as a user runs it."""
+    return Server([sys.executable, "-m", "ctxfit_cli", "proxy", "--port", "0", "--upstream", upstream, *options])
 
 
 def recorded(record: Path) -> list[dict]:

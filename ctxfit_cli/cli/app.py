@@ -708,6 +708,13 @@ def _read_text(path: str) -> str:
         raise BadInput(path, data.count(b"\n", 0, error.start) + 1, f"invalid UTF-8 at byte {error.start + 1}") from None
 
 
+# --- proxy (its own module; its HTTP stack is imported only when it runs) -----------------------
+
+from .proxy import proxy as _proxy  # noqa: E402  (light: typer and the core only)
+
+app.command(name="proxy", epilog=EXIT_CODES)(reports_errors(_proxy))
+
+
 def main() -> None:
     """Console-script entry point."""
     # ctxfit builds millions of small objects (messages, parts, costs) and no reference cycles

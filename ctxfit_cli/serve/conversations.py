@@ -1,0 +1,113 @@
+"""The proxy's memory: one `Session` per conversation, bounded, and what it did for each.
+
+A conversation is recognised from its request: the dialect, the system prompt and the first
+message (an agent resends them unchanged at every step; a sub-agent has its own). Its `Session`
+makes each request an incremental step of the same walk, so the ratchets of DESIGN §4 hold
+across requests. Sessions are kept for the most recently used conversations only (LRU); one that
+was dropped is rebuilt from the next request, with the same result (a plan depends only on the
+history) at the cost of one full walk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from ..api import Session
+from ..core.plan import Plan
+
+
+@dataclass
+class Stats:
+    """What the proxy did for one conversation (GET /ctxfit/stats)."""
+
+    dialect: str
+    requests: int = 0
+    fitted: int = 0  # requests whose body ctxfit changed
+    failed_open: int = 0
+    rejected: int = 0  # past the window: answered 400 without calling the provider
+    tokens_before: int = 0  # of the last request
+    tokens_after: int = 0
+    results_cleared: int = 0
+    stage: str = ""
+    #: Prompt tokens the provider reported, and how many of them it read from its cache.
+    prompt_tokens: int = 0
+    cache_read_tokens: int = 0
+
+    def record_plan(self, plan: Plan) -> None:
+        self.tokens_before, self.tokens_after, self.stage = plan.tokens_before, plan.tokens_after, plan.stage
+        self.results_cleared = sum(len(b.results) for b in plan.batches if b.cleared)
+        if plan.dropped or plan.cleared:
+            self.fitted += 1
+
+    def to_dict(self) -> dict:
+        share = self.cache_read_tokens / self.prompt_tokens if self.prompt_tokens else None
+        return {"dialect": self.dialect, "requests": self.requests, "fitted": self.fitted,
+                "failed_open": self.failed_open, "rejected": self.rejected,
+                "tokens_before": self.tokens_before, "tokens_after": self.tokens_after,
+                "results_cleared": self.results_cleared, "stage": self.stage,
+                "prompt_tokens_reported": self.prompt_tokens, "cache_read_tokens": self.cache_read_tokens,
+                "cache_read_share": None if share is None else round(share, 4)}
+
+
+@dataclass
+class Conversation:
+    key: str
+    stats: Stats
+    session: Session | None = None
+    #: The system prompt and tools the session was made for (a change means a new session).
+    fixed: tuple[Any, Any] = (None, None)
+    #: One request of a conversation is fitted at a time (its Session is not shared).
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    def session_for(self, budget: int, window: int | None, dialect: str, system: Any, tools: Any) -> Session:
+        if self.session is None or self.fixed != (system, tools):
+            self.session = Session(budget, system=system, tools=tools, dialect=dialect, window=window)
+            self.fixed = (system, tools)
+        return self.session
+
+
+class Conversations:
+    """The conversations seen, most recent last: sessions for `capacity` of them, stats for more."""
+
+    def __init__(self, capacity: int = 32, remembered: int = 1000) -> None:
+        self.capacity, self.remembered = capacity, remembered
+        self._known: OrderedDict[str, Conversation] = OrderedDict()
+        self._guard = threading.Lock()  # stats are read by the stats page while a worker fits
+
+    def get(self, key: str, dialect: str) -> Conversation:
+        with self._guard:
+            conversation = self._known.get(key)
+            if conversation is None:
+                conversation = self._known[key] = Conversation(key, Stats(dialect))
+            self._known.move_to_end(key)
+            self._evict()
+            return conversation
+
+    def _evict(self) -> None:
+        with_sessions = [c for c in reversed(self._known.values()) if c.session is not None]
+        for conversation in with_sessions[self.capacity:]:
+            if not conversation.lock.locked():
+                conversation.session = None
+        while len(self._known) > self.remembered:
+            self._known.popitem(last=False)
+
+    def stats(self) -> dict[str, dict]:
+        with self._guard:
+            return {key: c.stats.to_dict() for key, c in self._known.items()}
+
+
+def conversation_key(dialect: str, request: dict) -> str:
+    """The conversation a request belongs to: its dialect, system prompt and first message."""
+    messages = request.get("messages") or []
+    first = next((m for m in messages if not (isinstance(m, dict) and m.get("role") in ("system", "developer"))), None)
+    system = request.get("system") if dialect == "anthropic" else [
+        m for m in messages[:4] if isinstance(m, dict) and m.get("role") in ("system", "developer")]
+    digest = hashlib.blake2b(orjson.dumps([dialect, system, first]), digest_size=6)
+    return digest.hexdigest()

@@ -1,0 +1,76 @@
+"""Fitting one request body on its way to the provider (no HTTP here: bytes in, bytes out).
+
+The body is fitted with the library's own `Session` (the same core and defaults as `fit`). When
+nothing had to change, the body goes on as the very bytes the agent sent; when something did,
+it is the agent's request with only `messages` replaced. Anything ctxfit cannot read or fit is
+forwarded unchanged (fail open) with the reason for the log; only a conversation past the
+model's window is answered here, as the provider would answer it, without calling the provider.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import orjson
+
+from ..core.plan import Plan
+from ..errors import CannotFit
+from .conversations import Conversation
+
+#: Which API each fitted path speaks.
+DIALECTS = {"/v1/messages": "anthropic", "/v1/chat/completions": "openai"}
+
+
+@dataclass
+class Outcome:
+    """What to do with one request: forward `body` (maybe changed), or answer `error` (400)."""
+
+    body: bytes
+    conversation: Conversation | None = None
+    plan: Plan | None = None
+    #: Why the request was forwarded unchanged although it was not fitted (fail open), or "".
+    skipped: str = ""
+    #: The provider-shaped error body, when the conversation cannot be sent at all.
+    error: bytes | None = None
+
+
+@dataclass(frozen=True)
+class Limits:
+    budget: int
+    window: int | None = None
+
+
+def parse(body: bytes, dialect: str) -> dict | str:
+    """The request as JSON, or why it cannot be fitted."""
+    try:
+        request = orjson.loads(body)
+    except orjson.JSONDecodeError as error:
+        return f"not JSON ({error})"
+    if not isinstance(request, dict) or not isinstance(request.get("messages"), list) or not request["messages"]:
+        return 'no "messages" list'
+    return request
+
+
+def fit_body(body: bytes, request: dict, dialect: str, conversation: Conversation, limits: Limits) -> Outcome:
+    """Fit a parsed request of `conversation` (the caller holds its lock)."""
+    system = request.get("system") if dialect == "anthropic" else None
+    try:
+        session = conversation.session_for(limits.budget, limits.window, dialect, system, request.get("tools"))
+        messages = session.fit(request["messages"])
+    except CannotFit as error:
+        return Outcome(body, conversation, session.plan, error=provider_error(dialect, str(error)))
+    except Exception as error:  # fail open: a request ctxfit cannot fit still reaches the provider
+        conversation.session = None
+        return Outcome(body, conversation, skipped=f"{type(error).__name__}: {error}")
+    plan = session.plan
+    if not plan.dropped and not plan.cleared:
+        return Outcome(body, conversation, plan)
+    return Outcome(orjson.dumps({**request, "messages": messages}), conversation, plan)
+
+
+def provider_error(dialect: str, message: str) -> bytes:
+    """A 400 body as the provider sends it for a request over the context window."""
+    if dialect == "anthropic":
+        return orjson.dumps({"type": "error", "error": {"type": "invalid_request_error", "message": message}})
+    return orjson.dumps({"error": {"message": message, "type": "invalid_request_error", "param": "messages",
+                                   "code": "context_length_exceeded"}})
