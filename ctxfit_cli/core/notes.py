@@ -30,3 +30,12 @@ TOO_LONG = (
     "This conversation is too long for the model to process at once. Start a new chat for the "
     "next step — everything you have made so far stays."
 )
+
+#: The result given to a tool call that the log never answered (a live log whose tool was still
+#: running, an interrupted call): the API refuses a call without a result. Codex CLI answers a
+#: missing output the same way ("aborted").
+ABORTED_CALL = "aborted: this tool call has no recorded result (it was interrupted or had not finished)."
+
+#: Opens an Anthropic conversation that the log starts with an assistant message: the API
+#: requires the first message to be from the user.
+OPENING_USER = "[The recorded conversation starts with the assistant's message that follows.]"

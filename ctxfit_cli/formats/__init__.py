@@ -18,10 +18,12 @@ from itertools import chain
 from typing import BinaryIO, Iterable, Iterator
 
 from ..errors import BadInput
-from ..core.model import Dialect, Message, Part, PartKind, Role, Transcript
+from ..core.model import Dialect, Message, Part, PartKind, RecordedCall, Role, Transcript
+from ..core.repair import repair
 from .reading import Record, read_records
 from . import anthropic, claude_code, codex, openai, openhands, swe_agent, usage
 from .common import Where, dumps, json_text, type_name
+from .repair_writers import WRITERS
 
 FORMATS = ("openai", "anthropic", "claude-code", "codex", "request", "swe-agent", "openhands")
 #: Formats read a whole document at a time by their own module (no streaming: a document is one JSON value).
@@ -58,10 +60,10 @@ def read_transcripts(name: str, stream: BinaryIO, format: str | None = None) -> 
     if format == "claude-code":
         found = False
         for number, (line, segment) in enumerate(_segments(claude_code.to_anthropic(records, name))):
-            messages = (anthropic.parse_message(r.value, r.raw, Where(name, r.line)) for r in segment)
             # The first conversation is the file's; each later one is named by its first line.
-            yield Transcript(name, format, "anthropic", _require_messages(name, messages),
-                             line=1 if number == 0 else line)
+            transcript = Transcript(name, format, "anthropic", (), line=1 if number == 0 else line)
+            transcript.messages = _require_messages(name, _with_calls(name, segment, transcript))
+            yield transcript
             found = True
         if not found:  # only bookkeeping records
             raise BadInput(name, None, NO_MESSAGES)
@@ -77,13 +79,37 @@ def read_transcripts(name: str, stream: BinaryIO, format: str | None = None) -> 
         dialect, records = _chat_dialect(records)
         format = dialect
     parse = PARSERS[dialect]
-    messages = _require_messages(name, (parse(r.value, r.raw, Where(name, r.line)) for r in records))
+    transcript = Transcript(name, format, dialect, (), calls=recorded.calls if recorded else [])
+    messages = repair((parse(r.value, r.raw, Where(name, r.line)) for r in records),
+                      WRITERS[dialect], name, transcript.repairs)
     if recorded is not None:
         messages = recorded.messages(messages)
-    yield Transcript(name, format, dialect, messages, calls=recorded.calls if recorded else [])
+    transcript.messages = _require_messages(name, messages)
+    yield transcript
 
 
-def _segments(records: Iterator[Record]) -> Iterator[tuple[int, Iterator[Record]]]:
+def _with_calls(name: str, built: Iterator[claude_code.Built], transcript: Transcript) -> Iterator[Message]:
+    """A Claude Code conversation's messages, repaired, with `transcript.calls` filled as they
+    are read: one call per distinct `message.id`, at the index of the message it produced."""
+    replies: dict[Message, claude_code.Reply] = {}  # Message hashes by identity
+
+    def parsed() -> Iterator[Message]:
+        for record, reply in built:
+            message = anthropic.parse_message(record.value, record.raw, Where(name, record.line))
+            if reply is not None:
+                replies[message] = reply
+            yield message
+
+    seen: set[str] = set()
+    for index, message in enumerate(repair(parsed(), WRITERS["anthropic"], name, transcript.repairs)):
+        reply = replies.pop(message, None)
+        if reply is not None and (reply.id not in seen or not reply.id):
+            seen.add(reply.id)
+            transcript.calls.append(RecordedCall(index, *reply))
+        yield message
+
+
+def _segments(records: Iterator) -> Iterator[tuple[int, Iterator[claude_code.Built]]]:
     """The conversations of a Claude Code log, split where it was compacted.
 
     Each is (its first line, its records), read lazily from the one stream; a segment that
@@ -92,11 +118,11 @@ def _segments(records: Iterator[Record]) -> Iterator[tuple[int, Iterator[Record]
     records = iter(records)
     start = next(records, None)
     while start is not None:
-        if start.value is claude_code.COMPACTED:
+        if start is claude_code.COMPACTED:
             start = next(records, None)
             continue
         segment = _Segment(start, records)
-        yield start.line, iter(segment)
+        yield start.record.line, iter(segment)
         segment.read_rest()  # a consumer that moves on early still gets its records later
         start = segment.end
 
@@ -111,7 +137,7 @@ class _Segment:
 
     def _next(self) -> Record | None:
         record = next(self.records, None)
-        if record is None or record.value is claude_code.COMPACTED:
+        if record is None or record is claude_code.COMPACTED:
             self.finished, self.end = True, record
             return None
         return record
@@ -207,8 +233,8 @@ def _request(name: str, record: Record) -> Transcript:
     if value.get("tools") is not None:
         tools = Message(Role.TOOLS, (Part(PartKind.TEXT, json_text(value["tools"])),), dumps(value["tools"]), record.line)
     extra = tuple((k, dumps(v)) for k, v in value.items() if k not in ("messages", "system", "tools"))
-    transcript = Transcript(name, "request", dialect, list(_require_messages(name, messages)),
-                            system, tools, extra, record.line)
+    transcript = Transcript(name, "request", dialect, (), system, tools, extra, record.line)
+    transcript.messages = list(_require_messages(name, repair(messages, WRITERS[dialect], name, transcript.repairs)))
     return transcript
 
 

@@ -2,40 +2,71 @@
 
 Each line is a record. Conversation records are `{"type": "user" | "assistant", "message":
 {...}, "uuid", "parentUuid", "isSidechain", "sessionId", ...}`; bookkeeping records (`summary`,
-`system`, `file-history-snapshot`, `queue-operation`, ...) are skipped. How the log is read:
+`system`, `progress`, `file-history-snapshot`, `queue-operation`, ...) are skipped. The log is
+read back into the conversation the model received:
 
-- Claude Code writes one record per content block, so an assistant reply with thinking, text and
-  two tool calls is four records sharing `message.id`; they are merged back into one message.
-- Each tool result is its own user record. The results that answer one assistant message are
-  merged into the one user message the API expects, ordered as the calls were (matched by
-  `tool_use_id`, so results that were written out of order are put back in order), before any
-  other content of that message.
-- More generally, consecutive records of one role become one message, as Claude Code does before
-  it sends a request (meta text next to a prompt, say): the API needs alternating roles.
-- `isSidechain: true` records belong to a sub-agent's conversation, not the main one, and are
-  skipped — unless the file is a sub-agent's own log (its first record is a sidechain), in which
-  case only sidechain records are read.
-- `isMeta: true` user records (caveats, slash-command output, skill text) are sent to the model,
-  so they are kept and counted.
-- Records are read in file order; only `message.role` and `message.content` are sent, so the
-  output message is rebuilt from those two fields.
-- `/compact` (manual, or automatic near the context limit) writes a `system` record with
-  `subtype: "compact_boundary"`; the model then sees only the compact summary and what follows.
-  So each compaction starts a new conversation: the log is read as one transcript per segment.
+- **One reply, one message.** Claude Code writes one record per content block of a reply, all
+  with the reply's `message.id`, and writes each tool result as soon as its tool finishes — so
+  the records of one reply can be separated by results of its earlier calls (a reply with nine
+  calls run one after another is nine `tool_use` records, each followed by its result). Records
+  are grouped by `message.id` wherever they sit, until a record of another reply starts. (A
+  record without an id joins the reply before it only if nothing came between them.)
+- **Results right after their call.** Every `tool_result` block is moved to the user message
+  that follows the reply that made the call (matched by `tool_use_id`), first in that message
+  and in the order of the calls, as the API requires. Anything else a user record carries —
+  "[Request interrupted by user]" written beside or after the results, text typed while a tool
+  ran, `isMeta` text (caveats, skill text, command output, which the model is sent) — follows
+  the results in that user message. So a user record that holds results *and* text gives a
+  message whose results answer the reply before it.
+- **Calls.** Each distinct `message.id` of the conversation's assistant records is one model
+  call: `Transcript.calls` gets its message index, id, model, `prompt_tokens` = `input_tokens +
+  cache_creation_input_tokens + cache_read_input_tokens` and `output_tokens` (the largest any
+  record of the reply logged: the last record carries the final count).
+- **`<synthetic>` replies** (model `"<synthetic>"`) are written by Claude Code itself — an API
+  error shown as a reply, "No response requested." — not by the model: no API call made them,
+  so they are not calls and are left out of the conversation.
+- **Sidechains.** `isSidechain: true` records belong to a sub-agent's conversation and are
+  skipped in a main log; a sub-agent's own log (its first conversation record is a sidechain)
+  is read whole, sidechain records only.
+- **Compaction.** `/compact` (manual, or automatic near the context limit) writes a `system`
+  record with `subtype: "compact_boundary"`; the model then sees only the compact summary and
+  what follows. Each compaction starts a new conversation: one transcript per segment.
+- Only `message.role` and `message.content` are sent, so each message is rebuilt from those.
+  Results whose call is nowhere in the conversation, a second result for one call, and calls
+  never answered (a live log) are left for `core.repair`, which repairs and reports them.
 
 The result is Anthropic Messages: a Claude Code log is fitted into an Anthropic request.
 """
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 from .reading import Record
 from .common import Where, as_blocks, dumps, expect_dict
+from .usage import claude_code_call
 
 CONVERSATION = ("user", "assistant")
 #: Stands in the record stream where the log was compacted: what follows is a new conversation.
 COMPACTED = object()
+#: The model name Claude Code logs on replies it wrote itself (errors, placeholders).
+SYNTHETIC = "<synthetic>"
+
+
+class Reply(NamedTuple):
+    """What the log recorded about the model call behind one assistant message."""
+
+    id: str
+    model: str
+    prompt_tokens: int | None
+    output_tokens: int | None
+
+
+class Built(NamedTuple):
+    """One rebuilt message: its record, and the call that produced it (assistant only)."""
+
+    record: Record
+    reply: Reply | None
 
 
 def sniff(value: object) -> bool:
@@ -44,28 +75,21 @@ def sniff(value: object) -> bool:
     ) and ("uuid" in value or "sessionId" in value or "leafUuid" in value or "messageId" in value)
 
 
-def to_anthropic(records: Iterator[Record], path: str) -> Iterator[Record]:
-    """Records of a Claude Code log as Anthropic message records (JSON bytes rebuilt).
-
-    Consecutive records of one role become one message, as Claude Code merges them before it
-    sends a request (the API needs alternating roles): sibling blocks of one assistant reply,
-    the results of parallel calls, meta text next to a prompt.
-    """
+def to_anthropic(records: Iterator[Record], path: str) -> Iterator[Built | object]:
+    """Messages of a Claude Code log as Anthropic message records, with `COMPACTED` between
+    the conversations of a compacted log."""
     sidechain: bool | None = None
-    pending: _Pending | None = None
-    call_order: list[str] = []
+    builder = _Builder()
     for record in records:
         value = record.value
         if not isinstance(value, dict):
             raise Where(path, record.line).fail("a Claude Code record must be a JSON object")
-        role = value.get("type")
-        if role == "system" and value.get("subtype") == "compact_boundary":
-            if pending is not None:
-                yield pending.flush(call_order)
-                pending, call_order = None, []
-            yield Record(record.line, COMPACTED, b"")
+        kind = value.get("type")
+        if kind == "system" and value.get("subtype") == "compact_boundary":
+            yield from builder.flush()
+            yield COMPACTED
             continue
-        if role not in CONVERSATION:
+        if kind not in CONVERSATION:
             continue
         if sidechain is None:
             sidechain = bool(value.get("isSidechain"))
@@ -75,45 +99,80 @@ def to_anthropic(records: Iterator[Record], path: str) -> Iterator[Record]:
         message = expect_dict(value.get("message"), where, '"message"')
         if "content" not in message:
             raise where.fail('"message" has no "content"')
-        if pending is not None and pending.role == role:
-            pending.extend(message["content"])
-            continue
-        if pending is not None:
-            if pending.role == "assistant":
-                call_order = pending.call_ids()
-            yield pending.flush(call_order)
-        pending = _Pending(role, record.line, message["content"])
-    if pending is not None:
-        yield pending.flush(call_order)
+        if kind == "assistant":
+            if message.get("model") == SYNTHETIC:
+                continue
+            yield from builder.assistant(record.line, message)
+        else:
+            builder.user(record.line, message["content"])
+    yield from builder.flush()
 
 
-class _Pending:
-    """A message being assembled from consecutive records of one role."""
-
-    def __init__(self, role: str, line: int, content: object) -> None:
-        self.role, self.line = role, line
-        self.content: object = content
-
-    def extend(self, content: object) -> None:
-        self.content = as_blocks(self.content) + as_blocks(content)
-
-    def call_ids(self) -> list[str]:
-        return [b.get("id") for b in as_blocks(self.content)
-                if isinstance(b, dict) and b.get("type") == "tool_use"]
-
-    def flush(self, call_order: list[str]) -> Record:
-        """The message; a user message's tool results come first, in the order of the calls."""
-        content = self.content
-        if self.role == "user" and isinstance(content, list):
-            rank = {call_id: i for i, call_id in enumerate(call_order) if isinstance(call_id, str)}
-            results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
-            others = [b for b in content if not (isinstance(b, dict) and b.get("type") == "tool_result")]
-            # A tool_use_id that is not a string sorts last; the Anthropic reader then reports it.
-            results.sort(key=lambda b: rank.get(_text_or_none(b.get("tool_use_id")), len(rank)))
-            content = results + others
-        message = {"role": self.role, "content": content}
-        return Record(self.line, message, dumps(message))
+def _usage(message: dict) -> tuple[int | None, int | None]:
+    """The prompt and output tokens one record of a reply logged (see `usage.claude_code_call`)."""
+    call = claude_code_call({"message": message}, 0)
+    return (call.prompt_tokens, call.output_tokens) if call is not None else (None, None)
 
 
-def _text_or_none(value: object) -> str | None:
-    return value if isinstance(value, str) else None
+def _is_result(block: object) -> bool:
+    return isinstance(block, dict) and block.get("type") == "tool_result"
+
+
+class _Builder:
+    """The reply being rebuilt, its results, and the user content written after it."""
+
+    def __init__(self) -> None:
+        self.reply_id: str | None = None  # None: no reply yet in this conversation
+        self.reply_line = 0
+        self.blocks: list = []
+        self.model, self.prompt, self.output = "", None, None
+        self.calls: list[str] = []
+        self.results: list = []  # result blocks answering this reply's calls, as written
+        self.after: list = []  # other user content written after the reply
+        self.after_line = 0
+        self.text: str | None = None  # the one user record's string content, if that is all
+        self.bare = False  # the reply's records carry no message.id
+
+    def assistant(self, line: int, message: dict) -> Iterator[Built]:
+        reply_id = message.get("id")
+        same = (reply_id == self.reply_id) if isinstance(reply_id, str) else (
+            self.bare and not self.results and not self.after)
+        if self.reply_id is None or not same:
+            yield from self.flush()
+            self.reply_id, self.reply_line = (reply_id if isinstance(reply_id, str) else ""), line
+            self.bare = not isinstance(reply_id, str)
+        blocks = as_blocks(message["content"])
+        self.blocks.extend(blocks)
+        # Only string ids can be answered (the Anthropic reader reports any other).
+        self.calls.extend(b["id"] for b in blocks
+                          if isinstance(b, dict) and b.get("type") == "tool_use" and isinstance(b.get("id"), str))
+        self.model = message.get("model") or self.model
+        prompt, output = _usage(message)
+        self.prompt = prompt if prompt is not None else self.prompt
+        if output is not None:
+            self.output = output if self.output is None else max(self.output, output)
+
+    def user(self, line: int, content: object) -> None:
+        # A prompt written as a string is sent as that string unless other content joins it.
+        self.text = content if isinstance(content, str) and not (self.results or self.after) else None
+        for block in as_blocks(content):
+            if _is_result(block) and isinstance(block.get("tool_use_id"), str) and block["tool_use_id"] in self.calls:
+                self.results.append(block)
+                self.after_line = self.after_line or line
+            else:  # results of unknown calls stay here, for the repair to report and drop
+                self.after.append(block)
+                self.after_line = self.after_line or line
+
+    def flush(self) -> Iterator[Built]:
+        if self.reply_id is not None and self.blocks:
+            message = {"role": "assistant", "content": self.blocks}
+            reply = Reply(self.reply_id, self.model, self.prompt, self.output)
+            yield Built(Record(self.reply_line, message, dumps(message)), reply)
+        rank = {call_id: i for i, call_id in enumerate(self.calls)}
+        content = sorted(self.results, key=lambda b: rank[b.get("tool_use_id")]) + self.after
+        if content and self.text is not None:
+            content = self.text
+        if content:
+            message = {"role": "user", "content": content}
+            yield Built(Record(self.after_line, message, dumps(message)), None)
+        self.__init__()
