@@ -15,8 +15,9 @@ the strict seed rule (just under the budget), fixed low-water marks, and marks t
 fast the conversation grows (`headroom`). Every candidate keeps the newest quarter of the budget
 protected (only the stopping point of stage 1 differs), so none clears a result the seed rule
 protects. The winner has the lowest mean relative cost over all transcripts among candidates
-that never reject more requests than the strict rule and are never costlier than it on any
-transcript.
+that never reject more requests than the strict rule and never cost more than it (in what is
+paid for the conversation) on any transcript. Candidates within 0.1% of that lowest mean are
+tied; the tie goes to the one that keeps the most context (the largest mean request).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ sys.path.insert(0, str(ROOT / "sample_transcripts"))
 
 import agent_logs  # noqa: E402
 from ctxfit_cli.core.fitting import DEFAULT_LOWWATER, FitOptions  # noqa: E402
+from ctxfit_cli.cli import counting  # noqa: E402
 from ctxfit_cli.formats import read_transcripts  # noqa: E402
 from ctxfit_cli.replay.policies import DEFAULT_POLICIES, POLICIES, FitterPolicy  # noqa: E402
 from ctxfit_cli.replay.simulation import Prices, replay  # noqa: E402
@@ -47,6 +49,8 @@ import subagents  # noqa: E402
 SMALL = FitOptions(budget=30_000, window=100_000)
 TIGHT = FitOptions(budget=15_000, window=100_000)
 LARGE = FitOptions(budget=400_000, window=1_000_000)
+#: Mean relative costs this close (relative) are a tie, won by the candidate that keeps more context.
+TIE = 0.001
 
 
 def _lowwater(share: float) -> Callable[[FitOptions], FitOptions]:
@@ -69,8 +73,22 @@ CANDIDATES: dict[str, Callable[[FitOptions], FitOptions]] = {
 class Transcript:
     name: str
     group: str  # the kind of conversation, for the per-kind figures
-    conversations: list  # materialized transcripts (a compacted log holds several)
-    options: FitOptions
+    #: (materialized transcript, options) for each conversation (a compacted log holds several)
+    conversations: list[tuple[object, FitOptions]]
+
+
+def _as_given(conversations: list, options: FitOptions) -> list[tuple[object, FitOptions]]:
+    return [(t, options) for t in conversations]
+
+
+def _as_replay_would(conversations: list, options: FitOptions) -> list[tuple[object, FitOptions]]:
+    """As `ctxfit replay --budget B --window W` treats a log: the counter its model calls for
+    and the part of the prompt the log does not hold (inferred from its recorded usage)."""
+    chosen = []
+    for t in conversations:
+        choice = counting.choose(t, counter=None, window=options.window, fixed_tokens=None)
+        chosen.append((counting.apply(t, choice), counting.fit_options(options, choice)))
+    return chosen
 
 
 def _read(path: Path, name: str | None = None) -> list:
@@ -79,7 +97,7 @@ def _read(path: Path, name: str | None = None) -> list:
 
 
 def samples() -> list[Transcript]:
-    return [Transcript(p.name, "samples", _read(p), SMALL)
+    return [Transcript(p.name, "samples", _as_replay_would(_read(p), SMALL))
             for p in sorted((ROOT / "sample_transcripts").glob("*.json*"))]
 
 
@@ -89,7 +107,7 @@ def real_logs(options: FitOptions) -> list[Transcript]:
     for path in sorted(REAL.glob("*/*")):
         if path.suffix in (".json", ".jsonl", ".traj"):
             found.append(Transcript(f"{path.parent.name}/{path.name} @ {options.budget // 1000}k",
-                                    f"real logs @ {options.budget:,}", _read(path), options))
+                                    f"real logs @ {options.budget:,}", _as_replay_would(_read(path), options)))
     return found
 
 
@@ -99,7 +117,8 @@ def design_agents() -> list[Transcript]:
         lines = [{"role": "system", "content": subagents.SYSTEM_PROMPT}, *subagents.subagent_messages(agent)]
         data = b"".join(orjson.dumps(line) + b"\n" for line in lines)
         [transcript] = read_transcripts(f"subagent_{agent}", io.BytesIO(data), "anthropic")
-        found.append(Transcript(f"subagent_{agent}", "DESIGN §7 sub-agents", [transcript.materialize()], LARGE))
+        found.append(Transcript(f"subagent_{agent}", "DESIGN §7 sub-agents",
+                                _as_given([transcript.materialize()], LARGE)))
     return found
 
 
@@ -109,13 +128,13 @@ def generated(sizes: tuple[int, ...]) -> list[Transcript]:
         for size in sizes:
             for dialect in agent_logs.DIALECTS:
                 path = agent_logs.write(kind, size, dialect)
-                found.append(Transcript(path.name, f"generated {kind}", _read(path), LARGE))
+                found.append(Transcript(path.name, f"generated {kind}", _as_given(_read(path), LARGE)))
     return found
 
 
 def totals(transcript: Transcript, policy) -> dict:
     """One policy over every conversation of a transcript, as `replay --json` reports it."""
-    runs = [replay(t, policy, transcript.options) for t in transcript.conversations]
+    runs = [replay(t, policy, options) for t, options in transcript.conversations]
     total = runs[0]
     for other in runs[1:]:
         total.merge(other)
@@ -130,20 +149,30 @@ def measure(transcripts: list[Transcript]) -> dict[str, dict[str, dict]]:
     return results
 
 
+def _relative(row: dict) -> float:
+    """The relative cost unrounded (`to_dict` rounds it to 4 decimals)."""
+    return row["cost"] / row["total_input"] if row["total_input"] else 0.0
+
+
 def choose(results: dict[str, dict[str, dict]]) -> tuple[str, dict[str, dict]]:
     """The winner by the rule in the module docstring, and each candidate's summary."""
     summary = {}
     for name in CANDIDATES:
         rows = [(by[name], by["strict"]) for by in results.values()]
         summary[name] = {
-            "mean_cost": sum(r["relative_cost"] for r, _ in rows) / len(rows),
-            "costlier": sum(r["relative_cost"] > s["relative_cost"] for r, s in rows),
+            "mean_cost": sum(_relative(r) for r, _ in rows) / len(rows),
+            # Paid, not relative: sending fewer tokens for the same conversation lowers the
+            # relative cost's denominator too, so a cheaper run can look a hair "costlier".
+            "costlier": sum(r["cost"] > s["cost"] for r, s in rows),
             "more_rejected": sum(r["rejected"] > s["rejected"] for r, s in rows),
             "rejected": sum(r["rejected"] for r, _ in rows),
             "min_of_bound": min(r["share_of_bound"] for r, _ in rows),
+            "mean_request": _pool([r for r, _ in rows])["mean_request"],
         }
     allowed = [n for n, s in summary.items() if not s["costlier"] and not s["more_rejected"]]
-    return min(allowed, key=lambda n: summary[n]["mean_cost"]), summary
+    cheapest = min(summary[n]["mean_cost"] for n in allowed)
+    tied = [n for n in allowed if summary[n]["mean_cost"] <= cheapest * (1 + TIE)]
+    return max(tied, key=lambda n: summary[n]["mean_request"]), summary
 
 
 def _pool(rows: list[dict]) -> dict:
@@ -151,15 +180,15 @@ def _pool(rows: list[dict]) -> dict:
     bound = sum(r["cache_bound"] for r in rows)
     accepted = sum(r["calls"] - r["rejected"] for r in rows)
     return {"of_bound": read / bound if bound else 1.0, "rejected": sum(r["rejected"] for r in rows),
-            "mean_cost": sum(r["relative_cost"] for r in rows) / len(rows),
+            "mean_cost": sum(_relative(r) for r in rows) / len(rows),
             "lowest_of_bound": min(r["share_of_bound"] for r in rows),
             "mean_request": sum(r["total_input"] for r in rows) / accepted if accepted else 0.0}
 
 
 def decision_table(transcripts: list[Transcript], results, summary, winner: str) -> list[str]:
     groups = list(dict.fromkeys(t.group for t in transcripts))
-    lines = ["| candidate | " + " | ".join(groups) + " | all: mean rel. cost | costlier than strict on | "
-             "rejected |", "|---" * (len(groups) + 4) + "|"]
+    lines = ["| candidate | " + " | ".join(groups) + " | all: mean rel. cost | mean request | costs more than strict on | "
+             "rejected |", "|---" * (len(groups) + 5) + "|"]
     for name in CANDIDATES:
         cells = []
         for group in groups:
@@ -167,7 +196,7 @@ def decision_table(transcripts: list[Transcript], results, summary, winner: str)
             cells.append(f"{pooled['mean_cost']:.3f} · {pooled['of_bound']:.0%}")
         s = summary[name]
         label = f"**{name}**" if name == winner else name
-        lines.append(f"| {label} | " + " | ".join(cells) + f" | {s['mean_cost']:.4f} | {s['costlier']} | "
+        lines.append(f"| {label} | " + " | ".join(cells) + f" | {s['mean_cost']:.5f} | {s['mean_request']:,.0f} | {s['costlier']} | "
                      f"{s['rejected']} |")
     return lines + [""]
 
@@ -219,6 +248,10 @@ bound exactly when every change it makes comes after everything it keeps. *Of bo
 cache read over the bound (reads and bounds are added over files before dividing); *bound* in
 the tables is the bound over the total input. Relative cost is in uncached-input units (cache
 write 1.25, read 0.1); rejected requests (over the window) are neither billed nor cached.
+
+Samples and real logs are counted as `ctxfit replay` counts them: with the counter their model
+calls for (the seed rule when they name none) and the part of the prompt the log does not hold,
+inferred from its recorded usage. Generated logs name no model: seed rule, nothing unlogged.
 """
 
 
@@ -256,8 +289,10 @@ def main(argv: list[str] | None = None) -> int:
         "",
         "Each cell: mean relative cost over the group's transcripts · cache read as a share of the bound "
         "(pooled over the group). Winner (bold): the lowest mean relative cost over all "
-        f"{len(everything)} transcripts among candidates never costlier than `strict` on any transcript "
-        "and never rejecting more. `lowwater S`: once stage 1 must clear, it clears whole batches until "
+        f"{len(everything)} transcripts among candidates that never cost more than `strict` on any transcript "
+        "(in what is paid: relative cost would also count sending fewer tokens against a candidate) and "
+        "never reject more; candidates within 0.1% of that lowest mean are tied, and the tie goes to the one "
+        "that keeps the most context (*mean request*: tokens per accepted request, over all transcripts). `lowwater S`: once stage 1 must clear, it clears whole batches until "
         "the request is at most S of the budget. `headroom N`: until it leaves room for N more requests "
         "at the growth of the last 8. All keep the newest quarter protected.",
         "",
