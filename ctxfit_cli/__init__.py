@@ -34,9 +34,18 @@ from .core.validate import validate_request
 from .api import Session, count, fit
 
 __all__ = [
-    "AGENT_NOTE", "BadInput", "CLEARED_RESULT", "CannotFit", "Counter", "CtxfitError", "FORMATS",
+    "__version__", "AGENT_NOTE", "BadInput", "CLEARED_RESULT", "CannotFit", "Counter", "CtxfitError", "FORMATS",
     "FitOptions", "Fitted", "Fitter", "MESSAGE_OVERHEAD", "Message", "POLICIES", "Part", "PartKind",
     "Plan", "Prices", "RecordedCall", "Role", "SEED", "TOO_LONG", "TRIMMED_HISTORY", "Transcript", "TranscriptEstimate",
     "Session", "UsageProblem", "build", "count", "fit", "fit_transcript", "message_cost", "plan_fit", "read_transcripts", "replay",
     "script_counts", "to_message", "total_tokens", "validate_request", "with_agent_note",
 ]
+
+
+def __getattr__(name: str) -> str:
+    """`__version__`, read from the installed package's metadata (pyproject.toml is the one
+    source), only when asked: importing the metadata machinery costs every CLI start-up."""
+    if name == "__version__":
+        from importlib.metadata import version
+        return version("ctxfit")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -31,7 +31,7 @@ from .outputs import StdoutText, atomic_write, check_outputs, discard_stdout, wr
 from ..core.model import Transcript
 from ..formats.parallel import Outline
 from ..formats.reading import DEFAULT_LINE_LIMIT_MB, set_line_limit
-from ..formats.payload import Fitted, fit_outline, fit_transcript
+from ..formats.payload import Fitted, fit_outline, fit_transcript, with_fields
 from ..replay.policies import DEFAULT_POLICIES, POLICIES
 from ..replay.simulation import PolicyReplay, Prices
 from ..replay.simulation import replay as run_replay
@@ -43,13 +43,30 @@ Exit codes: 0 success · 2 usage error · 3 bad input (file, line and problem on
 
 app = typer.Typer(
     name="ctxfit",
-    help=f"Keep long LLM-agent conversations inside the model's context window.\n\n{EXIT_CODES}",
+    help=f"Keep long LLM-agent conversations inside the model's context window.\n\n{EXIT_CODES}\n\n"
+         "DESIGN §N in the help texts is section N of docs/design.md in ctxfit's repository.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # Typer's own --install-completion / --show-completion
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+def _print_version(asked: bool) -> None:
+    if asked:
+        from .. import __version__
+        sys.stdout.write(f"ctxfit {__version__}\n")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _top(
+    version: Annotated[bool, typer.Option(
+        "--version", is_eager=True, callback=_print_version,
+        help="Print the version and exit.")] = False,
+) -> None:
+    """Keep long LLM-agent conversations inside the model's context window."""
+
 
 # --- Options shared by every command (defined once) ------------------------------------------
 
@@ -406,6 +423,10 @@ def fit(
     output: Annotated[Optional[str], typer.Option("--output", "-o", help="Write the payload to FILE (atomically) instead of stdout.")] = None,
     report: Annotated[Optional[str], typer.Option("--report", help="Write the fitting report to FILE as JSON.")] = None,
     tell_agent: TellAgent = False,
+    set_fields: Annotated[Optional[list[str]], typer.Option(
+        "--set", metavar="FIELD=VALUE",
+        help="Set a top-level field of the payload, e.g. --set model=claude-sonnet-4-5 --set max_tokens=8192. "
+             "VALUE is read as JSON when it parses (numbers, true/false, null, objects), else as text.")] = None,
     lowwater: Lowwater = DEFAULTS.lowwater,
     strict: Strict = False,
     batch_size: BatchSize = DEFAULTS.batch_size,
@@ -426,6 +447,8 @@ def fit(
         ctxfit fit session.jsonl --budget 400000 | ctxfit estimate -
     To tell the agent about its safety net as well:
         ctxfit fit session.jsonl --tell-agent -o request.json
+    To write a request the provider takes as it is:
+        ctxfit fit session.jsonl --set model=claude-sonnet-4-5 --set max_tokens=8192 -o request.json
 
     The payload is one JSON object in the input's dialect (a Claude Code log becomes an
     Anthropic Messages request). A summary goes to stderr. If even the smallest request is over
@@ -437,13 +460,14 @@ def fit(
     auto = _auto(tokenizer, profile, window, fixed_tokens)
     options = _options(budget, window, lowwater, batch_size, protect_share, min_clear_tokens,
                        auto.counter or SEED, strict=strict)
+    fields = _parse_fields(set_fields or [])
     source = _single(path)
     check_outputs({"--output": output, "--report": report}, [source])
     outputs, reports = [], []
     for transcript, fitted, chosen in _fit_each(source, format, options, tell_agent, auto):
         if fitted.plan.cannot_fit:
             raise _cannot_fit(transcript.path, fitted.plan)
-        outputs.append(fitted.payload)
+        outputs.append(with_fields(fitted.payload, transcript.extra, fields) if fields else fitted.payload)
         reports.append(_fit_report(transcript, fitted, chosen))
     if json:
         document = {"reports": reports, "payloads": [orjson.Fragment(p) for p in outputs]}
@@ -460,6 +484,22 @@ def fit(
     err = render.stderr_console()  # after writing: a failure leaves only its own line
     for entry in reports:
         render.fit_summary(err, entry)
+
+
+def _parse_fields(settings: list[str]) -> dict[str, bytes]:
+    """`--set FIELD=VALUE` options as raw JSON values: JSON where VALUE parses, else a string.
+    To send text that looks like a number, quote it: --set 'user_id="42"'."""
+    fields: dict[str, bytes] = {}
+    for setting in settings:
+        name, equals, value = setting.partition("=")
+        if not equals or not name:
+            raise typer.BadParameter(f"{setting!r} is not FIELD=VALUE", param_hint="--set")
+        try:
+            parsed = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            parsed = value
+        fields[name] = orjson.dumps(parsed)
+    return fields
 
 
 def _fit_report(transcript, fitted, chosen: dict) -> dict:

@@ -6,8 +6,9 @@ Only the CLI calls this module. Every string that came from the user's data is e
 
 from __future__ import annotations
 
+import os
 import sys
-from typing import TextIO
+from typing import Mapping, TextIO
 
 from rich import box
 from rich.console import Console
@@ -26,13 +27,36 @@ class _Console(Console):
         raise BrokenPipeError
 
 
+#: FORCE_COLOR levels as Node's tools and chalk read them; any other non-empty value is 16 colours.
+_FORCED_COLOURS = {"2": "256", "3": "truecolor"}
+
+
+def colour_system(is_tty: bool, environ: Mapping[str, str] = os.environ) -> str | None:
+    """Colours on a terminal, none in a pipe; NO_COLOR (no-color.org) turns them off everywhere,
+    FORCE_COLOR (force-color.org) turns them on in a pipe too (e.g. CI logs that show colour).
+
+    >>> colour_system(False, {"FORCE_COLOR": "1"}), colour_system(True, {"NO_COLOR": "1"})
+    ('standard', None)
+    """
+    if environ.get("NO_COLOR"):
+        return None
+    forced = environ.get("FORCE_COLOR")
+    if forced and forced != "0":
+        return "auto" if is_tty else _FORCED_COLOURS.get(forced, "standard")
+    return "auto" if is_tty else None
+
+
 def console(file: TextIO) -> Console:
-    """A console for `file`: terminal width on a terminal, a fixed width and no colour in a pipe."""
+    """A console for `file`: terminal width on a terminal, a fixed width and no colour in a pipe
+    (unless FORCE_COLOR says otherwise)."""
     is_tty = file.isatty()
     return _Console(
         file=file,
         width=None if is_tty else PIPE_WIDTH,
-        color_system="auto" if is_tty else None,
+        color_system=colour_system(is_tty),
+        # FORCE_COLOR asks for colour, not for a terminal: rich would otherwise treat a pipe as
+        # one (cursor moves, live progress) when it sees the variable.
+        force_terminal=is_tty,
         highlight=False,
         soft_wrap=not is_tty,  # in a file or pipe, a line is never broken
         emoji=False,

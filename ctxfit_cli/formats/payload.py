@@ -17,6 +17,7 @@ from typing import Callable, Iterable, Sequence
 import orjson
 
 from ..core.estimate import message_cost
+from ..errors import UsageProblem
 from ..counters.seed import Counter, SEED
 from ..core.fitting import FitOptions, Fitter, Plan, has_trim_note
 from . import to_message
@@ -233,3 +234,29 @@ def with_agent_note(transcript: Transcript) -> Transcript:
         value["content"] = as_blocks(content) + [{"type": "text", "text": AGENT_NOTE}]
     noted = to_message(value, transcript.dialect)
     return replace(transcript, system=transcript.system[:-1] + (noted,))
+
+
+#: The fields fitting writes; `with_fields` may not replace them.
+FITTED_FIELDS = ("messages", "system", "tools")
+
+
+def with_fields(payload: bytes, extra: tuple[tuple[str, bytes], ...], fields: dict[str, bytes]) -> bytes:
+    """The payload with top-level `fields` (name -> raw JSON) set, e.g. `model` and
+    `max_tokens`, so it can be sent as it is. A field the input already had (`extra`, which
+    `request_bytes` writes first) is replaced in place, new ones follow the input's own, and
+    every other byte stays as it was.
+
+    >>> with_fields(b'{"model":"a","messages":[]}', (("model", b'"a"'),), {"model": b'"b"', "max_tokens": b"8"})
+    b'{"model":"b","max_tokens":8,"messages":[]}'
+    """
+    clash = [name for name in fields if name in FITTED_FIELDS]
+    if clash:
+        raise UsageProblem(f"--set cannot replace {clash[0]!r}: ctxfit writes it from the transcript")
+    head = b",".join(orjson.dumps(k) + b":" + v for k, v in extra)
+    assert payload.startswith(b"{" + head), "the input's other fields come first in a payload"
+    rest = payload[1 + len(head):]
+    merged = dict(extra) | fields
+    new_head = b",".join(orjson.dumps(k) + b":" + v for k, v in merged.items())
+    if head:
+        return b"{" + new_head + rest
+    return b"{" + new_head + (rest if rest == b"}" else b"," + rest)
