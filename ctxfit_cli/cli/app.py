@@ -169,6 +169,20 @@ def _check_format(format: str | None) -> str | None:
     return format
 
 
+Html = Annotated[Optional[str], typer.Option(
+    "--html", metavar="FILE", help="Also write a self-contained HTML report with charts to FILE (works offline).")]
+
+
+def write_html(path: str, kind: str, data, **options) -> None:
+    """The HTML report of `kind` ("replay", "sessions") for `data` (what --json prints), written
+    atomically; a line on stderr says where."""
+    from .. import __version__
+    from . import html_report
+    build = {"replay": html_report.replay_page, "sessions": html_report.sessions_page}[kind]
+    atomic_write(path, build(data, version=__version__, **options).encode("utf-8"))
+    render.stderr_console().print(render.Text(f"HTML report written to {path}"))
+
+
 def write_json(document: object) -> None:
     """One JSON document on stdout, as bytes."""
     write_stdout(orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
@@ -577,6 +591,7 @@ def replay_command(
     lowwater: Lowwater = DEFAULTS.lowwater,
     price_write: Annotated[float, typer.Option("--price-write", min=0.0, callback=_finite, help="Cache-write price per token (uncached input = 1).")] = 1.25,
     price_read: Annotated[float, typer.Option("--price-read", min=0.0, callback=_finite, help="Cache-read price per token (uncached input = 1).")] = 0.1,
+    html: Html = None,
     tokenizer: Tokenizer = None,
     profile: Profile = None,
     json: Json = False,
@@ -596,6 +611,8 @@ def replay_command(
         ctxfit replay logs/*.jsonl -p ctxfit -p turns --json | jq .policies
     To try another low-water mark against the strict seed rule:
         ctxfit replay session.jsonl --lowwater 0.7 -p ctxfit -p ctxfit-strict
+    To see it as charts in a browser (one self-contained page, works offline):
+        ctxfit replay logs/*.jsonl --html report.html
     """
     set_line_limit(max_line_mb)
     format = _check_format(format)
@@ -607,8 +624,11 @@ def replay_command(
     options = _options(budget, window, lowwater, DEFAULTS.batch_size, DEFAULTS.protect_share,
                        DEFAULTS.min_clear_tokens, auto.counter or SEED)
     prices = Prices(cache_write=price_write, cache_read=price_read)
+    sources = resolve_paths(paths)
+    if html:
+        check_outputs({"--html": html}, sources)
     files, totals = [], {name: PolicyReplay(name) for name in names}
-    for path in resolve_paths(paths):
+    for path in sources:
         for transcript in transcripts(path, format):
             transcript, own, choice = _chosen(transcript.materialize(), options, auto)
             results = {name: run_replay(transcript, POLICIES[name], own, prices=prices, min_cacheable=min_cacheable)
@@ -616,15 +636,20 @@ def replay_command(
             for name, result in results.items():
                 totals[name].merge(result)
             files.append((transcript, results, own, choice))
-    if json:
-        write_json({
+    def document(steps: bool) -> dict:
+        return {
             "budget": budget, "window": window or DEFAULT_WINDOW,
             "files": [{"path": _name(t), "format": t.format, **choice.to_dict(),
                        "by_script": _by_script(chain(t.fixed, t.messages)),
                        "policies": {n: _replay_dict(t, r, prices, steps) for n, r in results.items()}}
                       for t, results, _own, choice in files],
             "policies": {n: r.to_dict(prices) for n, r in totals.items()},
-        })
+        }
+
+    if html:
+        write_html(html, "replay", document(steps=True))
+    if json:
+        write_json(document(steps))
         return
     out = render.console(StdoutText())
     for transcript, results, own, choice in files:

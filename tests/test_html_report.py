@@ -1,0 +1,149 @@
+"""The HTML report: one self-contained page, user text escaped, and charts that really render in
+a real headless Chromium (console clean, chart areas not blank, the series' colours drawn)."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import shutil
+
+import orjson
+import pytest
+
+from ctxfit_cli.cli.html_report import replay_page, sessions_page
+from ctxfit_cli.cli.svg import PALETTE, Bar, Limit, Series, bar_chart, line_chart, ticks
+from conftest import ROOT, run_cli
+from browser import Browser, chromium
+
+SAMPLE = ROOT / "sample_transcripts" / "subagent_reader.anthropic.jsonl"
+REAL = ROOT.parent / "shared" / "realworld" / "claude-code" / "spotter_4d5611e5.jsonl"
+EVIL = '<script>alert("x")</script> & <b>bold</b> [red]'
+
+
+def session_row(id: str, project: str, peak: int, window: int = 200_000, budget: int = 150_000) -> dict:
+    """A row as `ctxfit sessions --json` prints it."""
+    return {"id": id, "agent": "Claude Code", "project": project, "models": ["claude-opus-4-6"],
+            "path": f"/logs/{id}.jsonl", "started": "2026-02-01T10:00:00Z", "last_activity": "2026-02-01T12:30:00Z",
+            "messages": 120, "calls": 60, "compactions": 0, "peak": peak, "peak_source": "recorded",
+            "window": window, "window_share": round(peak / window, 4), "budget": budget,
+            "ctxfit": {"stage": "clear", "cleared": 8, "peak": min(peak, budget), "rejected": 0},
+            "agent_rejected": int(peak > window)}
+
+
+SESSIONS = [session_row("5c0375b4", "sample-project", 61_000), session_row("ae4a77f8", EVIL, 183_000),
+            session_row("4d5611e5", "spotter", 240_000)]
+
+
+# --- the page as text -------------------------------------------------------------------------------
+
+
+def test_ticks_are_round_and_cover_the_top():
+    assert ticks(0.93) == [0, 0.2, 0.4, 0.6000000000000001, 0.8, 1.0]
+    assert ticks(1_000_000)[-1] >= 1_000_000 and ticks(7)[-1] >= 7
+
+
+def test_user_text_is_escaped_everywhere():
+    svg = line_chart([Series(EVIL, [1, 2, 3], rejected=(2,))], limits=[Limit(EVIL, 2)], title=EVIL)
+    svg += bar_chart([Bar(EVIL, 0.5, note=EVIL, title=EVIL)], title=EVIL, value_label=EVIL)
+    page = sessions_page(SESSIONS, budget=150_000, version="1")
+    for text in (svg, page):
+        assert "<script" not in text and "<b>" not in text
+        assert "&lt;script&gt;" in text and "&amp;" in text
+
+
+def test_page_is_self_contained():
+    page = sessions_page(SESSIONS, budget=150_000, version="1")
+    assert "<script" not in page
+    assert re.findall(r"https?://[^\"' ]+", page) == ["http://www.w3.org/2000/svg"] * page.count("<svg")
+    assert re.findall(r"\b(?:src|href)=\"(?!data:)", page) == []
+
+
+def test_a_long_line_is_drawn_from_at_most_max_points_keeping_peaks():
+    values = [i % 1000 for i in range(100_000)]
+    values[54_321] = 5_000
+    svg = line_chart([Series("long", values)])
+    points = re.search(r'points="([^"]+)"', svg).group(1).split()
+    assert len(points) <= 1200
+    # The 5,000 peak (y ~72) stands far above the rest (at most 999: y >= 222).
+    assert min(float(p.split(",")[1]) for p in points) < 100
+
+
+def test_replay_html_is_written_beside_the_report_and_matches_the_json(tmp_path):
+    out = tmp_path / "report.html"
+    done = run_cli("replay", str(SAMPLE), "--budget", "50000", "-p", "ctxfit", "-p", "turns", "--json",
+                   "--html", str(out))
+    assert done.returncode == 0, done.stderr
+    document = orjson.loads(done.stdout)
+    page = out.read_text()
+    assert page.startswith("<!DOCTYPE html>") and page.count('<svg class="chart line-chart') == 1
+    share = document["policies"]["ctxfit"]["cache_read_share"]
+    assert f"{share:.1%}" in page
+    assert f"{document['policies']['turns']['max_request']:,}" in page
+    assert "steps" not in document["files"][0]["policies"]["ctxfit"]  # --html did not change --json
+
+
+def test_html_refuses_to_overwrite_an_input(tmp_path):
+    log = tmp_path / "log.anthropic.jsonl"
+    shutil.copy(SAMPLE, log)
+    done = run_cli("replay", str(log), "--html", str(log))
+    assert done.returncode == 2 and log.read_bytes() == SAMPLE.read_bytes()
+
+
+# --- the page in a real browser ----------------------------------------------------------------------
+
+
+def _browser() -> str:
+    executable = chromium()
+    if executable is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not installed: .ci/run installs it with apt-get")
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    return executable
+
+
+def _check_renders(page_path, expected_charts: int, colours: list[str]) -> None:
+    from PIL import Image, ImageStat
+    with Browser(_browser()) as browser:
+        visit = browser.visit(page_path.as_uri(), "svg.chart")
+    assert visit.errors == []
+    assert len(visit.boxes) == expected_charts
+    image = Image.open(io.BytesIO(visit.screenshot)).convert("RGB")
+    for x, y, width, height in visit.boxes:
+        assert width > 300 and height > 100
+        chart = image.crop((int(x), int(y), int(x + width), int(y + height)))
+        spread = sum(ImageStat.Stat(chart).stddev)
+        assert spread > 30, f"chart at {x},{y} looks blank (pixel spread {spread:.1f})"
+        drawn = {c for c in colours if _pixels_near(chart, c) > 40}
+        assert drawn, f"chart at {x},{y} shows none of the series' colours"
+    # The measure can fail: the page's empty margin right of the charts is flat.
+    margin = image.crop((image.width - 20, 0, image.width, image.height))
+    assert sum(ImageStat.Stat(margin).stddev) < 1
+
+
+def _pixels_near(image, colour: str, tolerance: int = 40) -> int:
+    import numpy
+    target = numpy.array([int(colour[i:i + 2], 16) for i in (1, 3, 5)])
+    pixels = numpy.asarray(image, dtype=numpy.int32)
+    return int((numpy.abs(pixels - target).sum(axis=2) <= tolerance).sum())
+
+
+@pytest.mark.skipif(not REAL.exists(), reason="the shared real logs are not beside the project")
+def test_replay_report_renders_in_chromium(tmp_path):
+    evil = tmp_path / f"{EVIL.replace('/', '_')}.jsonl"
+    shutil.copy(SAMPLE, evil)
+    out = tmp_path / "replay.html"
+    done = run_cli("replay", str(evil), str(REAL), "--budget", "30000", "-p", "ctxfit", "-p", "turns",
+                   "-p", "clear-each", "--html", str(out))
+    assert done.returncode == 0, done.stderr
+    page = out.read_text()
+    assert "&lt;script&gt;" in page and "<script" not in page
+    # The cache-share chart, then one request-size chart per transcript (the real log was
+    # compacted once: two conversations).
+    _check_renders(out, 1 + 3, PALETTE[:3])
+
+
+def test_sessions_report_renders_in_chromium(tmp_path):
+    out = tmp_path / "sessions.html"
+    out.write_text(sessions_page(SESSIONS, budget=150_000, version="test"))
+    _check_renders(out, 1, [PALETTE[0], "#E69F00", "#C62828"])
