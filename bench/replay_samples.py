@@ -6,7 +6,8 @@ This is how the default clearing policy is chosen, with numbers (issue #14):
     python bench/replay_samples.py --quick         # 1M-token generated logs only, no 5M
 
 Transcripts: the bundled samples (budget 30,000, window 100,000: they are 1k-190k tokens), the
-real logs of ../shared/realworld (budgets 30,000 and 15,000: none is over ~100k tokens), the eight DESIGN §7 sub-agents, and the generated sub-agent,
+real logs of ../shared/realworld (budgets 60,000 and 40,000, window 200,000: they peak at 20k-190k
+tokens with the unlogged part of the prompt), the eight DESIGN §7 sub-agents, and the generated sub-agent,
 chat and mixed logs of 1M and 5M tokens in every dialect (`bench/agent_logs.py`, written once into
 bench/corpus/replay/, which is not tracked) at budget 400,000, window 1,000,000.
 
@@ -47,7 +48,9 @@ from ctxfit_cli.replay.simulation import Prices, replay  # noqa: E402
 import subagents  # noqa: E402
 
 SMALL = FitOptions(budget=30_000, window=100_000)
-TIGHT = FitOptions(budget=15_000, window=100_000)
+#: The real logs peak at 20k-190k tokens, 13k-34k of them the prompt part the log does not hold.
+REAL_WIDE = FitOptions(budget=60_000, window=200_000)
+REAL_TIGHT = FitOptions(budget=40_000, window=200_000)
 LARGE = FitOptions(budget=400_000, window=1_000_000)
 #: Mean relative costs this close (relative) are a tie, won by the candidate that keeps more context.
 TIE = 0.001
@@ -262,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     started = time.perf_counter()
     bundled = samples()
-    small = bundled + real_logs(SMALL) + real_logs(TIGHT)
+    small = bundled + real_logs(REAL_WIDE) + real_logs(REAL_TIGHT)
     large = design_agents() + generated((1_000_000,) if args.quick else agent_logs.SIZES)
     everything = small + large
     results = measure(everything)
@@ -277,8 +280,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{time.perf_counter() - started:.0f} s. Do not edit by hand.",
         "",
         f"{len(bundled)} bundled samples at budget {SMALL.budget:,}, window {SMALL.window:,}; the "
-        f"{(len(small) - len(bundled)) // 2} real logs of `../shared/realworld` at budgets {SMALL.budget:,} and "
-        f"{TIGHT.budget:,}, window {SMALL.window:,} (none is over ~100k tokens); the eight DESIGN §7 "
+        f"{(len(small) - len(bundled)) // 2} real logs of `../shared/realworld` at budgets {REAL_WIDE.budget:,} "
+        f"and {REAL_TIGHT.budget:,}, window {REAL_WIDE.window:,} (they peak at 20k-190k tokens, 13k-34k of them "
+        "the prompt part the log does not hold); the eight DESIGN §7 "
         f"sub-agents and {len(large) - 8} generated logs (`bench/agent_logs.py`: sub-agent, chat and mixed, "
         f"{' and '.join(f'{s // 1_000_000}M' for s in ((1_000_000,) if args.quick else agent_logs.SIZES))} "
         f"tokens, in the anthropic, openai, claude-code and codex dialects) at budget {LARGE.budget:,}, "
