@@ -1,10 +1,36 @@
 """Is a request valid for its dialect? One function lists every problem it finds.
 
-Checked for both dialects: every tool call is answered by its result in the right place, every
-result answers a call. OpenAI: the `role: "tool"` results of an assistant message's calls come
-right after it. Anthropic: the first message is from the user, roles alternate, and the user
-message right after an assistant message with `tool_use` blocks starts with their
-`tool_result` blocks.
+What the providers reject that can be checked offline (DESIGN §8), each with the error the
+provider answers:
+
+Anthropic Messages
+- the first message is from the user, roles are user or assistant and alternate;
+- every message has content (`all messages must have non-empty content except for the optional
+  final assistant message`); no text block is empty or only whitespace (`text content blocks must
+  be non-empty`, `... must contain non-whitespace text`), in messages, tool results and `system`;
+- `tool_use` blocks only in assistant messages, with ids unique in the request (`tool_use ids
+  must be unique`); `tool_result` blocks only in user messages, before any other block, answering
+  exactly the calls of the assistant message right before (`tool_use ids were found without
+  tool_result blocks immediately after`; `unexpected tool_use_id found in tool_result blocks`);
+- `thinking` / `redacted_thinking` blocks only in assistant messages;
+- at most 4 `cache_control` breakpoints in `system`, `tools` and `messages` together
+  (`A maximum of 4 blocks with cache_control may be provided`).
+
+OpenAI Chat Completions
+- roles are system, developer, user, assistant or tool; a user message's content list is not
+  empty; an assistant message has content or tool calls;
+- every `tool_calls` id is answered by a `tool` message before the next assistant or user
+  message (`An assistant message with 'tool_calls' must be followed by tool messages responding
+  to each 'tool_call_id'`); no `tool` message without its call (`messages with role 'tool' must
+  be a response to a preceeding message with 'tool_calls'`); call ids unique in the request.
+
+Not checked: what depends on the model or on options outside the payload (whether thinking is
+on, context length), and a trailing space at the end of a final assistant message (a fitted log
+ends where the log ended; the next request adds a user message after it).
+
+Each message is checked on its own (`check_message`, which can be kept with the message) and
+then the sequence is scanned (`scan`), so a caller holding per-message checks pays only for
+the sequence.
 
 >>> validate_request({"messages": [{"role": "user", "content": "hi"}]}, "anthropic")
 []
@@ -14,6 +40,25 @@ message right after an assistant message with `tool_use` blocks starts with thei
 
 from __future__ import annotations
 
+from typing import Iterable, NamedTuple, Sequence
+
+#: Anthropic's limit on `cache_control` breakpoints per request.
+MAX_BREAKPOINTS = 4
+_THINKING = ("thinking", "redacted_thinking")
+_OPENAI_ROLES = ("system", "developer", "user", "assistant", "tool")
+
+
+class Checked(NamedTuple):
+    """What one message contributes to the checks of the whole request."""
+
+    role: object
+    calls: tuple  # ids of the tool calls it makes
+    results: tuple  # ids of the calls it answers (OpenAI: its tool_call_id)
+    results_first: bool  # its tool results come before any other content
+    breakpoints: int  # cache_control markers inside it
+    problems: tuple[str, ...]  # problems of the message alone
+    empty: bool  # no content at all (allowed only for a final assistant message)
+
 
 def validate_request(payload: dict, dialect: str) -> list[str]:
     """The problems of a request payload (an empty list when it is valid).
@@ -22,22 +67,209 @@ def validate_request(payload: dict, dialect: str) -> list[str]:
     ...     {"role": "assistant", "content": None, "tool_calls": [{"id": "c1"}]}]}, "openai")
     ["messages[1]: call 'c1' has no result"]
     """
+    if not isinstance(payload, dict):
+        return ["a request must be a JSON object"]
     messages = payload.get("messages")
     if not isinstance(messages, list) or not messages:
         return ['"messages" must be a non-empty list']
+    checked = [check_message(m, dialect) for m in messages]
+    problems = scan(checked, dialect)
     if dialect == "anthropic":
-        return _anthropic(messages)
-    return _openai(messages)
+        problems += _anthropic_fixed(payload, sum(c.breakpoints for c in checked))
+    return problems
 
 
-def _openai(messages: list) -> list[str]:
+def check_message(message: object, dialect: str) -> Checked:
+    """The checks of one message that do not depend on its neighbours."""
+    if not isinstance(message, dict):
+        return Checked(None, (), (), True, 0, ("a message must be a JSON object",), False)
+    if dialect == "anthropic":
+        return _anthropic_message(message)
+    return _openai_message(message)
+
+
+def scan(checked: Sequence[Checked], dialect: str) -> list[str]:
+    """The problems of a sequence of checked messages (their own problems included)."""
     problems: list[str] = []
-    waiting: dict[str, int] = {}  # calls of the last assistant message not yet answered
-    answered: set[str] = set()
-    for i, message in enumerate(messages):
-        role = message.get("role")
-        if role == "tool":
-            call_id = message.get("tool_call_id")
+    for i, item in enumerate(checked):
+        problems.extend(f"messages[{i}]: {p}" for p in item.problems)
+        if item.empty and not (i == len(checked) - 1 and item.role == "assistant"):
+            problems.append(f"messages[{i}]: content must not be empty")
+    problems += (_anthropic_sequence if dialect == "anthropic" else _openai_sequence)(checked)
+    return problems
+
+
+# --- Anthropic -----------------------------------------------------------------------------
+
+
+def _anthropic_message(message: dict) -> Checked:
+    role = message.get("role")
+    problems: list[str] = []
+    if role not in ("user", "assistant"):
+        problems.append(f"role must be user or assistant, not {role!r}")
+    content = message.get("content")
+    if isinstance(content, str):
+        if content and not content.strip():
+            problems.append("content must contain non-whitespace text")
+        return Checked(role, (), (), True, 0, tuple(problems), not content)
+    if not isinstance(content, list):
+        problems.append('"content" must be a string or a list of blocks')
+        return Checked(role, (), (), True, 0, tuple(problems), False)
+    calls, results, breakpoints = [], [], 0
+    results_first, other_seen = True, False
+    for j, block in enumerate(content):
+        if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+            problems.append(f"content[{j}] must be a block with a \"type\"")
+            continue
+        kind = block["type"]
+        breakpoints += "cache_control" in block
+        if kind == "tool_result":
+            results.append(block.get("tool_use_id"))
+            results_first = results_first and not other_seen
+            if role != "user":
+                problems.append(f"content[{j}]: tool_result blocks belong in user messages")
+            inner = block.get("content")
+            if isinstance(inner, list):
+                breakpoints += _blocks(inner, f"content[{j}].content", problems)
+            continue
+        other_seen = True
+        if kind == "tool_use":
+            if not isinstance(block.get("id"), str) or not block.get("id"):
+                problems.append(f"content[{j}]: a tool_use block needs an \"id\"")
+            calls.append(block.get("id"))
+            if role != "assistant":
+                problems.append(f"content[{j}]: tool_use blocks belong in assistant messages")
+        elif kind in _THINKING and role != "assistant":
+            problems.append(f"content[{j}]: {kind} blocks belong in assistant messages")
+        elif kind == "text":
+            problems += _text_problems(block, f"content[{j}]")
+    return Checked(role, tuple(calls), tuple(results), results_first, breakpoints, tuple(problems),
+                   not content)
+
+
+def _blocks(blocks: list, where: str, problems: list[str]) -> int:
+    """Check nested text blocks (tool result content, system); return their breakpoints."""
+    breakpoints = 0
+    for j, block in enumerate(blocks):
+        if isinstance(block, dict):
+            breakpoints += "cache_control" in block
+            if block.get("type") == "text":
+                problems += _text_problems(block, f"{where}[{j}]")
+    return breakpoints
+
+
+def _text_problems(block: dict, where: str) -> list[str]:
+    text = block.get("text")
+    if not isinstance(text, str):
+        return [f"{where}: a text block needs a \"text\" string"]
+    if not text:
+        return [f"{where}: text blocks must be non-empty"]
+    if not text.strip():
+        return [f"{where}: text blocks must contain non-whitespace text"]
+    return []
+
+
+def _anthropic_sequence(checked: Sequence[Checked]) -> list[str]:
+    problems: list[str] = []
+    if checked[0].role != "user":
+        problems.append(f"messages[0]: the first message must be from the user, not {checked[0].role}")
+    seen: set = set()
+    calls: tuple = ()  # calls of the assistant message right before, awaiting their results
+    previous_role = None
+    for i, item in enumerate(checked):
+        role = item.role
+        if role == previous_role and role in ("user", "assistant"):
+            problems.append(f"messages[{i}]: two {role} messages in a row (roles must alternate)")
+        for call_id in item.calls:
+            if call_id in seen:
+                problems.append(f"messages[{i}]: tool_use id {call_id!r} is used twice (ids must be unique)")
+            seen.add(call_id)
+        if role == "user":
+            if not item.results_first:
+                problems.append(f"messages[{i}]: tool_result blocks must come before any other content")
+            problems += _answers(i, calls, item.results)
+            calls = ()
+        elif role == "assistant":
+            problems.extend(f"messages[{i - 1}]: call {c!r} has no result before messages[{i}]" for c in calls)
+            calls = item.calls
+        previous_role = role
+    problems.extend(f"messages[{len(checked) - 1}]: call {c!r} has no result" for c in calls)
+    return problems
+
+
+def _answers(i: int, calls: tuple, results: tuple) -> list[str]:
+    """Problems of user message i answering `calls` (of the message before) with `results`."""
+    problems, answered = [], set()
+    for call_id in results:
+        if call_id in answered:
+            problems.append(f"messages[{i}]: a second result for call {call_id!r}")
+        elif call_id not in calls:
+            problems.append(f"messages[{i}]: result for call {call_id!r} does not follow its call")
+        answered.add(call_id)
+    problems.extend(f"messages[{i - 1}]: call {c!r} has no result in messages[{i}]"
+                    for c in calls if c not in answered)
+    return problems
+
+
+def _anthropic_fixed(payload: dict, message_breakpoints: int) -> list[str]:
+    """`system` and `tools`, and the breakpoints of the whole request."""
+    problems: list[str] = []
+    breakpoints = message_breakpoints
+    system = payload.get("system")
+    if isinstance(system, list):
+        breakpoints += _blocks(system, "system", problems)
+    elif system is not None and not isinstance(system, str):
+        problems.append('"system" must be a string or a list of text blocks')
+    tools = payload.get("tools")
+    if isinstance(tools, list):
+        breakpoints += sum(isinstance(t, dict) and "cache_control" in t for t in tools)
+    if breakpoints > MAX_BREAKPOINTS:
+        problems.append(f"{breakpoints} cache_control breakpoints; at most {MAX_BREAKPOINTS} are allowed")
+    return problems
+
+
+# --- OpenAI --------------------------------------------------------------------------------
+
+
+def _openai_message(message: dict) -> Checked:
+    role = message.get("role")
+    problems: list[str] = []
+    if role not in _OPENAI_ROLES:
+        problems.append(f"role must be one of {', '.join(_OPENAI_ROLES)}, not {role!r}")
+    content = message.get("content")
+    calls: tuple = ()
+    results: tuple = ()
+    if role == "assistant":
+        tool_calls = message.get("tool_calls") or []
+        if not isinstance(tool_calls, list):
+            problems.append('"tool_calls" must be a list')
+            tool_calls = []
+        calls = tuple(c.get("id") if isinstance(c, dict) else None for c in tool_calls)
+        if any(not isinstance(c, str) or not c for c in calls):
+            problems.append("every tool call needs an \"id\"")
+        if content is None and not calls and not any(k in message for k in ("refusal", "audio", "function_call")):
+            problems.append("an assistant message needs content or tool_calls")
+    elif role == "tool":
+        call_id = message.get("tool_call_id")
+        if not isinstance(call_id, str):
+            problems.append('a tool message needs a "tool_call_id"')
+        results = (call_id,)
+        if content is None:
+            problems.append('a tool message needs "content"')
+    elif content is None:
+        problems.append('missing "content"')
+    empty = isinstance(content, list) and not content and role in ("user", "system", "developer")
+    return Checked(role, calls, results, True, 0, tuple(problems), empty)
+
+
+def _openai_sequence(checked: Sequence[Checked]) -> list[str]:
+    problems: list[str] = []
+    seen: set = set()
+    waiting: dict = {}  # calls of the last assistant message not yet answered
+    answered: set = set()
+    for i, item in enumerate(checked):
+        if item.role == "tool":
+            call_id = item.results[0]
             if call_id in waiting:
                 del waiting[call_id]
                 answered.add(call_id)
@@ -46,49 +278,20 @@ def _openai(messages: list) -> list[str]:
             else:
                 problems.append(f"messages[{i}]: result for call {call_id!r} does not follow its call")
             continue
-        for call_id, at in waiting.items():
-            problems.append(f"messages[{at}]: call {call_id!r} has no result before messages[{i}]")
-        waiting = {}
-        if role == "assistant":
-            for call in message.get("tool_calls") or []:
-                waiting[call.get("id")] = i
-    for call_id, at in waiting.items():
-        problems.append(f"messages[{at}]: call {call_id!r} has no result")
+        problems.extend(f"messages[{at}]: call {c!r} has no result before messages[{i}]"
+                        for c, at in waiting.items())
+        waiting, answered = {}, set()
+        for call_id in item.calls:
+            if call_id in seen:
+                problems.append(f"messages[{i}]: tool call id {call_id!r} is used twice (ids must be unique)")
+            seen.add(call_id)
+            waiting[call_id] = i
+    problems.extend(f"messages[{at}]: call {c!r} has no result" for c, at in waiting.items())
     return problems
 
 
-def _anthropic(messages: list) -> list[str]:
-    problems: list[str] = []
-    if messages[0].get("role") != "user":
-        problems.append(f"messages[0]: the first message must be from the user, not {messages[0].get('role')}")
-    calls: list[str] = []
-    previous_role = None
-    for i, message in enumerate(messages):
-        role = message.get("role")
-        if role not in ("user", "assistant"):
-            problems.append(f"messages[{i}]: role must be user or assistant, not {role!r}")
-        if role == previous_role:
-            problems.append(f"messages[{i}]: two {role} messages in a row (roles must alternate)")
-        blocks = message.get("content")
-        blocks = blocks if isinstance(blocks, list) else []
-        results = [b.get("tool_use_id") for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
-        if role == "user":
-            leading = 0
-            while leading < len(blocks) and isinstance(blocks[leading], dict) and blocks[leading].get("type") == "tool_result":
-                leading += 1
-            if leading != len(results):
-                problems.append(f"messages[{i}]: tool_result blocks must come before any other content")
-            for call_id in results:
-                if call_id not in calls:
-                    problems.append(f"messages[{i}]: result for call {call_id!r} does not follow its call")
-            for call_id in calls:
-                if call_id not in results:
-                    problems.append(f"messages[{i}]: call {call_id!r} has no result here")
-            calls = []
-        elif role == "assistant":
-            if calls:
-                problems.extend(f"messages[{i}]: call {c!r} has no result before this message" for c in calls)
-            calls = [b.get("id") for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"]
-        previous_role = role
-    problems.extend(f"messages[{len(messages) - 1}]: call {c!r} has no result" for c in calls)
-    return problems
+def first_problem(problems: Iterable[str]) -> str:
+    """One line for a person: the first problem, and how many more there are."""
+    problems = list(problems)
+    more = len(problems) - 1
+    return problems[0] + (f" (and {more} more)" if more > 0 else "")
