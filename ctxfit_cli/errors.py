@@ -4,7 +4,8 @@ The core raises; only `cli.py` turns an error into a message on stderr and an ex
 
 Exit codes, shared by every command:
   0  success
-  1  internal error: a bug in ctxfit (reported in one line; CTXFIT_TRACEBACK=1 shows the traceback)
+  1  internal error: a bug in ctxfit (reported in one line; CTXFIT_TRACEBACK=1 shows the traceback),
+     among them a request ctxfit produced that fails validation (`InvalidRequest`): nothing is written
   2  usage error (bad option, no input on a terminal) — Typer's own code
   3  bad input (unreadable file, not JSON, not a transcript)
   4  cannot fit (the smallest possible request is larger than the model's window)
@@ -54,6 +55,18 @@ class CannotFit(CtxfitError):
     def __init__(self, message: str, *, smallest: int, window: int) -> None:
         self.smallest, self.window = smallest, window
         super().__init__(message)
+
+
+class InvalidRequest(CtxfitError):
+    """ctxfit produced a request that its validator rejects (DESIGN §8): a bug of ctxfit's,
+    never sent. (An input that is invalid as read is `BadInput` instead.)"""
+
+    exit_code = EXIT_INTERNAL
+
+    def __init__(self, path: str, dialect: str, problem: str) -> None:
+        self.path, self.dialect, self.problem = path, dialect, problem
+        super().__init__(f"{path}: ctxfit produced an invalid {dialect} request ({problem}); nothing "
+                         "was written. This is a bug of ctxfit: please report it with this line")
 
 
 class OutputFailed(CtxfitError):

@@ -37,8 +37,8 @@ from ..replay.simulation import PolicyReplay, Prices
 from ..replay.simulation import replay as run_replay
 
 EXIT_CODES = """\b
-Exit codes: 0 success · 2 usage error · 3 bad input (file, line and problem on stderr) ·
-4 cannot fit (even the smallest request is larger than the model's window) ·
+Exit codes: 0 success · 1 internal error (e.g. a produced request failed validation) ·
+2 usage error · 3 bad input (file, line and problem on stderr) · 4 cannot fit (even the smallest request is larger than the model's window) ·
 6 cannot write the output (disk full, permission)."""
 
 app = typer.Typer(

@@ -157,8 +157,9 @@ class Fitter:
         self.batch_ends: list[int] = []  # candidates count at the end of each closed batch
         self.too_small: list[ResultRef] = []
         self.first = -1
-        self.turn_starts: list[int] = []  # human user messages after the first message
-        self.round_starts: list[int] = []  # assistant messages after the first message
+        self.turn_starts: list[int] = []  # human user messages after the first message, no call open
+        self.round_starts: list[int] = []  # assistant messages after the first message, no call open
+        self.open_calls = OpenCalls()
         self.turn_steps: list[int] = []  # turn starts that are step positions (stable)
         self.round_steps: list[int] = []  # step positions among the newest turn's rounds
         self.note_tokens = 0
@@ -196,6 +197,7 @@ class Fitter:
         cost = message_cost(message, self.counter)
         floor = cost.tokens
         results = iter(cost.results)
+        boundary = self.open_calls.add(message)
         for j, part in enumerate(message.parts):
             kind = part.kind
             if kind is _TOOL_CALL and part.call_id:
@@ -217,6 +219,8 @@ class Fitter:
             if message.role is _USER:
                 self.first = i
                 self.note_tokens = self._note_delta(message)
+        elif not boundary:
+            pass  # inside a round: a user message with results and text is no turn start
         elif message.is_human_turn:
             self._add_turn(i)
         elif message.role is _ASSISTANT:
@@ -593,6 +597,45 @@ class Fitter:
         apart = (message_cost(head, self.counter).tokens + self.note_tokens
                  + message_cost(following, self.counter).tokens)
         return merged - apart
+
+
+class OpenCalls:
+    """The calls not answered yet as a history is read, message by message.
+
+    A cut (where stage 2 or 3 starts the kept history) may only fall where no call is open
+    (DESIGN §2: a round is never split): a user message that holds results *and* text (Claude
+    Code's "[Request interrupted by user]") is inside a round, not a turn start. Calls that an
+    assistant message leaves unanswered when the next assistant message comes are abandoned.
+
+    >>> from ctxfit_cli.formats import to_message
+    >>> calls = OpenCalls()
+    >>> [calls.add(to_message(m, "anthropic")) for m in (
+    ...     {"role": "user", "content": "Read it."},
+    ...     {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "read", "input": {}}]},
+    ...     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "..."},
+    ...                                  {"type": "text", "text": "[Request interrupted by user]"}]},
+    ...     {"role": "assistant", "content": "Stopped."})]
+    [True, True, False, True]
+    """
+
+    __slots__ = ("ids",)
+
+    def __init__(self) -> None:
+        self.ids: set[str] = set()
+
+    def add(self, message: Message) -> bool:
+        """Read the next message; whether no call was open before it (a place to cut)."""
+        ids = self.ids
+        boundary = not ids
+        if message.role is _ASSISTANT:
+            ids.clear()
+        for part in message.parts:
+            kind = part.kind
+            if kind is _TOOL_CALL:
+                ids.add(part.call_id)
+            elif kind is _TOOL_RESULT:
+                ids.discard(part.call_id)
+        return boundary
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,8 @@ from ..core.fitting import FitOptions, Fitter, Plan, has_trim_note
 from . import to_message
 from .common import as_blocks, dumps
 from ..core.model import Message, Role, Transcript
+from ..core.validate import first_problem, validate_request
+from ..errors import BadInput, InvalidRequest
 from ..core.notes import AGENT_NOTE, CLEARED_RESULT, TRIMMED_HISTORY
 from .parallel import Outline
 
@@ -71,7 +73,42 @@ def _fit(transcript: Transcript, messages: Iterable[Message], options: FitOption
     transcript = replace(transcript, messages=tuple(fitter.messages))
     if complete is not None:
         transcript = complete(transcript, plan)
-    return build(transcript, plan, options.counter)
+    return checked(transcript, build(transcript, plan, options.counter))
+
+
+def checked(transcript: Transcript, fitted: Fitted) -> Fitted:
+    """The fitted request, once it passed the validator (DESIGN §8: every request ctxfit
+    produces does, before it leaves).
+
+    A request that fails is never returned: if the conversation was already invalid as read
+    (a call left without its result, ...), that is `BadInput` naming its line; otherwise ctxfit
+    broke it, and that is `InvalidRequest`, a bug (exit 1). A request that cannot be sent at all
+    (over the window) is not written, so not checked.
+    """
+    if fitted.plan.cannot_fit:
+        return fitted
+    dialect = transcript.dialect
+    problems = validate_request(orjson.loads(fitted.payload), dialect)
+    if not problems:
+        return fitted
+    messages = tuple(transcript.messages)
+    if all(m.raw for m in messages):  # a big file read in outline holds no bytes to check
+        given = validate_request(orjson.loads(request_bytes(transcript, messages)), dialect)
+        if given:
+            index = _message_index(given[0])
+            line = messages[index].line if index is not None and index < len(messages) else None
+            raise BadInput(transcript.path, line or None,
+                           f"not a valid {dialect} request as read: {first_problem(given)}")
+    raise InvalidRequest(transcript.path, dialect, first_problem(problems))
+
+
+def _message_index(problem: str) -> int | None:
+    """The message a problem names (`messages[12]: ...`), if it names one."""
+    if problem.startswith("messages["):
+        number = problem[len("messages["):problem.find("]")]
+        if number.isdigit():
+            return int(number)
+    return None
 
 
 def build(transcript: Transcript, plan: Plan, counter: Counter = SEED, *,

@@ -26,8 +26,9 @@ from dataclasses import dataclass, replace
 from typing import Callable, Iterator, Protocol
 
 from ..core.estimate import merged_cost, message_cost
-from ..core.fitting import FitOptions, Fitter, Shape, overlapping_ranges, note_cost, noted_cost
+from ..core.fitting import FitOptions, Fitter, OpenCalls, Shape, overlapping_ranges, note_cost, noted_cost
 from ..core.model import Role, Transcript
+from .validity import RequestCheck
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -74,9 +75,13 @@ class FitterPolicy:
         def still_sent(current: Shape) -> Callable[[Request], int]:
             return lambda earlier: fitter.still_sent_tokens(earlier.shape, current)
 
+        check = RequestCheck(transcript)
         for message in transcript.messages:
             fitter.extend((message,))
             for shape in shapes:
+                if shape.start:
+                    check.trimmed(call=fitter.requests, first=fitter.first, anchor=shape.anchor,
+                                  start=shape.start, end=shape.end)
                 yield Request(fitter.requests, shape.tokens, shape.stage, shared(shape), still_sent(shape), shape)
             shapes.clear()
 
@@ -118,10 +123,15 @@ class OldTurns:
         prefix, first, call = [0], -1, 0
         turns: list[int] = []
         turn_prefix: list[int] = []  # prefix[t] for each turn start t, for bisect
+        open_calls = OpenCalls()
+        check = RequestCheck(transcript)
         for i, message in enumerate(messages):
+            boundary = open_calls.add(message)
             if message.role is Role.ASSISTANT and i:
                 call += 1
                 start = self._start(messages, prefix, first, turns, turn_prefix, i, fixed_tokens, options)
+                if start is not None:
+                    check.trimmed(call=call, first=first, anchor=None, start=start, end=i)
                 if start is None:
                     yield Request(call, fixed_tokens + prefix[i], "none", lambda earlier: earlier.tokens,
                                   self._still_sent(transcript, first, 0, i, fixed_tokens, prefix, options), (0, i))
@@ -129,7 +139,7 @@ class OldTurns:
                     yield self._request(transcript, call, first, start, i, options, fixed_tokens, prefix)
             if first < 0 and message.role is Role.USER:
                 first = i
-            elif first >= 0 and message.is_human_turn:
+            elif first >= 0 and boundary and message.is_human_turn:
                 turns.append(i)
                 turn_prefix.append(prefix[-1])
             prefix.append(prefix[-1] + message_cost(message, counter).tokens)
