@@ -53,6 +53,7 @@ def test_a_valid_anthropic_round_has_no_problems():
     ([{"role": "user", "content": []}], "content must not be empty"),
     ([{"role": "user", "content": [{"type": "text", "text": ""}]}], "text blocks must be non-empty"),
     ([{"role": "user", "content": [{"type": "text", "text": "\n\n"}]}], "non-whitespace text"),
+    ([{"role": "user", "content": " "}], "non-whitespace text"),
     ([user(), assistant_calls("t1")], "call 't1' has no result"),
     ([user(), assistant_calls("t1"), results("t2")], "result for call 't2' does not follow its call"),
     ([user(), assistant_calls("t1"), results("t1", "t1")], "a second result for call 't1'"),
@@ -73,6 +74,12 @@ def test_a_valid_anthropic_round_has_no_problems():
 def test_anthropic_rejections(messages, expected):
     problems = anthropic(*messages)
     assert any(expected in p for p in problems), problems
+
+
+def test_a_whitespace_block_beside_other_content_is_accepted():
+    # Claude Code writes "\n\n" before a tool_use; the API takes it (LibreChat-AI/agents#124).
+    blank_then_call = assistant_calls("t1", text="\n\n")
+    assert anthropic(user(), blank_then_call, results("t1")) == []
 
 
 def test_a_final_assistant_message_may_be_empty_but_no_other():

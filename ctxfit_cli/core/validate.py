@@ -6,8 +6,10 @@ provider answers:
 Anthropic Messages
 - the first message is from the user, roles are user or assistant and alternate;
 - every message has content (`all messages must have non-empty content except for the optional
-  final assistant message`); no text block is empty or only whitespace (`text content blocks must
-  be non-empty`, `... must contain non-whitespace text`), in messages, tool results and `system`;
+  final assistant message`); no text block is empty (`text content blocks must be non-empty`), in
+  messages, tool results and `system`; a message is not only whitespace text (`text content
+  blocks must contain non-whitespace text`; a whitespace block beside other content is accepted,
+  as Claude Code's `"\n\n"` before a `tool_use`: LibreChat-AI/agents#124 tried each shape);
 - `tool_use` blocks only in assistant messages, with ids unique in the request (`tool_use ids
   must be unique`); `tool_result` blocks only in user messages, before any other block, answering
   exactly the calls of the assistant message right before (`tool_use ids were found without
@@ -116,13 +118,14 @@ def _anthropic_message(message: dict) -> Checked:
         problems.append('"content" must be a string or a list of blocks')
         return Checked(role, (), (), True, 0, tuple(problems), False)
     calls, results, breakpoints = [], [], 0
-    results_first, other_seen = True, False
+    results_first, other_seen, only_blank = True, False, bool(content)
     for j, block in enumerate(content):
         if not isinstance(block, dict) or not isinstance(block.get("type"), str):
             problems.append(f"content[{j}] must be a block with a \"type\"")
             continue
         kind = block["type"]
         breakpoints += "cache_control" in block
+        only_blank = only_blank and kind == "text" and isinstance(block.get("text"), str) and not block["text"].strip()
         if kind == "tool_result":
             results.append(block.get("tool_use_id"))
             results_first = results_first and not other_seen
@@ -143,6 +146,8 @@ def _anthropic_message(message: dict) -> Checked:
             problems.append(f"content[{j}]: {kind} blocks belong in assistant messages")
         elif kind == "text":
             problems += _text_problems(block, f"content[{j}]")
+    if only_blank and all(block.get("text") for block in content):
+        problems.append("text content blocks must contain non-whitespace text")
     return Checked(role, tuple(calls), tuple(results), results_first, breakpoints, tuple(problems),
                    not content)
 
@@ -164,8 +169,6 @@ def _text_problems(block: dict, where: str) -> list[str]:
         return [f"{where}: a text block needs a \"text\" string"]
     if not text:
         return [f"{where}: text blocks must be non-empty"]
-    if not text.strip():
-        return [f"{where}: text blocks must contain non-whitespace text"]
     return []
 
 
