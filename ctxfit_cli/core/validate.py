@@ -24,7 +24,9 @@ OpenAI Chat Completions
 - every `tool_calls` id is answered by a `tool` message before the next assistant or user
   message (`An assistant message with 'tool_calls' must be followed by tool messages responding
   to each 'tool_call_id'`); no `tool` message without its call (`messages with role 'tool' must
-  be a response to a preceeding message with 'tool_calls'`); call ids unique in the request.
+  be a response to a preceeding message with 'tool_calls'`); call ids unique within one
+  assistant message (a repeated id across messages is answered in its own round, so it is not
+  refused here: no provider error for it was found).
 
 Not checked: what depends on the model or on options outside the payload (whether thinking is
 on, context length), and a trailing space at the end of a final assistant message (a fitted log
@@ -267,10 +269,11 @@ def _openai_message(message: dict) -> Checked:
 
 def _openai_sequence(checked: Sequence[Checked]) -> list[str]:
     problems: list[str] = []
-    seen: set = set()
     waiting: dict = {}  # calls of the last assistant message not yet answered
     answered: set = set()
     for i, item in enumerate(checked):
+        if len(set(item.calls)) < len(item.calls):
+            problems.append(f"messages[{i}]: a tool call id is used twice in one message")
         if item.role == "tool":
             call_id = item.results[0]
             if call_id in waiting:
@@ -285,9 +288,6 @@ def _openai_sequence(checked: Sequence[Checked]) -> list[str]:
                         for c, at in waiting.items())
         waiting, answered = {}, set()
         for call_id in item.calls:
-            if call_id in seen:
-                problems.append(f"messages[{i}]: tool call id {call_id!r} is used twice (ids must be unique)")
-            seen.add(call_id)
             waiting[call_id] = i
     problems.extend(f"messages[{at}]: call {c!r} has no result" for c, at in waiting.items())
     return problems
