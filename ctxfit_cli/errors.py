@@ -9,6 +9,9 @@ Exit codes, shared by every command:
   2  usage error (bad option, no input on a terminal) — Typer's own code
   3  bad input (unreadable file, not JSON, not a transcript)
   4  cannot fit (the smallest possible request is larger than the model's window)
+  5  partial: some inputs among many were bad (each named in a warning on stderr), the others
+     were reported; `--strict-inputs` (or `--strict` where it is not the clearing rule) makes
+     the first bad input fatal (3) instead
   6  cannot write the output (disk full, permission, device error); an `-o` file is left as it was
 """
 
@@ -21,6 +24,7 @@ EXIT_INTERNAL = 1
 EXIT_USAGE = 2
 EXIT_BAD_INPUT = 3
 EXIT_CANNOT_FIT = 4
+EXIT_PARTIAL = 5
 EXIT_OUTPUT = 6
 
 
@@ -39,6 +43,11 @@ class BadInput(CtxfitError):
         self.path, self.line, self.problem = path, line, problem
         where = f"{path}:{line}" if line else path
         super().__init__(f"{where}: {problem}")
+
+
+class NoConversation(BadInput):
+    """The input holds no conversation at all (an empty file, a Claude Code log of only a
+    `summary` record): nothing to report, but nothing wrong with the other inputs either."""
 
 
 class UsageProblem(CtxfitError):

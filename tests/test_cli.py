@@ -95,7 +95,7 @@ def test_plan_json_lists_batches_with_their_results(tmp_path):
     path = subagent_file(tmp_path)
     outcome = runner.invoke(app, ["plan", str(path), "--budget", "2000", "--json"])
     assert outcome.exit_code == 0
-    plan = orjson.loads(outcome.stdout)
+    [plan] = orjson.loads(outcome.stdout)
     assert {"stage", "tokens_before", "tokens_after", "budget", "batches"} <= set(plan)
     result_keys = {"index", "tool", "id", "tokens"}
     assert all(result_keys <= set(r) for b in plan["batches"] for r in b["results"])
@@ -153,7 +153,7 @@ def test_fit_clears_down_to_the_low_water_mark_and_strict_only_until_it_fits(tmp
     for name, extra in {"default": [], "strict": ["--strict"]}.items():
         outcome = runner.invoke(app, ["plan", str(path), "--budget", "4000", "--json", *extra])
         assert outcome.exit_code == 0, outcome.output
-        plans[name] = orjson.loads(outcome.stdout)
+        [plans[name]] = orjson.loads(outcome.stdout)
     cleared = {n: sum(b["cleared"] for b in p["batches"]) for n, p in plans.items()}
     assert cleared["default"] > cleared["strict"] > 0
     assert plans["default"]["tokens_after"] < plans["strict"]["tokens_after"] <= 4000

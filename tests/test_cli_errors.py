@@ -62,8 +62,9 @@ def test_bad_input_is_one_line_exit_3_and_nothing_on_stdout(tmp_path, case, comm
     assert path.read_bytes() == data
 
 
-def test_a_directory_and_a_missing_file_are_bad_input(tmp_path):
-    for target, words in ((tmp_path, "is a directory"), (tmp_path / "nope.jsonl", "no such file")):
+def test_a_folder_without_logs_and_a_missing_file_are_bad_input(tmp_path):
+    (tmp_path / "notes.txt").write_text("not a log")
+    for target, words in ((tmp_path, "has no transcript files"), (tmp_path / "nope.jsonl", "no such file")):
         result = run_cli("estimate", str(target))
         assert result.returncode == 3 and result.stdout == b""
         assert words in result.stderr.decode()

@@ -69,7 +69,7 @@ def test_fit_keeps_messages_and_unlogged_part_within_the_budget(tmp_path, budget
     assert validate_request(payload, "openai") == []
     # The stand-in for the unlogged part is counted, never sent.
     assert all(m.get("content") != "" for m in payload["messages"] if m["role"] == "system")
-    plan = run("plan", LOG, "--budget", str(budget), "--json")
+    [plan] = run("plan", LOG, "--budget", str(budget), "--json")  # a list: one plan per conversation
     assert plan["tokens_sent"] == entry["tokens_sent"] and plan["unlogged"] == entry["unlogged"]
     assert set(plan["by_script"]) == {"ascii", "cjk", "other"}  # kept whatever the counter
 

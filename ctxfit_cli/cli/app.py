@@ -12,7 +12,7 @@ import math
 import os
 import sys
 from itertools import chain
-from typing import Annotated, Callable, Iterator, NamedTuple, Optional
+from typing import TYPE_CHECKING, Annotated, Callable, Iterator, NamedTuple, Optional
 
 import orjson
 import typer
@@ -21,9 +21,9 @@ from ..formats import parallel
 from . import render
 from ..errors import EXIT_BAD_INPUT, EXIT_INTERNAL, CtxfitError
 from ..counters.seed import SEED, Counter
-from ..core.estimate import TranscriptEstimate, combine
+from ..core.estimate import combine
 from ..formats import FORMATS
-from .inputs import resolve_paths, transcripts
+from .inputs import transcripts
 from ..core.fitting import FitOptions
 from ..core.notes import AGENT_NOTE, TOO_LONG
 from ..errors import BadInput, CannotFit, OutputFailed, UsageProblem
@@ -34,11 +34,11 @@ from ..formats.reading import DEFAULT_LINE_LIMIT_MB, set_line_limit
 from ..formats.payload import Fitted, fit_outline, fit_transcript, with_fields
 from ..replay.policies import DEFAULT_POLICIES, POLICIES
 from ..replay.simulation import PolicyReplay, Prices
-from ..replay.simulation import replay as run_replay
 
 EXIT_CODES = """\b
 Exit codes: 0 success · 1 internal error (e.g. a produced request failed validation) ·
 2 usage error · 3 bad input (file, line and problem on stderr) · 4 cannot fit (even the smallest request is larger than the model's window) ·
+5 partial (some of many inputs were bad: each named on stderr, the others reported) ·
 6 cannot write the output (disk full, permission)."""
 
 app = typer.Typer(
@@ -72,8 +72,23 @@ def _top(
 
 Paths = Annotated[
     Optional[list[str]],
-    typer.Argument(help="Transcript files, or - for standard input (the default when piped).", show_default=False),
+    typer.Argument(help="Transcript files or folders (searched for *.jsonl, *.json, *.traj), or - for standard "
+                        "input (the default when piped). With neither: the agents' default log folders.",
+                   show_default=False),
 ]
+FitPaths = Annotated[
+    Optional[list[str]],
+    typer.Argument(help="Transcript files or folders (one request per conversation), or - for standard input.",
+                   show_default=False),
+]
+Jobs = Annotated[Optional[int], typer.Option(
+    "--jobs", "-j", min=1, help="Read this many files at once, each in its own process "
+                                 "(default: the cores this process may use).", show_default=False)]
+#: A bad file among many is a warning (exit 5) unless this is given. fit and plan have their own
+#: --strict (the seed clearing rule), so there only the long name applies.
+STRICT_INPUTS_HELP = "Stop at the first bad file (exit 3) instead of warning and going on (exit 5)."
+StrictInputs = Annotated[bool, typer.Option("--strict-inputs", help=STRICT_INPUTS_HELP)]
+StrictAll = Annotated[bool, typer.Option("--strict", "--strict-inputs", help=STRICT_INPUTS_HELP)]
 #: Budgets and windows past this are typing slips (a quadrillion tokens); refusing them keeps
 #: every size a 64-bit integer in JSON.
 MAX_TOKENS = 10**15
@@ -114,6 +129,9 @@ def _finite(value: float | None) -> float | None:
         raise typer.BadParameter(f"must be a finite number, not {value}")
     return value
 
+
+if TYPE_CHECKING:
+    from ..fleet.combine import Combined
 
 DEFAULT_BUDGET = 400_000
 #: The fitting defaults are FitOptions' own (DESIGN §4); the options below only expose them.
@@ -206,6 +224,8 @@ def estimate(
     json: Json = False,
     max_line_mb: MaxLine = DEFAULT_LINE_LIMIT_MB,
     format: Format = None,
+    jobs: Jobs = None,
+    strict: StrictAll = False,
 ) -> None:
     """Estimate the tokens of transcripts, by writing system and by kind of content.
 
@@ -219,6 +239,8 @@ def estimate(
     To count exactly for a model family, or see how much margin the estimate keeps:
         ctxfit estimate session.jsonl --tokenizer o200k
         ctxfit estimate session.jsonl --compare
+    To survey every Claude Code and Codex log on this machine (their default folders):
+        ctxfit estimate
 
     A log that names its model is counted with that model's profile and window, and a log
     that records usage (Claude Code, Codex, OpenHands) shows the prompt sizes it recorded and
@@ -226,83 +248,33 @@ def estimate(
     so a transcript of any size can be estimated in bounded memory.
     """
     set_line_limit(max_line_mb)
-    from .counting import USAGE_FORMATS, choose, given_counter, parse_fixed_tokens
+    from ..fleet.work import Job
+    from . import many
+    from .counting import given_counter, parse_fixed_tokens
     format = _check_format(format)
-    given = given_counter(tokenizer, profile)
-    fixed_given = parse_fixed_tokens(fixed_tokens)
-    reports, comparisons, usages = [], [], []
-    for path in resolve_paths(paths):
-        for transcript in transcripts(path, format):
-            name = _name(transcript)
-            if transcript.format in USAGE_FORMATS:
-                transcript = transcript.materialize()
-            choice = choose(transcript, counter=given, window=window, fixed_tokens=fixed_given)
-            counter = choice.counter
-            transcript = _with_unlogged(transcript, choice)
-            others = _comparison_counters(counter) if compare else []
-            extra = [TranscriptEstimate(name, transcript.format, counter=c, top_n=0) for c in others]
-            if not extra and parallel.worth_it(path, transcript.format, counter):
-                report = parallel.estimate_in_parallel(path, name, transcript.dialect, top_n=top)
-            else:
-                report = TranscriptEstimate(name, transcript.format, counter=counter, top_n=top)
-                # chain, not a tuple: the messages of a JSONL file are streamed, never all held.
-                for message in chain(transcript.fixed, transcript.messages):
-                    report.add(message)
-                    for other in extra:
-                        other.add(message)
-            reports.append(report)
-            comparisons.append({e.counter.name: e.tokens for e in [report, *extra]})
-            usages.append(_usage_entry(transcript, choice))
-    files = [{**r.to_dict(), **usage} for r, usage in zip(reports, usages)]
+    given_counter(tokenizer, profile)  # a missing tokenizer is a usage error before any file is read
+    found = many.inputs(paths, defaults=True)
+    job = Job("estimate", format, budget, window, parse_fixed_tokens(fixed_tokens), tokenizer, profile,
+              top=top, compare=compare, describe=found.many, line_limit_mb=max_line_mb)
+    combined = many.run(found, job, jobs=jobs, strict=strict, quiet=json)
+    reports = [item["report"] for item in combined.items]
+    files = [{**item["report"].to_dict(), **item["usage"]} for item in combined.items]
     if compare:
-        for file, comparison in zip(files, comparisons):
-            file["compare"] = comparison
+        for file, item in zip(files, combined.items):
+            file["compare"] = item["compare"]
     total = combine(reports)
     if json:
-        write_json({"budget": budget, "window": window or DEFAULT_WINDOW, "files": files, "total": total})
-        return
-    out = render.console(StdoutText())
-    for file in files:
-        render.estimate_report(out, file, budget=budget, window=file["window"])
-        if compare:
-            render.comparison(out, file["compare"], naive=file["naive_tokens"], budget=budget)
-    if len(files) > 1:
-        render.estimate_report(out, total, budget=budget, window=window or DEFAULT_WINDOW)
-
-
-def _with_unlogged(transcript: Transcript, choice) -> Transcript:
-    from .counting import apply
-    return apply(transcript, choice)
-
-
-def _usage_entry(transcript: Transcript, choice) -> dict:
-    """What a report adds for recorded usage: the counter and window used and why, the
-    unlogged fixed part, and what the log recorded (with this estimate of its last prompt)."""
-    from ..core.usage import call_estimates, recorded_summary
-    entry = choice.to_dict()
-    recorded = recorded_summary(transcript.calls)
-    if recorded is not None and isinstance(transcript.messages, tuple):
-        pairs = call_estimates(transcript, choice.counter, choice.fixed)
-        if pairs:
-            recorded["last_prompt_estimate"] = pairs[-1][1]
-    entry["recorded"] = recorded
-    return entry
-
-
-def _name(transcript) -> str:
-    """How reports name a transcript: its file, with the line it starts at when a file holds
-    several (requests one per line, a Claude Code log compacted into several conversations)."""
-    return transcript.path if transcript.line == 1 else f"{transcript.path}:{transcript.line}"
-
-
-def _comparison_counters(chosen: Counter) -> list[Counter]:
-    """Every built-in profile and every installed tokenizer, except the counter already chosen."""
-    from ..counters.profiles import builtin_profiles, load_profile
-    from ..counters.tokenizers import available_tokenizers, get_tokenizer
-    counters: list[Counter] = [] if chosen is SEED else [SEED]
-    counters += [load_profile(name) for name in builtin_profiles() if name != "seed"]
-    counters += [get_tokenizer(name) for name, ok in available_tokenizers().items() if ok]
-    return [c for c in counters if c.name != chosen.name]
+        write_json({"budget": budget, "window": window or DEFAULT_WINDOW, "files": files, "total": total,
+                    **combined.to_dict()})
+    else:
+        out = render.console(StdoutText())
+        for file in files:
+            render.estimate_report(out, file, budget=budget, window=file["window"])
+            if compare:
+                render.comparison(out, file["compare"], naive=file["naive_tokens"], budget=budget)
+        if len(files) > 1:
+            render.estimate_report(out, total, budget=budget, window=window or DEFAULT_WINDOW)
+    many.finish(combined)
 
 
 # --- note ------------------------------------------------------------------------------------
@@ -381,8 +353,31 @@ def _chosen(transcript: Transcript, options: FitOptions, auto: _Auto):
     return apply(transcript, choice), fit_options(options, choice), choice
 
 
-def _single(path: str | None) -> str:
-    return resolve_paths([path] if path else None)[0]
+def _fit_all(paths: list[str] | None, format: str | None, options: FitOptions, tell_agent: bool,
+             auto: _Auto, strict_inputs: bool) -> tuple[list[tuple[Transcript, Fitted, dict]], "Combined", list[str]]:
+    """Every conversation of every input, fitted, and the inputs read; one bad file among many
+    is set aside (cli/many.py) and reported by `many.finish`."""
+    from ..errors import NoConversation
+    from ..fleet.combine import Combined
+    from . import many
+    found = many.inputs(paths, defaults=False)
+    fitted, problems = [], Combined(files=len(found.files))
+    for source in found.files:
+        try:
+            fitted.extend(_fit_each(source, format, options, tell_agent, auto))
+        except CannotFit:
+            raise
+        except NoConversation as error:
+            if not found.many:
+                raise
+            problems.skipped.append((source, f"no conversation in it ({error.problem})"))
+        except BadInput as error:  # anything else (an invalid request produced, ...) is not the file's
+            if strict_inputs or not found.many:
+                raise
+            problems.errors.append((source, str(error)))
+    if not fitted and not problems.errors:
+        raise BadInput(found.files[0], None, f"no conversation in any of the {len(found.files)} inputs")
+    return fitted, problems, found.files
 
 
 def _current_conversations(source: str, format: str | None, counter: Counter) -> list[Transcript | Outline]:
@@ -430,7 +425,7 @@ def _cannot_fit(name: str, plan) -> CannotFit:
 @app.command(epilog=EXIT_CODES)
 @reports_errors
 def fit(
-    path: Annotated[Optional[str], typer.Argument(help="Transcript file, or - for standard input.", show_default=False)] = None,
+    paths: FitPaths = None,
     budget: Budget = DEFAULT_BUDGET,
     window: Window = None,
     fixed_tokens: FixedTokens = "auto",
@@ -451,6 +446,7 @@ def fit(
     json: Json = False,
     max_line_mb: MaxLine = DEFAULT_LINE_LIMIT_MB,
     format: Format = None,
+    strict_inputs: StrictInputs = False,
 ) -> None:
     """Write the request payload that fits the budget (DESIGN §4).
 
@@ -463,6 +459,8 @@ def fit(
         ctxfit fit session.jsonl --tell-agent -o request.json
     To write a request the provider takes as it is:
         ctxfit fit session.jsonl --set model=claude-sonnet-4-5 --set max_tokens=8192 -o request.json
+    For several logs (or a folder), one payload per line:
+        ctxfit fit a.jsonl b.traj runs/ --budget 400000 > requests.jsonl
 
     The payload is one JSON object in the input's dialect (a Claude Code log becomes an
     Anthropic Messages request). A summary goes to stderr. If even the smallest request is over
@@ -475,10 +473,13 @@ def fit(
     options = _options(budget, window, lowwater, batch_size, protect_share, min_clear_tokens,
                        auto.counter or SEED, strict=strict)
     fields = _parse_fields(set_fields or [])
-    source = _single(path)
-    check_outputs({"--output": output, "--report": report}, [source])
+    from . import many
+    if output or report:  # before anything is read, then again with the files found in folders
+        check_outputs({"--output": output, "--report": report}, [p for p in paths or [] if p != "-"])
+    conversations, problems, sources = _fit_all(paths, format, options, tell_agent, auto, strict_inputs)
+    check_outputs({"--output": output, "--report": report}, sources)
     outputs, reports = [], []
-    for transcript, fitted, chosen in _fit_each(source, format, options, tell_agent, auto):
+    for transcript, fitted, chosen in conversations:
         if fitted.plan.cannot_fit:
             raise _cannot_fit(transcript.path, fitted.plan)
         outputs.append(with_fields(fitted.payload, transcript.extra, fields) if fields else fitted.payload)
@@ -498,6 +499,7 @@ def fit(
     err = render.stderr_console()  # after writing: a failure leaves only its own line
     for entry in reports:
         render.fit_summary(err, entry)
+    many.finish(problems, reported=bool(outputs))
 
 
 def _parse_fields(settings: list[str]) -> dict[str, bytes]:
@@ -530,7 +532,7 @@ def _fit_report(transcript, fitted, chosen: dict) -> dict:
 @app.command(name="plan", epilog=EXIT_CODES)
 @reports_errors
 def plan_command(
-    path: Annotated[Optional[str], typer.Argument(help="Transcript file, or - for standard input.", show_default=False)] = None,
+    paths: FitPaths = None,
     budget: Budget = DEFAULT_BUDGET,
     window: Window = None,
     fixed_tokens: FixedTokens = "auto",
@@ -545,14 +547,17 @@ def plan_command(
     json: Json = False,
     max_line_mb: MaxLine = DEFAULT_LINE_LIMIT_MB,
     format: Format = None,
+    strict_inputs: StrictInputs = False,
 ) -> None:
     """Show the clearing plan: which results each batch clears, and what else is dropped.
 
     \b
     To see what fitting a transcript into 400,000 tokens would do:
         ctxfit plan session.jsonl --budget 400000
-    As JSON, for a script:
-        ctxfit plan session.jsonl --budget 400000 --json | jq '.batches[].freed'
+    As JSON, for a script (a list: one plan per conversation):
+        ctxfit plan session.jsonl --budget 400000 --json | jq '.[0].batches[].freed'
+    For every log in a folder:
+        ctxfit plan logs/ --budget 400000
 
     A plan that cannot fit the window is still shown; the exit code is then 4.
     """
@@ -561,16 +566,18 @@ def plan_command(
     auto = _auto(tokenizer, profile, window, fixed_tokens)
     options = _options(budget, window, lowwater, batch_size, protect_share, min_clear_tokens,
                        auto.counter or SEED, strict=strict)
-    entries = [_fit_report(transcript, fitted, chosen)
-               for transcript, fitted, chosen in _fit_each(_single(path), format, options, tell_agent, auto)]
+    from . import many
+    conversations, problems, _ = _fit_all(paths, format, options, tell_agent, auto, strict_inputs)
+    entries = [_fit_report(transcript, fitted, chosen) for transcript, fitted, chosen in conversations]
     if json:
-        write_json(entries[0] if len(entries) == 1 else entries)
+        write_json(entries)  # always a list: one plan per conversation, however many there are
     else:
         out = render.console(StdoutText())
         for entry in entries:
             render.plan_report(out, entry)
     if any(e["cannot_fit"] for e in entries):
         raise typer.Exit(CannotFit.exit_code)
+    many.finish(problems, reported=bool(entries))
 
 
 # --- replay -----------------------------------------------------------------------------------
@@ -597,6 +604,8 @@ def replay_command(
     json: Json = False,
     max_line_mb: MaxLine = DEFAULT_LINE_LIMIT_MB,
     format: Format = None,
+    jobs: Jobs = None,
+    strict: StrictAll = False,
 ) -> None:
     """Replay recorded transcripts request by request and compare context policies.
 
@@ -621,67 +630,141 @@ def replay_command(
         if name not in POLICIES:
             raise typer.BadParameter(f"unknown policy {name!r}; choose from {', '.join(POLICIES)}", param_hint="--policy")
     auto = _auto(tokenizer, profile, window, fixed_tokens)
-    options = _options(budget, window, lowwater, DEFAULTS.batch_size, DEFAULTS.protect_share,
-                       DEFAULTS.min_clear_tokens, auto.counter or SEED)
+    _options(budget, window, lowwater, DEFAULTS.batch_size, DEFAULTS.protect_share,
+             DEFAULTS.min_clear_tokens, auto.counter or SEED)  # checks them before any file is read
+    from ..fleet.work import Job
+    from . import many
     prices = Prices(cache_write=price_write, cache_read=price_read)
-    sources = resolve_paths(paths)
+    found = many.inputs(paths, defaults=True)
     if html:
-        check_outputs({"--html": html}, sources)
-    files, totals = [], {name: PolicyReplay(name) for name in names}
-    for path in sources:
-        for transcript in transcripts(path, format):
-            transcript, own, choice = _chosen(transcript.materialize(), options, auto)
-            results = {name: run_replay(transcript, POLICIES[name], own, prices=prices, min_cacheable=min_cacheable)
-                       for name in names}
-            for name, result in results.items():
-                totals[name].merge(result)
-            files.append((transcript, results, own, choice))
+        check_outputs({"--html": html}, [f for f in found.files if f != "-"])
+    job = Job("replay", format, budget, window, auto.fixed_tokens, tokenizer, profile, lowwater=lowwater,
+              policies=tuple(names), prices=prices, min_cacheable=min_cacheable, describe=found.many,
+              line_limit_mb=max_line_mb)
+    combined = many.run(found, job, jobs=jobs, strict=strict, quiet=json)
+    files = combined.items
+    totals = {name: PolicyReplay(name) for name in names}
+    for file in files:
+        for name, result in file["results"].items():
+            totals[name].merge(result)
+
     def document(steps: bool) -> dict:
         return {
             "budget": budget, "window": window or DEFAULT_WINDOW,
-            "files": [{"path": _name(t), "format": t.format, **choice.to_dict(),
-                       "by_script": _by_script(chain(t.fixed, t.messages)),
-                       "policies": {n: _replay_dict(t, r, prices, steps) for n, r in results.items()}}
-                      for t, results, _own, choice in files],
+            "files": [{"path": f["name"], "format": f["format"], **f["choice"], "by_script": f["by_script"],
+                       "policies": {n: _replay_dict(f["recorded"], r, prices, steps) for n, r in f["results"].items()}}
+                      for f in files],
             "policies": {n: r.to_dict(prices) for n, r in totals.items()},
+            **combined.to_dict(),
         }
 
     if html:
         write_html(html, "replay", document(steps=True))
     if json:
         write_json(document(steps))
+        many.finish(combined)
         return
     out = render.console(StdoutText())
-    for transcript, results, own, choice in files:
-        render.replay_table(out, [(n, r.to_dict(prices)) for n, r in results.items()],
-                            title=f"  {render.escape(_name(transcript))} — budget {own.budget:,}, "
-                                  f"window {own.window:,}; counter {choice.counter.name}")
+    for file in files:
+        render.replay_table(out, [(n, r.to_dict(prices)) for n, r in file["results"].items()],
+                            title=f"  {render.escape(file['name'])} — budget {file['budget']:,}, "
+                                  f"window {file['window']:,}; counter {file['choice']['counter']}")
     if len(files) > 1:
         render.replay_table(out, [(n, r.to_dict(prices)) for n, r in totals.items()],
                             title=f"  total over {len(files)} transcripts — budget {budget:,}")
     out.print(render.REPLAY_LEGEND)
     if chart if chart is not None else len(files) == 1:
-        for transcript, results, own, _choice in files:
-            for name, result in results.items():
-                render.size_chart(out, f"{_name(transcript)} · {name}", [s.tokens for s in result.steps],
-                                  budget=own.budget, window=own.window)
+        for file in files:
+            for name, result in file["results"].items():
+                render.size_chart(out, f"{file['name']} · {name}", [s.tokens for s in result.steps],
+                                  budget=file["budget"], window=file["window"])
+    many.finish(combined)
 
 
-def _by_script(messages) -> dict:
-    from ..core.estimate import by_script
-    return by_script(messages)
-
-
-def _replay_dict(transcript: Transcript, result: PolicyReplay, prices: Prices, steps: bool) -> dict:
+def _replay_dict(recorded: dict | None, result: PolicyReplay, prices: Prices, steps: bool) -> dict:
     """A policy's replay; with steps, each step also carries the prompt size the log recorded
     for that call (`recorded`, null where it recorded none)."""
     document = result.to_dict(prices, steps=steps)
-    if steps and transcript.calls:
-        from ..core.usage import recorded_by_call
-        recorded = recorded_by_call(transcript)
+    if steps and recorded is not None:
         for step in document["steps"]:
             step["recorded"] = recorded.get(step["call"])
     return document
+
+
+# --- sessions ----------------------------------------------------------------------------------
+
+
+@app.command(epilog=EXIT_CODES)
+@reports_errors
+def sessions(
+    paths: Paths = None,
+    budget: Budget = DEFAULT_BUDGET,
+    window: Window = None,
+    fixed_tokens: FixedTokens = "auto",
+    by: Annotated[Optional[str], typer.Option(
+        "--by", help="Sum the sessions per day, week, project, model or agent.", show_default=False)] = None,
+    since: Annotated[Optional[str], typer.Option(
+        "--since", help="Only sessions active on or after this date (YYYY-MM-DD) or time.", show_default=False)] = None,
+    until: Annotated[Optional[str], typer.Option(
+        "--until", help="Only sessions that started on or before this date or time.", show_default=False)] = None,
+    sort: Annotated[str, typer.Option(
+        "--sort", help="Order: last, started, peak, share, messages, rejected, project, id.")] = "last",
+    tokenizer: Tokenizer = None,
+    profile: Profile = None,
+    json: Json = False,
+    max_line_mb: MaxLine = DEFAULT_LINE_LIMIT_MB,
+    format: Format = None,
+    jobs: Jobs = None,
+    strict: StrictAll = False,
+) -> None:
+    """One row per session: its size against the window, and what ctxfit would have done.
+
+    \b
+    For every Claude Code and Codex session on this machine (their default log folders):
+        ctxfit sessions
+    Which projects came closest to the window last week:
+        ctxfit sessions --by project --since 2026-02-01 --sort peak
+    A folder of SWE-agent or OpenHands runs, as JSON:
+        ctxfit sessions runs/ --budget 200000 --json | jq '.sessions[] | select(.agent_rejected > 0)'
+
+    Each row: session id, agent, project, model(s), last activity, messages, compactions, the
+    peak request (recorded where the log holds usage, else estimated) and its share of the
+    model's window (or --window), the stage ctxfit reaches at --budget with the results it
+    clears, and the calls the window rejects when everything is sent (the agent's own
+    behaviour) against ctxfit.
+    """
+    set_line_limit(max_line_mb)
+    from ..fleet import sessions as view
+    from ..fleet.work import Job
+    from . import many, sessions_view
+    format = _check_format(format)
+    if by is not None and by not in view.GROUPS:
+        raise typer.BadParameter(f"choose from {', '.join(view.GROUPS)}", param_hint="--by")
+    if sort not in view.SORTS:
+        raise typer.BadParameter(f"choose from {', '.join(view.SORTS)}", param_hint="--sort")
+    auto = _auto(tokenizer, profile, window, fixed_tokens)
+    _options(budget, window, None, DEFAULTS.batch_size, DEFAULTS.protect_share,
+             DEFAULTS.min_clear_tokens, auto.counter or SEED)  # checks them before any file is read
+    found = many.inputs(paths, defaults=True)
+    job = Job("sessions", format, budget, window, auto.fixed_tokens, tokenizer, profile, describe=True,
+              line_limit_mb=max_line_mb)
+    combined = many.run(found, job, jobs=jobs, strict=strict, quiet=json)
+    rows = [view.session_row(kept, budget=budget) for kept in combined.kept]
+    rows = view.sort_rows(view.within(rows, since, until), sort)
+    groups = view.group_rows(rows, by) if by else None
+    if json:
+        document = {"budget": budget, "window": window, "sessions": rows, **combined.to_dict()}
+        if groups is not None:
+            document["by"], document["groups"] = by, groups
+        write_json(document)
+    else:
+        width = sessions_view.width(sys.stdout)
+        cells = [sessions_view.group_cells(g) for g in groups] if groups is not None else \
+            [sessions_view.session_cells(r) for r in rows]
+        lines = sessions_view.render(cells, width) or ["no sessions in that range"]
+        lines += [""] + sessions_view.legend(width, grouped=groups is not None) if cells else []
+        write_stdout(("\n".join(lines) + "\n").encode())
+    many.finish(combined)
 
 
 # --- calibrate ----------------------------------------------------------------------------------

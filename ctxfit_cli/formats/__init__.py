@@ -17,7 +17,7 @@ from collections import deque
 from itertools import chain
 from typing import BinaryIO, Iterable, Iterator
 
-from ..errors import BadInput
+from ..errors import BadInput, NoConversation
 from ..core.model import Dialect, Message, Part, PartKind, RecordedCall, Role, Transcript
 from ..core.repair import repair
 from .reading import Record, read_records
@@ -66,7 +66,7 @@ def read_transcripts(name: str, stream: BinaryIO, format: str | None = None) -> 
             yield transcript
             found = True
         if not found:  # only bookkeeping records
-            raise BadInput(name, None, NO_MESSAGES)
+            raise NoConversation(name, None, NO_MESSAGES)
         return
     recorded = None
     if format == "codex":
@@ -208,7 +208,7 @@ def _require_messages(name: str, messages: Iterable[Message]) -> Iterator[Messag
         conversation = conversation or message.role not in (Role.SYSTEM, Role.TOOLS)
         yield message
     if not conversation:
-        raise BadInput(name, None, NO_MESSAGES)
+        raise NoConversation(name, None, NO_MESSAGES)
 
 
 def _request(name: str, record: Record) -> Transcript:

@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Iterator
 
 from ..counters.seed import SEED, Counter
-from ..errors import BadInput
+from ..errors import BadInput, NoConversation
 from ..core.estimate import MessageCost, TranscriptEstimate, message_cost
 from . import NO_MESSAGES, PARSERS
 from .common import Where
@@ -119,7 +119,7 @@ def estimate_in_parallel(path: str, name: str, dialect: str, *, top_n: int,
             total.merge(estimate)
         lines_before += lines
     if total is None or total.messages == 0:
-        raise BadInput(name, None, NO_MESSAGES)
+        raise NoConversation(name, None, NO_MESSAGES)
     return total
 
 
@@ -210,7 +210,7 @@ class Outline:
                 yield Message(_ROLES[role], parts, b"", number + lines_before, {_SEED: MessageCost._make(cost)})
             lines_before += lines
         if not found:
-            raise BadInput(name, None, NO_MESSAGES)
+            raise NoConversation(name, None, NO_MESSAGES)
 
     def complete(self, transcript: Transcript, plan: Plan) -> Transcript:
         """`transcript` (its messages those `messages` gave, its system prompt perhaps with a
@@ -243,7 +243,7 @@ def read_outline(path: str, name: str, format: str, dialect: str, *, workers: in
                 transcript = Transcript(name, format, dialect, (), tuple(system))
                 return Outline(path, transcript, piece.line_start, piece.lines - 1, workers)
             system.append(message)  # leading system lines are the system prompt, as always
-    raise BadInput(name, None, NO_MESSAGES)
+    raise NoConversation(name, None, NO_MESSAGES)
 
 
 def _outline_piece(job: tuple) -> tuple[list | None, int, tuple[int, str] | None]:

@@ -15,7 +15,7 @@ from typing import BinaryIO, Iterable, Iterator
 
 import orjson
 
-from ..errors import BadInput, UsageProblem
+from ..errors import BadInput, NoConversation, UsageProblem
 
 _BOM = b"\xef\xbb\xbf"
 #: Read buffer: transcript lines run to tens of kilobytes, and with the default 8 KB buffer
@@ -86,7 +86,7 @@ def read_records(name: str, stream: BinaryIO) -> Iterator[Record]:
             parse_line(name, number, line)  # not the start of a document: report this line
         yield _document(name, number, line, lines)
         return
-    raise BadInput(name, None, "is empty: no JSON records found")
+    raise NoConversation(name, None, "is empty: no JSON records found")
 
 
 def _document(name: str, number: int, first: bytes, lines: Iterator[tuple[int, bytes]]) -> Record:

@@ -1,0 +1,113 @@
+"""Many inputs for one command: which files, running the per-file work, and what a bad file does.
+
+- Paths may be files, directories (searched recursively for `*.jsonl`, `*.json`, `*.traj`) or
+  `-`. With none, piped input is read; otherwise the commands that survey logs read the agents'
+  default log folders (`fleet/discovery.py`).
+- One bad file among many is a warning naming it; the others are reported and the exit code is
+  5 (partial). `--strict` makes it fatal (its own exit code, 3 for bad input). A file with no
+  conversation (a Claude Code log of only a `summary` record) is noted and skipped.
+- A lone input keeps the plain rules: its problem is the command's error.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from dataclasses import dataclass
+
+import typer
+
+from ..errors import EXIT_BAD_INPUT, EXIT_PARTIAL, BadInput, CtxfitError, UsageProblem
+from ..fleet.combine import Combined, combine
+from ..fleet.discovery import LOG_SUFFIXES, default_folders, expand
+from ..fleet.local import default_jobs, run_files
+from ..fleet.work import Job
+from . import render
+from .inputs import resolve_paths
+from .progress import FileProgress
+
+@dataclass
+class Inputs:
+    files: list[str]
+    #: More than one input was asked for (several paths, a directory, the default folders).
+    many: bool
+
+
+def inputs(paths: list[str] | None, *, defaults: bool) -> Inputs:
+    """The files a command reads. `defaults`: with no path and nothing piped, read the agents'
+    default log folders (else that is a usage error)."""
+    if paths:
+        files = expand(resolve_paths(paths))  # resolve_paths checks the uses of '-'
+
+        folders = [p for p in paths if p != "-" and os.path.isdir(p)]
+        if not files:
+            raise BadInput(folders[0], None, f"has no transcript files ({', '.join('*' + s for s in LOG_SUFFIXES)})")
+        return Inputs(files, many=len(files) > 1 or bool(folders))
+    if _piped() or not defaults:
+        return Inputs(resolve_paths(None), many=False)
+    folders = default_folders()
+    files = expand(folders)
+    if not files:
+        raise UsageProblem("no input: give a transcript path or a folder, or pipe one in; no logs were found in "
+                           "the default folders (~/.claude/projects, ~/.config/claude/projects or "
+                           "$CLAUDE_CONFIG_DIR/projects; ~/.codex/sessions or $CODEX_HOME/sessions)")
+    return Inputs(files, many=True)
+
+
+def _piped() -> bool:
+    """Whether standard input carries data: a pipe or a redirected file, not a terminal and not
+    /dev/null. (A stream with no file descriptor, as in tests, counts as piped.)"""
+    if sys.stdin is None:
+        return False
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):  # no real descriptor
+        return not sys.stdin.isatty()
+    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode) or stat.S_ISSOCK(mode)
+
+
+def run(found: Inputs, job: Job, *, jobs: int | None, strict: bool, quiet: bool) -> Combined:
+    """Do `job` on every file and combine the results; raise what a lone input's problem is,
+    or the first bad file's under --strict."""
+    jobs = default_jobs() if jobs is None else jobs
+    results = []
+    with FileProgress(len(found.files), enabled=not quiet) as progress:
+        for result in run_files(found.files, job, jobs=jobs):
+            if result.fatal is not None:
+                raise _Failed(*result.fatal)
+            if result.error is not None and (strict or not found.many):
+                raise _Failed(result.error, result.error_code)
+            results.append(result)
+            progress.advance()
+    combined = combine(results)
+    if not combined.kept:
+        if not found.many and combined.skipped:
+            raise _Failed(results[0].empty or combined.skipped[0][1], EXIT_BAD_INPUT)
+        if not combined.errors:
+            raise _Failed(f"no conversation in any of the {len(found.files)} inputs", EXIT_BAD_INPUT)
+    return combined
+
+
+class _Failed(CtxfitError):
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.exit_code = code
+
+
+def finish(combined: Combined, *, reported: bool | None = None) -> None:
+    """Warn about every bad file and note what was skipped (stderr), then exit 5 if any input
+    was bad, or 3 if nothing could be reported. `reported`: whether anything was (default:
+    whether any session was kept)."""
+    reported = bool(combined.kept) if reported is None else reported
+    err = render.stderr_console()
+    for path, reason in combined.skipped:
+        err.print(render.Text(f"ctxfit: note: {path}: skipped: {reason}"))
+    for _, error in combined.errors:
+        err.print(render.Text(f"ctxfit: warning: {error} (skipped)"))
+    if combined.errors:
+        read = combined.files - len(combined.errors)
+        err.print(render.Text(f"ctxfit: {len(combined.errors)} of {combined.files} inputs could not be read; "
+                              f"{'the report covers the other ' + str(read) if reported else 'nothing to report'}"
+                              " (exit code 5: partial; --strict stops at the first)"))
+        raise typer.Exit(EXIT_PARTIAL if reported else EXIT_BAD_INPUT)

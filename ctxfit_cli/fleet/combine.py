@@ -1,0 +1,106 @@
+"""Putting per-file results together: the one place where many files become one report.
+
+Results are taken in input order, whoever computed them (one process, `--jobs`, a cluster), so
+the combined report is the same. A session read twice (the same log copied to two folders, or a
+resumed Claude Code session whose new log repeats the old one's replies) is counted once:
+
+- two sessions with the same agent and id are one; the one with more replies is kept (the first
+  on a tie);
+- a session whose reply ids all appear, in the same order from the start, in a longer session of
+  the same agent is a copy of that session's beginning, and is left out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .work import FileResult, Unit
+
+
+@dataclass
+class Kept:
+    path: str
+    unit: Unit
+
+
+@dataclass
+class Combined:
+    kept: list[Kept] = field(default_factory=list)
+    #: Files that could not be read: (path, one-line error).
+    errors: list[tuple[str, str]] = field(default_factory=list)
+    #: Files or sessions left out on purpose: (path, why).
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    files: int = 0
+
+    @property
+    def items(self) -> list:
+        return [item for kept in self.kept for item in kept.unit.items]
+
+    def to_dict(self) -> dict:
+        """`errors` and `skipped` as they appear in every command's JSON."""
+        return {"errors": [{"path": p, "error": e} for p, e in self.errors],
+                "skipped": [{"path": p, "reason": r} for p, r in self.skipped]}
+
+
+def combine(results: list[FileResult]) -> Combined:
+    """The units to report, in input order, each session once.
+
+    >>> from ctxfit_cli.fleet.meta import SessionMeta
+    >>> a = FileResult("a.jsonl", units=[Unit(SessionMeta("s1", "Codex"), [1])])
+    >>> b = FileResult("copy/a.jsonl", units=[Unit(SessionMeta("s1", "Codex"), [1])])
+    >>> combined = combine([a, b])
+    >>> [k.path for k in combined.kept], combined.skipped
+    (['a.jsonl'], [('copy/a.jsonl', 'the same session as a.jsonl (Codex s1): counted once')])
+    """
+    combined = Combined(files=len(results))
+    candidates: list[Kept] = []
+    for result in results:
+        if result.error is not None:
+            combined.errors.append((result.path, result.error))
+        elif result.empty is not None:
+            combined.skipped.append((result.path, f"no conversation in it ({result.empty.split(': ', 1)[-1]})"))
+        else:
+            candidates.extend(Kept(result.path, unit) for unit in result.units)
+    chosen = _one_per_key(candidates, combined)
+    combined.kept = _without_copies(chosen, combined)
+    return combined
+
+
+def _one_per_key(candidates: list[Kept], combined: Combined) -> list[Kept]:
+    best: dict[tuple, Kept] = {}
+    for kept in candidates:
+        meta = kept.unit.meta
+        if meta is None:
+            best[("", id(kept))] = kept
+            continue
+        other = best.get(meta.key)
+        if other is None or len(meta.message_ids) > len(other.unit.meta.message_ids):
+            best[meta.key] = kept
+    result = [kept for kept in candidates if any(kept is b for b in best.values())]
+    for kept in candidates:
+        if not any(kept is r for r in result):
+            winner = best[kept.unit.meta.key]
+            combined.skipped.append((kept.path, f"the same session as {winner.path} "
+                                                f"({kept.unit.meta.agent} {kept.unit.meta.id}): counted once"))
+    return result
+
+
+def _without_copies(chosen: list[Kept], combined: Combined) -> list[Kept]:
+    """Leave out sessions whose replies are the beginning of a longer session's."""
+    by_first: dict[tuple[str, str], list[Kept]] = {}
+    for kept in chosen:
+        meta = kept.unit.meta
+        if meta is not None and meta.message_ids:
+            by_first.setdefault((meta.agent, meta.message_ids[0]), []).append(kept)
+    copies: set[int] = set()
+    for group in by_first.values():
+        group = sorted(group, key=lambda k: -len(k.unit.meta.message_ids))
+        for shorter in group[1:]:
+            ids = shorter.unit.meta.message_ids
+            longer = next((g for g in group if len(g.unit.meta.message_ids) > len(ids)
+                           and g.unit.meta.message_ids[:len(ids)] == ids), None)
+            if longer is not None:
+                copies.add(id(shorter))
+                combined.skipped.append((shorter.path, f"its replies are the start of {longer.path} "
+                                                       f"({shorter.unit.meta.agent} {longer.unit.meta.id}): counted once"))
+    return [kept for kept in chosen if id(kept) not in copies]

@@ -1,0 +1,203 @@
+"""What a log says about its session beside the conversation: id, project, agent, models, dates,
+compactions, and the ids that tell a copied session from a new one.
+
+Read from the records the agents write (plain data, no messages built):
+
+| format      | id                         | project            | models                  | dates        |
+|-------------|----------------------------|--------------------|-------------------------|--------------|
+| claude-code | `sessionId` (+ `agentId` of a sub-agent's log) | `cwd` | `message.model` | `timestamp` |
+| codex       | `session_meta.payload.id`  | `cwd`              | `turn_context.model`    | `timestamp`  |
+| openhands   | `instance_id` (evaluation output) | `instance.repo` | `llm_config.model`, responses' `model` | events' `timestamp` |
+| swe-agent   | `replay_config.problem_statement.id` | `environment` | `replay_config.agent.model.name` | none in the file |
+
+A log without an id is given one by the caller (a digest of its bytes, so that an exact copy is
+still recognised).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import PurePath
+from typing import Iterable
+
+import orjson
+
+from ..formats.reading import Record
+
+AGENTS = {"claude-code": "Claude Code", "codex": "Codex", "openhands": "OpenHands", "swe-agent": "SWE-agent"}
+
+
+@dataclass
+class SessionMeta:
+    """One session as its log describes it. `line` is the line its transcript starts at when a
+    file holds several sessions (OpenHands evaluation output), else 0 (the whole file)."""
+
+    id: str
+    agent: str
+    project: str = ""
+    models: list[str] = field(default_factory=list)
+    started: str | None = None
+    last: str | None = None
+    compactions: int = 0
+    #: Ids of the model's replies, in order: a copy of a session repeats them.
+    message_ids: list[str] = field(default_factory=list)
+    line: int = 0
+    #: For a log that names no id: a digest of its bytes, which is then what identifies it.
+    digest: str = ""
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.agent, self.digest or self.id)
+
+    def saw(self, timestamp: object) -> None:
+        timestamp = utc(timestamp)
+        if timestamp is not None:
+            self.started = timestamp if self.started is None else min(self.started, timestamp)
+            self.last = timestamp if self.last is None else max(self.last, timestamp)
+
+    def model(self, name: object) -> None:
+        if isinstance(name, str) and name and not name.startswith("<") and name not in self.models:
+            self.models.append(name)
+
+
+def utc(timestamp: object) -> str | None:
+    """An ISO 8601 time as UTC with milliseconds ('2026-02-12T16:02:48.183Z'), so that times
+    from every agent compare as strings; None for anything else (no time is made up).
+
+    >>> utc("2025-01-27T22:44:56.900854"), utc("2026-02-12T17:02:48+01:00"), utc("[trimmed]")
+    ('2025-01-27T22:44:56.900Z', '2026-02-12T16:02:48.000Z', None)
+    """
+    if not isinstance(timestamp, str) or not timestamp[:4].isdigit():
+        return None
+    try:
+        moment = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is not None:  # a time without a zone is taken as UTC, as the agents write them
+        moment = moment.astimezone(timezone.utc).replace(tzinfo=None)
+    return moment.isoformat(timespec="milliseconds") + "Z"
+
+
+def describe(path: str, format: str, records: Iterable[Record]) -> list[SessionMeta]:
+    """The sessions of one input; `id` is "" where the log names none.
+
+    >>> [s] = describe("runs/x.traj", "swe-agent", [Record(1, {"history": []}, b"")])
+    >>> s.agent, s.id, s.project
+    ('SWE-agent', '', 'runs')
+    """
+    reader = _READERS.get(format)
+    sessions = reader(records) if reader else []
+    if not sessions:
+        sessions = [SessionMeta("", AGENTS.get(format, format))]
+    for session in sessions:
+        if not session.project and path not in ("-", "<stdin>"):
+            session.project = PurePath(path).parent.name
+    return sessions
+
+
+def _claude_code(records: Iterable[Record]) -> list[SessionMeta]:
+    session = SessionMeta("", AGENTS["claude-code"])
+    sidechain = None
+    for record in records:
+        value = record.value
+        if not isinstance(value, dict):
+            continue
+        session.saw(value.get("timestamp"))
+        kind = value.get("type")
+        if kind == "system" and value.get("subtype") == "compact_boundary":
+            session.compactions += 1
+        if kind not in ("user", "assistant"):
+            continue
+        if sidechain is None:
+            sidechain = bool(value.get("isSidechain"))
+            agent_id = value.get("agentId") if sidechain else None
+            session.id = str(value.get("sessionId") or "") + (f"/{agent_id}" if agent_id else "")
+            session.project = str(value.get("cwd") or "")
+        message = value.get("message")
+        if kind == "assistant" and isinstance(message, dict):
+            session.model(message.get("model"))
+            reply = message.get("id")
+            if isinstance(reply, str) and (not session.message_ids or session.message_ids[-1] != reply):
+                session.message_ids.append(reply)
+    return [session]
+
+
+def _codex(records: Iterable[Record]) -> list[SessionMeta]:
+    session = SessionMeta("", AGENTS["codex"])
+    for record in records:
+        value = record.value
+        if not isinstance(value, dict):
+            continue
+        session.saw(value.get("timestamp"))
+        payload = value.get("payload") if isinstance(value.get("payload"), dict) else {}
+        kind = value.get("type")
+        if kind == "session_meta" and not session.id:
+            session.id = str(payload.get("id") or "")
+            session.project = str(payload.get("cwd") or "")
+        elif kind == "turn_context":
+            session.model(payload.get("model"))
+        elif kind == "compacted":
+            session.compactions += 1
+        elif kind == "response_item" and isinstance(payload.get("id"), str):
+            session.message_ids.append(payload["id"])
+    return [session]
+
+
+def _openhands(records: Iterable[Record]) -> list[SessionMeta]:
+    sessions = []
+    for record in records:
+        value = record.value
+        events = value if isinstance(value, list) else value.get("history") if isinstance(value, dict) else None
+        if not isinstance(events, list):
+            continue
+        session = SessionMeta("", AGENTS["openhands"], line=record.line)
+        if isinstance(value, dict):
+            metadata = value.get("metadata") if isinstance(value.get("metadata"), dict) else {}
+            config = metadata.get("llm_config") if isinstance(metadata.get("llm_config"), dict) else {}
+            instance = value.get("instance") if isinstance(value.get("instance"), dict) else {}
+            run = metadata.get("start_time")
+            session.id = str(value.get("instance_id") or "") + (f"@{run}" if run and value.get("instance_id") else "")
+            session.project = str(instance.get("repo") or metadata.get("dataset") or "")
+            session.model(config.get("model"))
+        for event in events:
+            if not isinstance(event, dict):
+                continue
+            session.saw(event.get("timestamp"))
+            if event.get("action") == "condensation":
+                session.compactions += 1
+            response = (event.get("tool_call_metadata") or {}).get("model_response") if isinstance(
+                event.get("tool_call_metadata"), dict) else None
+            if isinstance(response, dict) and "action" in event:
+                session.model(response.get("model"))
+                reply = response.get("id")
+                if isinstance(reply, str) and reply not in session.message_ids[-1:]:
+                    session.message_ids.append(reply)
+        sessions.append(session)
+    return sessions
+
+
+def _swe_agent(records: Iterable[Record]) -> list[SessionMeta]:
+    from ..formats.swe_agent import model_name
+    sessions = []
+    for record in records:
+        value = record.value if isinstance(record.value, dict) else {}
+        session = SessionMeta("", AGENTS["swe-agent"], line=0)
+        config = value.get("replay_config")
+        try:
+            config = orjson.loads(config) if isinstance(config, str) else config
+        except orjson.JSONDecodeError:
+            config = None
+        problem = config.get("problem_statement") if isinstance(config, dict) else None
+        if isinstance(problem, dict) and problem.get("id"):
+            session.id = str(problem["id"])
+        session.model(model_name(value))
+        # SWE-bench instance ids are owner__repo-number.
+        repo = re.fullmatch(r"(.+?)__(.+)-\d+", session.id)
+        session.project = f"{repo[1]}/{repo[2]}" if repo else ""
+        sessions.append(session)
+    return sessions
+
+
+_READERS = {"claude-code": _claude_code, "codex": _codex, "openhands": _openhands, "swe-agent": _swe_agent}

@@ -1,0 +1,316 @@
+"""The work done for one input file, as one pure function of (path, job) returning plain data.
+
+`run_file` is what `--jobs` maps over local processes and what a distributed engine maps over
+a cluster: it takes only picklable arguments (the counter travels by name and is built where the
+work runs), never prints, and turns a file's problem into `FileResult.error` instead of raising,
+so that one bad file among many is reported and the others still are. `combine.py` puts the
+results together, in input order, the same way whoever ran them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import io
+import os
+import sys
+from dataclasses import dataclass, field
+from itertools import chain
+from pathlib import PurePath
+from typing import Callable, NamedTuple
+
+from ..core import choice
+from ..core.estimate import TranscriptEstimate, by_script
+from ..core.fitting import FitOptions
+from ..core.model import Transcript
+from ..counters.seed import SEED, Counter
+from ..errors import EXIT_BAD_INPUT, BadInput, CtxfitError, NoConversation
+from ..formats import parallel, read_transcripts
+from ..formats.reading import DEFAULT_LINE_LIMIT_MB, open_input, read_records, set_line_limit
+from ..replay.policies import DEFAULT_POLICIES, POLICIES
+from ..replay.simulation import Prices, replay
+from .meta import SessionMeta, describe
+
+COMMANDS = ("estimate", "replay", "sessions")
+#: Stages in the order a fitter tries them.
+STAGES = ("none", "clear", "turns", "rounds")
+
+
+@dataclass(frozen=True)
+class Job:
+    """What to do with each file: plain, picklable settings (no open files, no counters)."""
+
+    command: str
+    format: str | None = None
+    budget: int = 400_000
+    #: The window given (--window), or None: each log's model's (`core/choice.py`).
+    window: int | None = None
+    #: The unlogged fixed part given (--fixed-tokens N), or None: inferred from recorded usage.
+    fixed_tokens: int | None = None
+    tokenizer: str | None = None
+    profile: str | None = None
+    lowwater: float | None = FitOptions(budget=1).lowwater
+    top: int = 5
+    compare: bool = False
+    policies: tuple[str, ...] = DEFAULT_POLICIES
+    prices: Prices = Prices()
+    min_cacheable: int = 1024
+    #: Read one big file on every core (off when files are already spread over processes).
+    split_big_files: bool = True
+    #: Read each session's id, dates and models (to count a copied session once, and for `sessions`).
+    describe: bool = True
+    #: The longest line read, in MiB (`--max-line-mb`; set in the process that does the work).
+    line_limit_mb: int = DEFAULT_LINE_LIMIT_MB
+
+
+class NamedCounter(NamedTuple):
+    """Stands in for the counter in a result that crosses a process boundary (a real tokenizer
+    need not pickle); reports only read its name."""
+
+    name: str
+
+
+@dataclass
+class Unit:
+    """One session's results from one file: its description and one item per transcript."""
+
+    meta: SessionMeta | None
+    items: list = field(default_factory=list)
+
+
+@dataclass
+class FileResult:
+    path: str
+    size: int = 0
+    units: list[Unit] = field(default_factory=list)
+    #: The file could not be read: one line naming the file, the line and the problem.
+    error: str | None = None
+    #: The exit code that problem has on its own (3 for bad input).
+    error_code: int = 0
+    #: A problem that ends the whole run: (message, exit code).
+    fatal: tuple[str, int] | None = None
+    #: The file holds no conversation (a Claude Code log of only a `summary` record, say).
+    empty: str | None = None
+
+
+def run_file(path: str, job: Job) -> FileResult:
+    """Read one input and do `job.command`'s work on each of its transcripts.
+
+    >>> import tempfile
+    >>> with tempfile.NamedTemporaryFile("wb", suffix=".jsonl", delete=False) as f:
+    ...     _ = f.write(b'{"role":"user","content":"hi"}\\n{"role":"assistant","content":"hello"}\\n')
+    >>> result = run_file(f.name, Job("estimate"))
+    >>> result.error, [item["report"].tokens for item in result.units[0].items]
+    (None, [11])
+    """
+    result = FileResult(path, _size(path))
+    set_line_limit(job.line_limit_mb)
+    try:
+        # Standard input is read twice only to describe its session; else it is streamed.
+        data = sys.stdin.buffer.read() if path == "-" and job.describe else None
+        units = _read(path, data, job)
+    except NoConversation as error:
+        result.empty = str(error)
+    except BadInput as error:
+        result.error, result.error_code = str(error), error.exit_code
+    except CtxfitError as error:
+        # Not the file's fault (a produced request failed validation, a tokenizer is missing):
+        # the whole run stops with its code, however many files there are.
+        result.fatal = (str(error), error.exit_code)
+    except (OSError, MemoryError) as error:
+        result.error, result.error_code = f"{path}: cannot read: {error}", EXIT_BAD_INPUT
+    else:
+        result.units = units
+    return result
+
+
+def _read(path: str, data: bytes | None, job: Job) -> list[Unit]:
+    name = "<stdin>" if path == "-" else path
+    counter = given_counter(job.tokenizer, job.profile)
+    if data is not None:
+        stream = io.BytesIO(data)
+    elif path == "-":
+        stream = contextlib.nullcontext(open_input(path, sys.stdin.buffer))  # not ours to close
+    else:
+        stream = open_input(path)
+    items: list[tuple[int, object]] = []
+    format = job.format
+    with stream as stream:
+        for transcript in read_transcripts(name, stream, job.format):
+            format = transcript.format
+            items.append((transcript.line, HANDLERS[job.command](transcript, path, job, counter)))
+    if not job.describe:
+        return [Unit(None, [item for _, item in items])]
+    sessions = _describe(name, path, data, format or "")
+    units = [Unit(meta) for meta in sessions]
+    by_line = {meta.line: unit for meta, unit in zip(sessions, units)}
+    for line, item in items:
+        # A file of several sessions names each by its line; any other file is one session.
+        by_line.get(line, units[0]).items.append(item)
+    return [unit for unit in units if unit.items]
+
+
+def _describe(name: str, path: str, data: bytes | None, format: str) -> list[SessionMeta]:
+    stream = io.BytesIO(data) if data is not None else open_input(path)
+    with stream:
+        sessions = describe(name, format, read_records(name, stream))
+    for session in sessions:
+        if not session.id:  # the log names none: its bytes do, so an exact copy is still one session
+            session.digest = _digest(path, data)
+            session.id = f"{PurePath(name).stem}#{session.digest}"
+    return sessions
+
+
+def _digest(path: str, data: bytes | None) -> str:
+    digest = hashlib.sha1()
+    if data is not None:
+        digest.update(data)
+    else:
+        with open(path, "rb") as file:
+            for chunk in iter(lambda: file.read(1 << 20), b""):
+                digest.update(chunk)
+    return digest.hexdigest()[:12]
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path) if path != "-" else 0
+    except OSError:
+        return 0
+
+
+@functools.lru_cache(maxsize=None)
+def given_counter(tokenizer: str | None, profile: str | None) -> Counter | None:
+    """The counter the job names (built once per process), or None: chosen per log by its model."""
+    return choice.given_counter(tokenizer, profile)
+
+
+def _choose(transcript: Transcript, job: Job, given: Counter | None) -> tuple[Transcript, choice.Choice]:
+    """The transcript with its unlogged part counted, and the counter and window chosen for it."""
+    chosen = choice.choose(transcript, counter=given, window=job.window, fixed_tokens=job.fixed_tokens)
+    return choice.apply(transcript, chosen), chosen
+
+
+def transcript_name(transcript: Transcript) -> str:
+    """How reports name a transcript: its file, with the line it starts at when a file holds
+    several (requests one per line, a log compacted into several conversations)."""
+    return transcript.path if transcript.line == 1 else f"{transcript.path}:{transcript.line}"
+
+
+# --- what each command does with one transcript -------------------------------------------------
+
+
+def _estimate(transcript: Transcript, path: str, job: Job, given: Counter | None) -> dict:
+    name = transcript_name(transcript)
+    if transcript.format in choice.USAGE_FORMATS:
+        transcript = transcript.materialize()
+    transcript, chosen = _choose(transcript, job, given)
+    counter = chosen.counter
+    others = _comparison_counters(counter) if job.compare else []
+    if not others and job.split_big_files and parallel.worth_it(path, transcript.format, counter):
+        report = parallel.estimate_in_parallel(path, name, transcript.dialect, top_n=job.top)
+    else:
+        report = TranscriptEstimate(name, transcript.format, counter=counter, top_n=job.top)
+        extra = [TranscriptEstimate(name, transcript.format, counter=c, top_n=0) for c in others]
+        # chain, not a tuple: the messages of a JSONL file are streamed, never all held.
+        for message in chain(transcript.fixed, transcript.messages):
+            report.add(message)
+            for other in extra:
+                other.add(message)
+        others = extra
+    comparison = {e.counter.name: e.tokens for e in [report, *others]} if job.compare else None
+    report.counter = NamedCounter(report.counter.name)
+    return {"report": report, "compare": comparison, "usage": _usage_entry(transcript, chosen)}
+
+
+def _usage_entry(transcript: Transcript, chosen: choice.Choice) -> dict:
+    """What a report adds for recorded usage: the counter and window used and why, the
+    unlogged fixed part, and what the log recorded (with this estimate of its last prompt)."""
+    from ..core.usage import call_estimates, recorded_summary
+    entry = chosen.to_dict()
+    recorded = recorded_summary(transcript.calls)
+    if recorded is not None and isinstance(transcript.messages, tuple):
+        pairs = call_estimates(transcript, chosen.counter, chosen.fixed)
+        if pairs:
+            recorded["last_prompt_estimate"] = pairs[-1][1]
+    entry["recorded"] = recorded
+    return entry
+
+
+def _comparison_counters(chosen: Counter) -> list[Counter]:
+    """Every built-in profile and every installed tokenizer, except the counter already chosen."""
+    from ..counters.profiles import builtin_profiles, load_profile
+    from ..counters.tokenizers import available_tokenizers, get_tokenizer
+    counters: list[Counter] = [] if chosen is SEED else [SEED]
+    counters += [load_profile(name) for name in builtin_profiles() if name != "seed"]
+    counters += [get_tokenizer(name) for name, ok in available_tokenizers().items() if ok]
+    return [c for c in counters if c.name != chosen.name]
+
+
+def _options(job: Job, chosen: choice.Choice) -> FitOptions:
+    """This transcript's fitting options: the job's, with the counter and window chosen for it."""
+    options = FitOptions(budget=job.budget, window=max(job.window or 1, job.budget), lowwater=job.lowwater)
+    return choice.fit_options(options, chosen)
+
+
+def _replay(transcript: Transcript, path: str, job: Job, given: Counter | None) -> dict:
+    transcript, chosen = _choose(transcript.materialize(), job, given)
+    options = _options(job, chosen)
+    results = {name: replay(transcript, POLICIES[name], options, prices=job.prices, min_cacheable=job.min_cacheable)
+               for name in job.policies}
+    recorded = None
+    if transcript.calls:
+        from ..core.usage import recorded_by_call
+        recorded = recorded_by_call(transcript)
+    return {"name": transcript_name(transcript), "format": transcript.format, "results": results,
+            "choice": chosen.to_dict(), "by_script": by_script(chain(transcript.fixed, transcript.messages)), "budget": options.budget, "window": options.window,
+            "recorded": recorded}
+
+
+def _session_part(transcript: Transcript, path: str, job: Job, given: Counter | None) -> dict:
+    """One conversation's share of a session row: its size as recorded and as estimated (the
+    unlogged part counted), and what the agent's own behaviour (send everything) and ctxfit
+    would have sent, with the counter and window chosen for its model."""
+    transcript, chosen = _choose(transcript.materialize(), job, given)
+    options = _options(job, chosen)
+    agent = _walk("none", transcript, options)
+    ctxfit = _walk("ctxfit", transcript, options)
+    recorded = [c.prompt_tokens for c in transcript.calls if c.prompt_tokens is not None]
+    return {
+        "name": transcript_name(transcript),
+        "format": transcript.format,
+        "messages": len(transcript.messages),
+        "models": sorted({c.model for c in transcript.calls if c.model}),
+        "recorded_peak": max(recorded) if recorded else None,
+        "estimated_peak": agent["peak"],
+        "calls": agent["calls"],
+        "rejected_agent": agent["rejected"],
+        "rejected_ctxfit": ctxfit["rejected"],
+        "ctxfit_peak": ctxfit["peak"],
+        "stage": ctxfit["stage"],
+        "cleared": ctxfit["cleared"],
+        "window": options.window,
+        "window_source": chosen.window_source,
+        "counter": chosen.counter.name,
+    }
+
+
+def _walk(policy: str, transcript: Transcript, options: FitOptions) -> dict:
+    """Every request a policy would send: the largest, how many the window rejects, the furthest
+    stage reached and how many results the last request clears."""
+    peak = calls = rejected = 0
+    stage, cleared = "none", 0
+    for request in POLICIES[policy].requests(transcript, options):
+        calls += 1
+        peak = max(peak, request.tokens)
+        rejected += request.tokens > options.window
+        if STAGES.index(request.stage) > STAGES.index(stage):
+            stage = request.stage
+        cleared = getattr(request.shape, "cleared", cleared)
+    return {"peak": peak, "calls": calls, "rejected": rejected, "stage": stage, "cleared": cleared}
+
+
+HANDLERS: dict[str, Callable[[Transcript, str, Job, Counter | None], object]] = {
+    "estimate": _estimate, "replay": _replay, "sessions": _session_part,
+}

@@ -1,0 +1,124 @@
+"""`ctxfit sessions`: one row per session, grouped, filtered, sorted, and readable at any width."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from ctxfit_cli.cli.app import app
+
+from conftest import ROOT
+
+REALWORLD = ROOT.parent / "shared" / "realworld"
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory):
+    """Copies of real logs of every agent (the big Claude Code ones left out to keep tests quick)."""
+    folder = tmp_path_factory.mktemp("logs")
+    for name in ("claude-code/ccviewer_5c0375b4.jsonl", "claude-code/spotter_4d5611e5_agent-a2898e3.jsonl",
+                 "codex/localpush_rollout-2026-02-23T12-41-04-019c8a4d-8f45-7010-8b5d-7fad920aa6f9.jsonl",
+                 "openhands/multi_swe_bench_output.jsonl", "openhands/basic.json",
+                 "swe-agent/pydicom-1458_gpt4.traj"):
+        target = folder / name
+        target.parent.mkdir(exist_ok=True)
+        shutil.copy(REALWORLD / name, target)
+    return folder
+
+
+def sessions(*args: str, env: dict | None = None):
+    result = runner.invoke(app, ["sessions", *args], env=env)
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def test_one_row_per_session_with_what_the_log_says(logs):
+    rows = json.loads(sessions(str(logs), "--json").stdout)["sessions"]
+    assert len(rows) == 8  # the OpenHands evaluation output holds three instances
+    by_id = {row["id"]: row for row in rows}
+    claude = by_id["5c0375b4-57a5-4f26-b12d-d022ee4e51b7"]
+    assert claude["agent"] == "Claude Code" and claude["project"] == "/path/to/Demo"
+    assert claude["models"] == ["claude-sonnet-4-20250514"]
+    assert (claude["started"], claude["last_activity"]) == ("2025-09-07T09:52:03.071Z", "2025-09-07T09:54:26.499Z")
+    assert by_id["4d5611e5-241a-462a-8d15-5122611a9569/a2898e3"]["agent"] == "Claude Code"  # a sub-agent's own log
+    codex = by_id["019c8a4d-8f45-7010-8b5d-7fad920aa6f9"]
+    assert codex["agent"] == "Codex" and codex["models"] == ["gpt-5.3-codex"]
+    swe = next(r for r in rows if r["agent"] == "SWE-agent")
+    assert swe["started"] is None and swe["peak_source"] == "estimated"
+    for row in rows:
+        assert row["window_share"] == round(row["peak"] / row["window"], 4)
+        assert row["ctxfit"]["stage"] in ("none", "clear", "turns", "rounds")
+
+
+def test_recorded_usage_is_the_peak_where_the_log_has_it(logs):
+    rows = json.loads(sessions(str(logs / "openhands"), "--json").stdout)["sessions"]
+    lines = (logs / "openhands" / "multi_swe_bench_output.jsonl").read_bytes().splitlines()
+    for line in lines:
+        instance = orjson.loads(line)
+        row = next(r for r in rows if r["id"].startswith(instance["instance_id"] + "@"))
+        assert row["peak_source"] == "recorded" and row["project"] == "ponylang/ponyc"
+        assert row["peak"] == max(u["prompt_tokens"] for u in instance["metrics"]["token_usages"])
+        # The log's prompts include the system prompt and tools OpenHands sent: more than the estimate
+        # of the conversation alone would suggest is not required, only that both are reported.
+        assert row["estimated_peak"] > 0
+
+
+def test_what_ctxfit_would_have_done_at_a_small_budget(logs):
+    rows = json.loads(sessions(str(logs), "--json", "--budget", "8000", "--window", "16000").stdout)["sessions"]
+    subagent = next(r for r in rows if r["id"].endswith("/a2898e3"))
+    # Sending everything, the sub-agent passes a 16k window; ctxfit keeps every request inside it.
+    assert subagent["agent_rejected"] > 0 and subagent["ctxfit"]["rejected"] == 0
+    assert subagent["ctxfit"]["stage"] != "none" and subagent["ctxfit"]["peak"] <= 16_000
+
+
+def test_group_filter_and_sort(logs):
+    rows = json.loads(sessions(str(logs), "--json", "--sort", "peak").stdout)["sessions"]
+    assert [r["peak"] for r in rows] == sorted((r["peak"] for r in rows), reverse=True)
+    by_day = json.loads(sessions(str(logs), "--json", "--by", "day").stdout)
+    assert by_day["by"] == "day" and sum(g["sessions"] for g in by_day["groups"]) == 8
+    assert {g["key"] for g in by_day["groups"]} == {"2025-01-27", "2025-04-30", "2025-09-07", "2026-02-12",
+                                                    "2026-02-23", "(no date)"}
+    weeks = {g["key"]: g["sessions"] for g in json.loads(sessions(str(logs), "--json", "--by", "week").stdout)["groups"]}
+    assert weeks["2025-W18"] == 3
+    projects = json.loads(sessions(str(logs), "--json", "--by", "project").stdout)["groups"]
+    assert next(g for g in projects if g["key"] == "ponylang/ponyc")["sessions"] == 3
+    models = json.loads(sessions(str(logs), "--json", "--by", "model").stdout)["groups"]
+    assert any(g["key"] == "gpt-5.3-codex" for g in models)
+    recent = json.loads(sessions(str(logs), "--json", "--since", "2026-01-01").stdout)["sessions"]
+    assert {r["agent"] for r in recent} == {"Claude Code", "Codex"}
+    old = json.loads(sessions(str(logs), "--json", "--until", "2025-04-30").stdout)["sessions"]
+    assert {r["agent"] for r in old} == {"OpenHands"} and len(old) == 4
+    bad = runner.invoke(app, ["sessions", str(logs), "--by", "month"])
+    assert bad.exit_code == 2 and "--by" in bad.stderr
+
+
+@pytest.mark.parametrize("columns", [40, 60, 100])
+@pytest.mark.parametrize("by", [None, "project"])
+def test_the_layout_fits_the_width_and_never_breaks_a_number(logs, columns, by):
+    args = [str(logs), "--budget", "8000", "--window", "16000"] + (["--by", by] if by else [])
+    text = sessions(*args, env={"COLUMNS": str(columns)}).stdout
+    data = json.loads(sessions(*args, "--json").stdout)
+    assert max(len(line) for line in text.splitlines()) <= columns
+    rows = data["groups"] if by else data["sessions"]
+    numbers = {f"{r['peak']:,}" for r in rows} | {f"{r['messages']:,}" for r in rows}
+    found = set(re.findall(r"\d[\d,]*", text))
+    assert numbers <= found  # each whole, on one line
+    if columns == 100:
+        assert text.splitlines()[0].split()[0] in ("SESSION", "GROUP")  # a table at 100 columns
+
+
+def test_sessions_in_a_real_process_read_the_folders_given(logs):
+    done = subprocess.run([sys.executable, "-m", "ctxfit_cli", "sessions", str(logs), "--sort", "messages"],
+                          capture_output=True, cwd=ROOT, env={**os.environ, "COLUMNS": "100"}, timeout=120)
+    assert done.returncode == 0 and done.stderr == b""
+    lines = done.stdout.decode().splitlines()
+    assert lines[0].startswith("SESSION") and len(lines) >= 8 and max(map(len, lines)) <= 100
