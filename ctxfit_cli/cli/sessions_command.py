@@ -1,0 +1,89 @@
+"""`ctxfit sessions`: one row per session (the work: fleet/sessions.py; the text: sessions_view.py)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Optional
+
+import typer
+
+from ..counters.seed import SEED
+from ..formats.reading import DEFAULT_LINE_LIMIT_MB, set_line_limit
+from .app import (DEFAULT_BUDGET, DEFAULTS, EXIT_CODES, Budget, FixedTokens, Format, Jobs, Json, MaxLine, Paths,
+                  Profile, StrictAll, Tokenizer, Window, _auto, _check_format, _options, app, reports_errors,
+                  write_json)
+from .outputs import write_stdout
+
+@app.command(epilog=EXIT_CODES)
+@reports_errors
+def sessions(
+    paths: Paths = None,
+    budget: Budget = DEFAULT_BUDGET,
+    window: Window = None,
+    fixed_tokens: FixedTokens = "auto",
+    by: Annotated[Optional[str], typer.Option(
+        "--by", help="Sum the sessions per day, week, project, model or agent.", show_default=False)] = None,
+    since: Annotated[Optional[str], typer.Option(
+        "--since", help="Only sessions active on or after this date (YYYY-MM-DD) or time.", show_default=False)] = None,
+    until: Annotated[Optional[str], typer.Option(
+        "--until", help="Only sessions that started on or before this date or time.", show_default=False)] = None,
+    sort: Annotated[str, typer.Option(
+        "--sort", help="Order: last, started, peak, share, messages, rejected, project, id.")] = "last",
+    tokenizer: Tokenizer = None,
+    profile: Profile = None,
+    json: Json = False,
+    max_line_mb: MaxLine = DEFAULT_LINE_LIMIT_MB,
+    format: Format = None,
+    jobs: Jobs = None,
+    strict: StrictAll = False,
+) -> None:
+    """One row per session: its size against the window, and what ctxfit would have done.
+
+    \b
+    For every Claude Code and Codex session on this machine (their default log folders):
+        ctxfit sessions
+    Which projects came closest to the window last week:
+        ctxfit sessions --by project --since 2026-02-01 --sort peak
+    A folder of SWE-agent or OpenHands runs, as JSON:
+        ctxfit sessions runs/ --budget 200000 --json | jq '.sessions[] | select(.agent_rejected > 0)'
+
+    Each row: session id, agent, project, model(s), last activity, messages, compactions, the
+    peak request (recorded where the log holds usage, else estimated) and its share of the
+    model's window (or --window), the stage ctxfit reaches at --budget with the results it
+    clears, and the calls the window rejects when everything is sent (the agent's own
+    behaviour) against ctxfit.
+    """
+    set_line_limit(max_line_mb)
+    from ..fleet import sessions as view
+    from ..fleet.work import Job
+    from . import many, sessions_view
+    format = _check_format(format)
+    if by is not None and by not in view.GROUPS:
+        raise typer.BadParameter(f"choose from {', '.join(view.GROUPS)}", param_hint="--by")
+    if sort not in view.SORTS:
+        raise typer.BadParameter(f"choose from {', '.join(view.SORTS)}", param_hint="--sort")
+    auto = _auto(tokenizer, profile, window, fixed_tokens)
+    _options(budget, window, None, DEFAULTS.batch_size, DEFAULTS.protect_share,
+             DEFAULTS.min_clear_tokens, auto.counter or SEED)  # checks them before any file is read
+    found = many.inputs(paths, defaults=True)
+    job = Job("sessions", format, budget, window, auto.fixed_tokens, tokenizer, profile, describe=True,
+              line_limit_mb=max_line_mb)
+    combined = many.run(found, job, jobs=jobs, strict=strict, quiet=json)
+    rows = [view.session_row(kept, budget=budget) for kept in combined.kept]
+    rows = view.sort_rows(view.within(rows, since, until), sort)
+    groups = view.group_rows(rows, by) if by else None
+    if json:
+        document = {"budget": budget, "window": window, "sessions": rows, **combined.to_dict()}
+        if groups is not None:
+            document["by"], document["groups"] = by, groups
+        write_json(document)
+    else:
+        width = sessions_view.width(sys.stdout)
+        cells = [sessions_view.group_cells(g) for g in groups] if groups is not None else \
+            [sessions_view.session_cells(r) for r in rows]
+        lines = sessions_view.render(cells, width) or ["no sessions in that range"]
+        lines += [""] + sessions_view.legend(width, grouped=groups is not None) if cells else []
+        write_stdout(("\n".join(lines) + "\n").encode())
+    many.finish(combined)
+
+
