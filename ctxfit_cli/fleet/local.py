@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from typing import Callable, Iterator
 
-from ..formats.parallel import cores
+from ..formats.parallel import _die_with_parent, cores
 from .work import FileResult, Job, run_file
 
 
@@ -26,8 +27,11 @@ def run_files(paths: list[str], job: Job, *, jobs: int = 1,
             yield run(path, job)
         return
     from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
     spread = replace(job, split_big_files=False)
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    # Forked, and killed with this process (as parallel.py's): a killed ctxfit leaves no worker behind.
+    with ProcessPoolExecutor(jobs, mp_context=get_context("fork"), initializer=_die_with_parent,
+                             initargs=(os.getpid(),)) as pool:
         futures = [None if path == "-" else pool.submit(run, path, spread) for path in paths]
         for path, future in zip(paths, futures):
             yield run(path, job) if future is None else future.result()
