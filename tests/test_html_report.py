@@ -147,3 +147,16 @@ def test_sessions_report_renders_in_chromium(tmp_path):
     out = tmp_path / "sessions.html"
     out.write_text(sessions_page(SESSIONS, budget=150_000, version="test"))
     _check_renders(out, 1, [PALETTE[0], "#E69F00", "#C62828"])
+
+
+@pytest.mark.skipif(not REAL.exists(), reason="the shared real logs are not beside the project")
+def test_sessions_html_from_the_cli_renders_every_session(tmp_path):
+    out = tmp_path / "sessions.html"
+    done = run_cli("sessions", str(REAL.parent), str(ROOT / "sample_transcripts"), "--budget", "30000",
+                   "--json", "--html", str(out))
+    assert done.returncode == 0, done.stderr
+    rows = orjson.loads(done.stdout)["sessions"]
+    page = out.read_text()
+    assert page.count('class="bar"') == len(rows) > 10
+    assert all(f"{row['peak']:,} / {row['window']:,}" in page for row in rows)
+    _check_renders(out, 1, [PALETTE[0], "#E69F00", "#C62828"])

@@ -37,4 +37,5 @@ def test_ci_runs_the_readme_test_command():
     test_command = fenced_blocks()[1].strip()
     assert test_command.endswith(".venv/bin/python -m pytest")
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert ".venv/bin/pip install" in ci and "'.[test]'" in ci and ".venv/bin/python -m pytest" in ci
+    # CI installs the test extra, and may add others (fleet: Ray for the --engine ray test).
+    assert ".venv/bin/pip install" in ci and re.search(r"'\.\[test[,\]]", ci) and ".venv/bin/python -m pytest" in ci

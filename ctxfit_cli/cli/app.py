@@ -87,6 +87,14 @@ Jobs = Annotated[Optional[int], typer.Option(
 #: A bad file among many is a warning (exit 5) unless this is given. fit and plan have their own
 #: --strict (the seed clearing rule), so there only the long name applies.
 STRICT_INPUTS_HELP = "Stop at the first bad file (exit 3) instead of warning and going on (exit 5)."
+Engine = Annotated[str, typer.Option(
+    "--engine", metavar="local|ray",
+    help="Where the files are read: local (this machine, --jobs processes) or ray (a Ray cluster: "
+         "pip install 'ctxfit[fleet]'; docs/fleet.md).")]
+RayAddress = Annotated[Optional[str], typer.Option(
+    "--ray-address", metavar="ADDRESS", show_default=False,
+    help="The Ray cluster for --engine ray: auto, HOST:6379 or ray://HOST:10001 (default: RAY_ADDRESS, "
+         "else the cluster 'ray start' made here, else a local one).")]
 StrictInputs = Annotated[bool, typer.Option("--strict-inputs", help=STRICT_INPUTS_HELP)]
 StrictAll = Annotated[bool, typer.Option("--strict", "--strict-inputs", help=STRICT_INPUTS_HELP)]
 #: Budgets and windows past this are typing slips (a quadrillion tokens); refusing them keeps
@@ -225,6 +233,8 @@ def estimate(
     max_line_mb: MaxLine = DEFAULT_LINE_LIMIT_MB,
     format: Format = None,
     jobs: Jobs = None,
+    engine: Engine = "local",
+    ray_address: RayAddress = None,
     strict: StrictAll = False,
 ) -> None:
     """Estimate the tokens of transcripts, by writing system and by kind of content.
@@ -256,7 +266,7 @@ def estimate(
     found = many.inputs(paths, defaults=True)
     job = Job("estimate", format, budget, window, parse_fixed_tokens(fixed_tokens), tokenizer, profile,
               top=top, compare=compare, describe=found.many, line_limit_mb=max_line_mb)
-    combined = many.run(found, job, jobs=jobs, strict=strict, quiet=json)
+    combined = many.run(found, job, jobs=jobs, engine=engine, address=ray_address, strict=strict, quiet=json)
     reports = [item["report"] for item in combined.items]
     files = [{**item["report"].to_dict(), **item["usage"]} for item in combined.items]
     if compare:
@@ -605,6 +615,8 @@ def replay_command(
     max_line_mb: MaxLine = DEFAULT_LINE_LIMIT_MB,
     format: Format = None,
     jobs: Jobs = None,
+    engine: Engine = "local",
+    ray_address: RayAddress = None,
     strict: StrictAll = False,
 ) -> None:
     """Replay recorded transcripts request by request and compare context policies.
@@ -641,7 +653,7 @@ def replay_command(
     job = Job("replay", format, budget, window, auto.fixed_tokens, tokenizer, profile, lowwater=lowwater,
               policies=tuple(names), prices=prices, min_cacheable=min_cacheable, describe=found.many,
               line_limit_mb=max_line_mb)
-    combined = many.run(found, job, jobs=jobs, strict=strict, quiet=json)
+    combined = many.run(found, job, jobs=jobs, engine=engine, address=ray_address, strict=strict, quiet=json)
     files = combined.items
     totals = {name: PolicyReplay(name) for name in names}
     for file in files:

@@ -26,7 +26,7 @@ h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 17px; margin: 28px 0 6p
 p.sub, p.caption { color: #555; margin: 4px 0 10px; }
 table { border-collapse: collapse; margin: 8px 0 14px; font-size: 13px; font-variant-numeric: tabular-nums; }
 th, td { padding: 3px 10px; border-bottom: 1px solid #e3e3e3; text-align: right; white-space: nowrap; }
-th:first-child, td:first-child { text-align: left; } th { font-weight: 600; background: #f6f6f6; }
+th:first-child, td:first-child, th.text { text-align: left; } th { font-weight: 600; background: #f6f6f6; }
 td.text { text-align: left; white-space: normal; overflow-wrap: break-word; max-width: 260px; }
 div.wide { overflow-x: auto; max-width: 100%; }
 .bad { color: #C62828; font-weight: 600; } .warn { color: #9a6700; }
@@ -56,8 +56,11 @@ def page(title: str, body: Iterable[str], *, version: str) -> str:
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
-    """Cells are HTML already (escape text before)."""
-    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    """Cells are HTML already (escape text before); a text column's header is aligned as its
+    cells are (left)."""
+    first = rows[0] if rows else []
+    head = "".join(f'<th class="text">{escape(h)}</th>' if i < len(first) and first[i].startswith('<td class="text"')
+                   else f"<th>{escape(h)}</th>" for i, h in enumerate(header))
     body = "".join("<tr>" + "".join(cell if cell.startswith("<td") else f"<td>{cell}</td>" for cell in row) + "</tr>"
                    for row in rows)
     # In a scrolling box: a wide table scrolls instead of pushing the page sideways.
@@ -164,8 +167,12 @@ def sessions_page(rows: list[dict], *, budget: int, version: str) -> str:
 
 
 def _session_label(row: dict) -> str:
-    project = row.get("project") or ""
-    return f"{project} · {row['id']}" if project else str(row["id"])
+    """Short enough for the chart's label column: the project's last folder and the id's start
+    (the bar's hover title and the table below give both in full)."""
+    project = (row.get("project") or "").rstrip("/\\").rsplit("/", 1)[-1]
+    ident = str(row["id"])
+    ident = ident if len(ident) <= 12 else ident[:8] + "…"
+    return f"{project} · {ident}" if project else ident
 
 
 def _share_colour(row: dict) -> str:

@@ -67,13 +67,14 @@ def _piped() -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISREG(mode) or stat.S_ISSOCK(mode)
 
 
-def run(found: Inputs, job: Job, *, jobs: int | None, strict: bool, quiet: bool) -> Combined:
+def run(found: Inputs, job: Job, *, jobs: int | None, strict: bool, quiet: bool,
+        engine: str = "local", address: str | None = None) -> Combined:
     """Do `job` on every file and combine the results; raise what a lone input's problem is,
-    or the first bad file's under --strict."""
-    jobs = default_jobs() if jobs is None else jobs
+    or the first bad file's under --strict. `engine`: "local" (`--jobs` processes) or "ray"
+    (the same per-file function on a Ray cluster at `address`)."""
     results = []
     with FileProgress(len(found.files), enabled=not quiet) as progress:
-        for result in run_files(found.files, job, jobs=jobs):
+        for result in _results(found.files, job, jobs, engine, address):
             if result.fatal is not None:
                 raise _Failed(*result.fatal)
             if result.error is not None and (strict or not found.many):
@@ -87,6 +88,23 @@ def run(found: Inputs, job: Job, *, jobs: int | None, strict: bool, quiet: bool)
         if not combined.errors:
             raise _Failed(f"no conversation in any of the {len(found.files)} inputs", EXIT_BAD_INPUT)
     return combined
+
+
+ENGINES = ("local", "ray")
+
+
+def _results(files: list[str], job: Job, jobs: int | None, engine: str, address: str | None):
+    """Each file's result, in input order, from the engine asked for."""
+    if engine == "ray":
+        if jobs is not None:
+            raise UsageProblem("--jobs is for --engine local; Ray spreads the files over the cluster's CPUs")
+        from ..fleet.ray_engine import run_files as on_ray
+        return on_ray(files, job, address=address)
+    if engine != "local":
+        raise UsageProblem(f"--engine {engine!r}: choose from {', '.join(ENGINES)}")
+    if address is not None:
+        raise UsageProblem("--ray-address goes with --engine ray")
+    return run_files(files, job, jobs=default_jobs() if jobs is None else jobs)
 
 
 class _Failed(CtxfitError):

@@ -9,10 +9,10 @@ import typer
 
 from ..counters.seed import SEED
 from ..formats.reading import DEFAULT_LINE_LIMIT_MB, set_line_limit
-from .app import (DEFAULT_BUDGET, DEFAULTS, EXIT_CODES, Budget, FixedTokens, Format, Jobs, Json, MaxLine, Paths,
-                  Profile, StrictAll, Tokenizer, Window, _auto, _check_format, _options, app, reports_errors,
-                  write_json)
-from .outputs import write_stdout
+from .app import (DEFAULT_BUDGET, DEFAULTS, EXIT_CODES, Budget, Engine, FixedTokens, Format, Html, Jobs, Json, MaxLine, Paths,
+                  Profile, RayAddress, StrictAll, Tokenizer, Window, _auto, _check_format, _options, app, reports_errors,
+                  write_html, write_json)
+from .outputs import check_outputs, write_stdout
 
 @app.command(epilog=EXIT_CODES)
 @reports_errors
@@ -31,10 +31,13 @@ def sessions(
         "--sort", help="Order: last, started, peak, share, messages, rejected, project, id.")] = "last",
     tokenizer: Tokenizer = None,
     profile: Profile = None,
+    html: Html = None,
     json: Json = False,
     max_line_mb: MaxLine = DEFAULT_LINE_LIMIT_MB,
     format: Format = None,
     jobs: Jobs = None,
+    engine: Engine = "local",
+    ray_address: RayAddress = None,
     strict: StrictAll = False,
 ) -> None:
     """One row per session: its size against the window, and what ctxfit would have done.
@@ -46,6 +49,10 @@ def sessions(
         ctxfit sessions --by project --since 2026-02-01 --sort peak
     A folder of SWE-agent or OpenHands runs, as JSON:
         ctxfit sessions runs/ --budget 200000 --json | jq '.sessions[] | select(.agent_rejected > 0)'
+    As a page with a chart of every session's peak against its window (works offline):
+        ctxfit sessions --html sessions.html
+    On a Ray cluster (pip install 'ctxfit[fleet]'; docs/fleet.md):
+        ctxfit sessions /shared/agent-logs --engine ray --json
 
     Each row: session id, agent, project, model(s), last activity, messages, compactions, the
     peak request (recorded where the log holds usage, else estimated) and its share of the
@@ -66,12 +73,16 @@ def sessions(
     _options(budget, window, None, DEFAULTS.batch_size, DEFAULTS.protect_share,
              DEFAULTS.min_clear_tokens, auto.counter or SEED)  # checks them before any file is read
     found = many.inputs(paths, defaults=True)
+    if html:
+        check_outputs({"--html": html}, found.files)
     job = Job("sessions", format, budget, window, auto.fixed_tokens, tokenizer, profile, describe=True,
               line_limit_mb=max_line_mb)
-    combined = many.run(found, job, jobs=jobs, strict=strict, quiet=json)
+    combined = many.run(found, job, jobs=jobs, engine=engine, address=ray_address, strict=strict, quiet=json)
     rows = [view.session_row(kept, budget=budget) for kept in combined.kept]
     rows = view.sort_rows(view.within(rows, since, until), sort)
     groups = view.group_rows(rows, by) if by else None
+    if html:
+        write_html(html, "sessions", rows, budget=budget)
     if json:
         document = {"budget": budget, "window": window, "sessions": rows, **combined.to_dict()}
         if groups is not None:

@@ -175,6 +175,6 @@ def _open(width: int, height: int, kind: str, title: str) -> str:
             f'aria-label="{escape(title)}" viewBox="0 0 {width} {height}" width="{width}" height="{height}">')
 
 
-def _clip(label: str, limit: int = 34) -> str:
+def _clip(label: str, limit: int = 30) -> str:
     """A long label shortened in the middle (the full one is the bar's hover title)."""
     return label if len(label) <= limit else label[: limit // 2 - 1] + "…" + label[-(limit // 2 - 1):]
