@@ -49,8 +49,11 @@ def connect(address: str | None = None) -> None:
 
 
 def chunk_size(files: int, cpus: int) -> int:
-    """>>> chunk_size(10_000, 8), chunk_size(10, 8), chunk_size(0, 8)
-    (64, 1, 1)"""
+    """Files per Ray task for `files` files on `cpus` CPUs.
+
+    >>> chunk_size(10_000, 8), chunk_size(10, 8), chunk_size(0, 8)
+    (64, 1, 1)
+    """
     return max(1, min(MAX_CHUNK, math.ceil(files / (max(cpus, 1) * TASKS_PER_CPU))))
 
 
