@@ -13,7 +13,7 @@ import shutil
 import textwrap
 from typing import TextIO
 
-#: Layout width when the output is not a terminal and COLUMNS is not set.
+#: The widest the layout gets, on any terminal: a compact table reads better than a wide one.
 DEFAULT_WIDTH = 100
 #: The least a shortened text column keeps.
 MIN_TEXT = 6
@@ -26,12 +26,15 @@ LEGEND = ("PEAK: the largest request (r = recorded by the agent's log, e = estim
 
 
 def width(out: TextIO) -> int:
-    """COLUMNS when set, else the terminal's width, else `DEFAULT_WIDTH`."""
+    """COLUMNS when set, else the terminal's width, at most `DEFAULT_WIDTH` (also the width
+    in a pipe)."""
     if os.environ.get("COLUMNS", "").isdigit():
-        return max(20, int(os.environ["COLUMNS"]))
-    if out.isatty():
-        return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
-    return DEFAULT_WIDTH
+        columns = int(os.environ["COLUMNS"])
+    elif out.isatty():
+        columns = shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+    else:
+        columns = DEFAULT_WIDTH
+    return max(20, min(columns, DEFAULT_WIDTH))
 
 
 def short_model(name: str) -> str:
