@@ -22,7 +22,7 @@ from ..core.model import Dialect, Message, Part, PartKind, RecordedCall, Role, T
 from ..core.repair import repair
 from .reading import Record, read_records
 from . import anthropic, claude_code, codex, openai, openhands, swe_agent, usage
-from .common import Where, dumps, json_text, type_name
+from .common import COMPACTED, Where, dumps, json_text, type_name
 from .repair_writers import WRITERS
 
 FORMATS = ("openai", "anthropic", "claude-code", "codex", "request", "swe-agent", "openhands")
@@ -68,24 +68,36 @@ def read_transcripts(name: str, stream: BinaryIO, format: str | None = None) -> 
         if not found:  # only bookkeeping records
             raise NoConversation(name, None, NO_MESSAGES)
         return
-    recorded = None
     if format == "codex":
-        dialect = "openai"
         recorded = usage.CodexCalls([])  # the token_count events: see formats/usage.py
-        records = codex.to_openai(recorded.records(records), name)
-    elif format in PARSERS:
+        found = False
+        stream = codex.to_openai(recorded.records(records), name)
+        for number, (line, segment) in enumerate(_segments(stream)):
+            transcript = Transcript(name, format, "openai", (), line=1 if number == 0 else line)
+            transcript.messages = _require_messages(name, _codex_messages(name, segment, transcript, recorded))
+            yield transcript
+            found = True
+        if not found:
+            raise BadInput(name, None, NO_MESSAGES)
+        return
+    if format in PARSERS:
         dialect = format
     else:
         dialect, records = _chat_dialect(records)
         format = dialect
     parse = PARSERS[dialect]
-    transcript = Transcript(name, format, dialect, (), calls=recorded.calls if recorded else [])
-    messages = repair((parse(r.value, r.raw, Where(name, r.line)) for r in records),
-                      WRITERS[dialect], name, transcript.repairs)
-    if recorded is not None:
-        messages = recorded.messages(messages)
-    transcript.messages = _require_messages(name, messages)
+    transcript = Transcript(name, format, dialect, ())
+    messages = (parse(r.value, r.raw, Where(name, r.line)) for r in records)
+    transcript.messages = _require_messages(name, repair(messages, WRITERS[dialect], name, transcript.repairs))
     yield transcript
+
+
+def _codex_messages(name: str, segment: Iterator[Record], transcript: Transcript,
+                    recorded: usage.CodexCalls) -> Iterator[Message]:
+    """One conversation of a rollout, repaired, its calls (token_count events) filled in."""
+    recorded.calls = transcript.calls  # the events read from here on are this conversation's
+    messages = (openai.parse_message(r.value, r.raw, Where(name, r.line)) for r in segment)
+    yield from recorded.messages(repair(messages, WRITERS["openai"], name, transcript.repairs))
 
 
 def _with_calls(name: str, built: Iterator[claude_code.Built], transcript: Transcript) -> Iterator[Message]:
@@ -109,8 +121,8 @@ def _with_calls(name: str, built: Iterator[claude_code.Built], transcript: Trans
         yield message
 
 
-def _segments(records: Iterator) -> Iterator[tuple[int, Iterator[claude_code.Built]]]:
-    """The conversations of a Claude Code log, split where it was compacted.
+def _segments(records: Iterator) -> Iterator[tuple[int, Iterator]]:
+    """The conversations of a Claude Code log or a Codex rollout, split where it was compacted.
 
     Each is (its first line, its records), read lazily from the one stream; a segment that
     holds no records (a log that starts with a boundary, two boundaries in a row) is skipped.
@@ -118,11 +130,11 @@ def _segments(records: Iterator) -> Iterator[tuple[int, Iterator[claude_code.Bui
     records = iter(records)
     start = next(records, None)
     while start is not None:
-        if start is claude_code.COMPACTED:
+        if start is COMPACTED:
             start = next(records, None)
             continue
         segment = _Segment(start, records)
-        yield start.record.line, iter(segment)
+        yield (start.record.line if isinstance(start, claude_code.Built) else start.line), iter(segment)
         segment.read_rest()  # a consumer that moves on early still gets its records later
         start = segment.end
 
@@ -137,7 +149,7 @@ class _Segment:
 
     def _next(self) -> Record | None:
         record = next(self.records, None)
-        if record is None or record is claude_code.COMPACTED:
+        if record is None or record is COMPACTED:
             self.finished, self.end = True, record
             return None
         return record

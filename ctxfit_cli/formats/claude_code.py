@@ -43,12 +43,10 @@ from __future__ import annotations
 from typing import Iterator, NamedTuple
 
 from .reading import Record
-from .common import Where, as_blocks, dumps, expect_dict
+from .common import COMPACTED, Where, as_blocks, dumps, expect_dict
 from .usage import claude_code_call
 
 CONVERSATION = ("user", "assistant")
-#: Stands in the record stream where the log was compacted: what follows is a new conversation.
-COMPACTED = object()
 #: The model name Claude Code logs on replies it wrote itself (errors, placeholders).
 SYNTHETIC = "<synthetic>"
 

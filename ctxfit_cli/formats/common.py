@@ -13,6 +13,11 @@ from ..errors import BadInput
 JSON_OPTIONS = 0
 
 
+#: Stands in a reader's record stream where the log was compacted: what follows is a new
+#: conversation (Claude Code `compact_boundary`, Codex `compacted`).
+COMPACTED = object()
+
+
 def dumps(value: object) -> bytes:
     """Serialize a value the one way ctxfit always does."""
     try:
