@@ -12,7 +12,7 @@ import math
 import os
 import sys
 from itertools import chain
-from typing import TYPE_CHECKING, Annotated, Callable, Iterator, NamedTuple, Optional
+from typing import TYPE_CHECKING, Annotated, Callable, Iterable, Iterator, NamedTuple, Optional
 
 import orjson
 import typer
@@ -268,7 +268,8 @@ def estimate(
               top=top, compare=compare, describe=found.many, line_limit_mb=max_line_mb)
     combined = many.run(found, job, jobs=jobs, engine=engine, address=ray_address, strict=strict, quiet=json)
     reports = [item["report"] for item in combined.items]
-    files = [{**item["report"].to_dict(), **item["usage"]} for item in combined.items]
+    files = [{**item["report"].to_dict(), **item["usage"], "repairs": item["repairs"]} for item in combined.items]
+    tell_repairs(line for item in combined.items for line in item["repairs"])
     if compare:
         for file, item in zip(files, combined.items):
             file["compare"] = item["compare"]
@@ -285,6 +286,14 @@ def estimate(
         if len(files) > 1:
             render.estimate_report(out, total, budget=budget, window=window or DEFAULT_WINDOW)
     many.finish(combined)
+
+
+def tell_repairs(lines: Iterable[str]) -> None:
+    """What a reader repaired in a log to make a valid request, one line each on stderr."""
+    err = None
+    for line in lines:
+        err = err or render.stderr_console()
+        err.print(render.Text(f"repaired {line}"), soft_wrap=True)
 
 
 # --- note ------------------------------------------------------------------------------------
@@ -399,7 +408,7 @@ def _current_conversations(source: str, format: str | None, counter: Counter) ->
         if parallel.worth_it(source, transcript.format, counter):
             return [parallel.read_outline(source, transcript.path, transcript.format, transcript.dialect)]
         transcript = transcript.materialize()  # before the input moves on
-        if transcript.format == "claude-code" and kept:
+        if transcript.format in ("claude-code", "codex") and kept:
             kept, compacted = [], compacted + 1
         kept.append(transcript)
     if compacted:
@@ -508,6 +517,7 @@ def fit(
         atomic_write(report, orjson.dumps(reports[0] if len(reports) == 1 else reports, option=orjson.OPT_INDENT_2) + b"\n")
     err = render.stderr_console()  # after writing: a failure leaves only its own line
     for entry in reports:
+        tell_repairs(entry["repairs"])
         render.fit_summary(err, entry)
     many.finish(problems, reported=bool(outputs))
 
@@ -533,7 +543,7 @@ def _fit_report(transcript, fitted, chosen: dict) -> dict:
     plan = fitted.plan.to_dict()
     plan["tokens_sent"] = fitted.tokens
     return {"path": transcript.path, "format": transcript.format, "dialect": transcript.dialect,
-            "messages_sent": len(fitted.messages), **plan,
+            "messages_sent": len(fitted.messages), "repairs": list(transcript.repairs), **plan,
             **{k: v for k, v in chosen.items() if k != "window"},
             # The seed rule's per-script view of what is sent, whichever counter fitted it.
             "by_script": by_script(chain(transcript.fixed, fitted.messages))}
@@ -585,6 +595,8 @@ def plan_command(
         out = render.console(StdoutText())
         for entry in entries:
             render.plan_report(out, entry)
+    for entry in entries:
+        tell_repairs(entry["repairs"])
     if any(e["cannot_fit"] for e in entries):
         raise typer.Exit(CannotFit.exit_code)
     many.finish(problems, reported=bool(entries))
@@ -655,6 +667,7 @@ def replay_command(
               line_limit_mb=max_line_mb)
     combined = many.run(found, job, jobs=jobs, engine=engine, address=ray_address, strict=strict, quiet=json)
     files = combined.items
+    tell_repairs(line for file in files for line in file["repairs"])
     totals = {name: PolicyReplay(name) for name in names}
     for file in files:
         for name, result in file["results"].items():
@@ -663,7 +676,8 @@ def replay_command(
     def document(steps: bool) -> dict:
         return {
             "budget": budget, "window": window or DEFAULT_WINDOW,
-            "files": [{"path": f["name"], "format": f["format"], **f["choice"], "by_script": f["by_script"],
+            "files": [{"path": f["name"], "format": f["format"], **f["choice"], "repairs": f["repairs"],
+                       "by_script": f["by_script"],
                        "policies": {n: _replay_dict(f["recorded"], r, prices, steps) for n, r in f["results"].items()}}
                       for f in files],
             "policies": {n: r.to_dict(prices) for n, r in totals.items()},

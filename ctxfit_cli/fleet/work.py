@@ -221,7 +221,8 @@ def _estimate(transcript: Transcript, path: str, job: Job, given: Counter | None
         others = extra
     comparison = {e.counter.name: e.tokens for e in [report, *others]} if job.compare else None
     report.counter = NamedCounter(report.counter.name)
-    return {"report": report, "compare": comparison, "usage": _usage_entry(transcript, chosen)}
+    return {"report": report, "compare": comparison, "usage": _usage_entry(transcript, chosen),
+            "repairs": list(transcript.repairs)}  # complete: the messages were all read
 
 
 def _usage_entry(transcript: Transcript, chosen: choice.Choice) -> dict:
@@ -265,7 +266,7 @@ def _replay(transcript: Transcript, path: str, job: Job, given: Counter | None) 
         recorded = recorded_by_call(transcript)
     return {"name": transcript_name(transcript), "format": transcript.format, "results": results,
             "choice": chosen.to_dict(), "by_script": by_script(chain(transcript.fixed, transcript.messages)), "budget": options.budget, "window": options.window,
-            "recorded": recorded}
+            "recorded": recorded, "repairs": list(transcript.repairs)}
 
 
 def _session_part(transcript: Transcript, path: str, job: Job, given: Counter | None) -> dict:
