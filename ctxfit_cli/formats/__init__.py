@@ -17,6 +17,9 @@ from collections import deque
 from itertools import chain
 from typing import BinaryIO, Iterable, Iterator
 
+import orjson
+import regex
+
 from ..errors import BadInput, NoConversation
 from ..core.model import Dialect, Message, Part, PartKind, RecordedCall, Role, Transcript
 from ..core.repair import repair
@@ -83,7 +86,7 @@ def read_transcripts(name: str, stream: BinaryIO, format: str | None = None) -> 
     if format in PARSERS:
         dialect = format
     else:
-        dialect, records = _chat_dialect(records)
+        dialect, records = _chat_dialect(records, stream)
         format = dialect
     parse = PARSERS[dialect]
     transcript = Transcript(name, format, dialect, ())
@@ -203,14 +206,57 @@ def detect(name: str, first: Record) -> str:
                    'or Codex record, or a request object with "messages" (see --format)')
 
 
-def _chat_dialect(records: Iterator[Record]) -> tuple[Dialect, Iterator[Record]]:
+def _chat_dialect(records: Iterator[Record], stream: BinaryIO) -> tuple[Dialect, Iterator[Record]]:
+    """Whether a chat transcript is OpenAI or Anthropic: the first message only one dialect can
+    have decides (`openai.sniff`); a transcript with none is OpenAI (it is valid as either).
+
+    The records read before the verdict are held, but never more than `_SNIFF_LIMIT`: past
+    that, a seekable file is scanned ahead for the verdict (lines without a marker of either
+    dialect are not even parsed) and read on from where it was; standard input, which cannot
+    be read twice, keeps its records until the verdict.
+    """
     seen: list[Record] = []
     for record in records:
         seen.append(record)
         verdict = openai.sniff(record.value) if isinstance(record.value, dict) else None
-        if verdict is not None or len(seen) >= _SNIFF_LIMIT:
+        if verdict is not None:
+            return ("openai" if verdict else "anthropic"), chain(seen, records)
+        if len(seen) == _SNIFF_LIMIT and _seekable(stream):
+            verdict = _scan_ahead(stream)
             return ("openai" if verdict is not False else "anthropic"), chain(seen, records)
     return "openai", iter(seen)
+
+
+#: Bytes that only a line holding a dialect-specific message can contain.
+_MARKERS = regex.compile(rb'"(?:tool_calls|tool|developer|function|image_url|input_audio|refusal|file|'
+                         rb'tool_use|tool_result|thinking|redacted_thinking|document|image|server_tool_use)"')
+
+
+def _seekable(stream: BinaryIO) -> bool:
+    try:
+        return stream.seekable()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _scan_ahead(stream: BinaryIO) -> bool | None:
+    """The verdict of the first decisive line after the current position; the stream is put
+    back where it was."""
+    start = stream.tell()
+    try:
+        for line in stream:
+            if _MARKERS.search(line) is None:
+                continue
+            try:
+                value = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue  # the reader reports it when it gets there
+            verdict = openai.sniff(value) if isinstance(value, dict) else None
+            if verdict is not None:
+                return verdict
+        return None
+    finally:
+        stream.seek(start)
 
 
 def _require_messages(name: str, messages: Iterable[Message]) -> Iterator[Message]:
