@@ -156,3 +156,12 @@ def test_real_logs_give_one_call_and_one_assistant_message_per_reply_id(path):
         assert all(c.prompt_tokens and c.output_tokens for c in transcript.calls)
         payload = orjson.loads(fit_transcript(transcript, FitOptions(budget=2_000_000, window=2_000_000)).payload)
         assert validate_request(payload, "anthropic") == []
+
+
+@pytest.mark.parametrize("path", CLAUDE_CODE, ids=lambda p: p.name)
+def test_replay_makes_one_call_per_real_api_call(path):
+    from conftest import run_cli
+    done = run_cli("replay", str(path), "--json", "-p", "ctxfit", "--window", "2000000", "--budget", "2000000")
+    assert done.returncode == 0, done.stderr
+    calls = [f["policies"]["ctxfit"]["calls"] for f in orjson.loads(done.stdout)["files"]]
+    assert calls == [len(ids) for ids in _distinct_reply_ids(path)]
