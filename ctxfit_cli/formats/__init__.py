@@ -81,7 +81,7 @@ def read_transcripts(name: str, stream: BinaryIO, format: str | None = None) -> 
             yield transcript
             found = True
         if not found:
-            raise BadInput(name, None, NO_MESSAGES)
+            raise NoConversation(name, None, NO_MESSAGES)
         return
     if format in PARSERS:
         dialect = format
