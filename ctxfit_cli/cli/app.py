@@ -12,7 +12,7 @@ import math
 import os
 import sys
 from itertools import chain
-from typing import TYPE_CHECKING, Annotated, Callable, Iterable, Iterator, NamedTuple, Optional
+from typing import TYPE_CHECKING, Annotated, Callable, Iterator, NamedTuple, Optional
 
 import orjson
 import typer
@@ -269,7 +269,7 @@ def estimate(
     combined = many.run(found, job, jobs=jobs, engine=engine, address=ray_address, strict=strict, quiet=json)
     reports = [item["report"] for item in combined.items]
     files = [{**item["report"].to_dict(), **item["usage"], "repairs": item["repairs"]} for item in combined.items]
-    tell_repairs(line for item in combined.items for line in item["repairs"])
+    render.repairs(line for item in combined.items for line in item["repairs"])
     if compare:
         for file, item in zip(files, combined.items):
             file["compare"] = item["compare"]
@@ -286,14 +286,6 @@ def estimate(
         if len(files) > 1:
             render.estimate_report(out, total, budget=budget, window=window or DEFAULT_WINDOW)
     many.finish(combined)
-
-
-def tell_repairs(lines: Iterable[str]) -> None:
-    """What a reader repaired in a log to make a valid request, one line each on stderr."""
-    err = None
-    for line in lines:
-        err = err or render.stderr_console()
-        err.print(render.Text(f"repaired {line}"), soft_wrap=True)
 
 
 # --- note ------------------------------------------------------------------------------------
@@ -517,7 +509,7 @@ def fit(
         atomic_write(report, orjson.dumps(reports[0] if len(reports) == 1 else reports, option=orjson.OPT_INDENT_2) + b"\n")
     err = render.stderr_console()  # after writing: a failure leaves only its own line
     for entry in reports:
-        tell_repairs(entry["repairs"])
+        render.repairs(entry["repairs"])
         render.fit_summary(err, entry)
     many.finish(problems, reported=bool(outputs))
 
@@ -596,7 +588,7 @@ def plan_command(
         for entry in entries:
             render.plan_report(out, entry)
     for entry in entries:
-        tell_repairs(entry["repairs"])
+        render.repairs(entry["repairs"])
     if any(e["cannot_fit"] for e in entries):
         raise typer.Exit(CannotFit.exit_code)
     many.finish(problems, reported=bool(entries))
@@ -667,7 +659,7 @@ def replay_command(
               line_limit_mb=max_line_mb)
     combined = many.run(found, job, jobs=jobs, engine=engine, address=ray_address, strict=strict, quiet=json)
     files = combined.items
-    tell_repairs(line for file in files for line in file["repairs"])
+    render.repairs(line for file in files for line in file["repairs"])
     totals = {name: PolicyReplay(name) for name in names}
     for file in files:
         for name, result in file["results"].items():

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Mapping, TextIO
+from typing import Iterable, Mapping, TextIO
 
 from rich import box
 from rich.console import Console
@@ -351,3 +351,12 @@ def usage_calibration_summary(err: Console, name: str, evaluation: dict) -> None
                   f"(the base profile: {base['ratio']:.2f}, {base['under10_share']:.1%}).")
     else:
         err.print("no held-out pair grew enough to score: give more or longer logs.", style="yellow")
+
+
+def repairs(lines: Iterable[str]) -> None:
+    """What a reader repaired in a log to make a valid request (`Transcript.repairs`), one
+    line each on stderr, never wrapped."""
+    err = None
+    for line in lines:
+        err = err or stderr_console()
+        err.print(Text(f"repaired {line}"), soft_wrap=True)
