@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import time
 
 import anthropic
 import httpx
@@ -57,6 +58,16 @@ def stack(tmp_path_factory):
     stack.provider.stop()
     assert KEY not in log  # keys are forwarded, never logged
     assert "Traceback" not in log, log[-3000:]
+
+
+def eventually(condition, seconds: float = 10) -> bool:
+    """The proxy logs a request after the client has its reply: wait for the line to arrive."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
 
 
 def assert_fitted(records: list[dict], dialect: str) -> None:
@@ -216,7 +227,7 @@ def test_what_cannot_be_fitted_is_forwarded_unchanged(stack, body):
     sent = record["body"]
     assert (sent == orjson.loads(body)) if body.startswith(b'{"') else (base64.b64decode(sent["raw"]) == body)
     assert response.status_code in (200, 400)  # whatever the provider answered
-    assert "forwarded unchanged, not fitted" in stack.proxy.stderr
+    assert eventually(lambda: "forwarded unchanged, not fitted" in stack.proxy.stderr)
 
 
 def test_past_the_window_is_answered_400_without_calling_the_provider(tmp_path):
@@ -294,7 +305,7 @@ def test_a_provider_that_hangs_up_mid_stream_breaks_the_clients_stream(stack):
                                     messages=[{"role": "user", "content": "hi"}]) as stream:
             stream.get_final_message()
     assert "incomplete" in str(caught.value) or isinstance(caught.value, anthropic.APIConnectionError)
-    assert "broken off by the provider mid-reply" in stack.proxy.stderr
+    assert eventually(lambda: "broken off by the provider mid-reply" in stack.proxy.stderr)
 
 
 def test_an_unreachable_provider_is_a_502(tmp_path):

@@ -24,6 +24,7 @@ from multidict import CIMultiDict
 from yarl import URL
 
 from ..core.fitting import DEFAULT_WINDOW
+from .body import Readers
 from .conversations import Conversations, Stats, conversation_key
 from .fitting import DIALECTS, Limits, Outcome, fit_body, parse, provider_error
 
@@ -65,6 +66,7 @@ class Proxy:
         self.settings = settings
         self.upstream = settings.upstream.rstrip("/")
         self.conversations = Conversations(settings.conversations)
+        self.readers = Readers(settings.conversations)
         self.totals = Totals()
         self.workers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ctxfit-fit")
         self.client: aiohttp.ClientSession | None = None
@@ -149,12 +151,13 @@ class Proxy:
         big = len(body) >= WORKER_FROM
         loop = asyncio.get_running_loop()
         run = (lambda f, *a: loop.run_in_executor(self.workers, f, *a)) if big else _now
-        request = await run(parse, body, dialect)
-        if isinstance(request, str):
-            return Outcome(body, skipped=request)
+        parsed = await run(parse, self.readers, body)
+        if isinstance(parsed, str):
+            return Outcome(body, skipped=parsed)
+        request, layout = parsed
         conversation = self.conversations.get(conversation_key(dialect, request), dialect)
         async with conversation.lock:
-            outcome = await run(fit_body, body, request, dialect, conversation, self.settings.limits)
+            outcome = await run(fit_body, body, request, layout, dialect, conversation, self.settings.limits)
         conversation.stats.requests += 1
         if outcome.plan is not None and outcome.error is None:
             conversation.stats.record_plan(outcome.plan)

@@ -1,8 +1,10 @@
 """Fitting one request body on its way to the provider (no HTTP here: bytes in, bytes out).
 
-The body is fitted with the library's own `Session` (the same core and defaults as `fit`). When
-nothing had to change, the body goes on as the very bytes the agent sent; when something did,
-it is the agent's request with only `messages` replaced. Anything ctxfit cannot read or fit is
+The body is read incrementally (`body.py`: only the bytes that changed since the conversation's
+last request are parsed) and fitted with the library's own `Session` (the same core and
+defaults as `fit`). When nothing had to change, the body goes on as the very bytes the agent
+sent; when something did, it is the agent's bytes with the messages the fitting left alone
+spliced in unchanged and only the changed ones serialized. Anything ctxfit cannot read or fit is
 forwarded unchanged (fail open) with the reason for the log; only a conversation past the
 model's window is answered here, as the provider would answer it, without calling the provider.
 """
@@ -15,6 +17,7 @@ import orjson
 
 from ..core.plan import Plan
 from ..errors import CannotFit
+from .body import BodyError, Layout, Readers
 from .conversations import Conversation
 
 #: Which API each fitted path speaks.
@@ -40,18 +43,19 @@ class Limits:
     window: int | None = None
 
 
-def parse(body: bytes, dialect: str) -> dict | str:
-    """The request as JSON, or why it cannot be fitted."""
+def parse(readers: Readers, body: bytes) -> tuple[dict, Layout] | str:
+    """The request as JSON and where its messages are in `body`, or why it cannot be fitted."""
     try:
-        request = orjson.loads(body)
-    except orjson.JSONDecodeError as error:
-        return f"not JSON ({error})"
-    if not isinstance(request, dict) or not isinstance(request.get("messages"), list) or not request["messages"]:
-        return 'no "messages" list'
-    return request
+        request, layout = readers.read(body)
+    except BodyError as error:
+        return str(error)
+    if not request["messages"]:
+        return '"messages" is empty'
+    return request, layout
 
 
-def fit_body(body: bytes, request: dict, dialect: str, conversation: Conversation, limits: Limits) -> Outcome:
+def fit_body(body: bytes, request: dict, layout: Layout, dialect: str, conversation: Conversation,
+             limits: Limits) -> Outcome:
     """Fit a parsed request of `conversation` (the caller holds its lock)."""
     system = request.get("system") if dialect == "anthropic" else None
     try:
@@ -65,7 +69,7 @@ def fit_body(body: bytes, request: dict, dialect: str, conversation: Conversatio
     plan = session.plan
     if not plan.dropped and not plan.cleared:
         return Outcome(body, conversation, plan)
-    return Outcome(orjson.dumps({**request, "messages": messages}), conversation, plan)
+    return Outcome(layout.write(messages), conversation, plan)
 
 
 def provider_error(dialect: str, message: str) -> bytes:

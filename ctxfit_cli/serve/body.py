@@ -1,0 +1,278 @@
+"""Reading the request bodies of one conversation, re-reading only the bytes that changed.
+
+An agent resends its whole history at every step, so the body of a 400,000-token conversation
+is ~2 MB of JSON, almost all of it the same bytes as last time. `BodyReader` keeps the last body,
+where each of its messages sits in it, and the messages as parsed. For the next body it finds
+how many leading bytes are unchanged (a memcmp), keeps the messages that lie wholly inside them
+(the very same dicts, so the `Session` recognises them by identity), and parses only the rest:
+the messages that changed or are new, and the fields after the `messages` array.
+
+It also writes a fitted body back: the agent's own bytes, with the bytes of each message the
+fitting left alone spliced in unchanged (DESIGN §4: unchanged messages leave byte for byte) and
+only the changed ones serialized.
+
+>>> reader = BodyReader()
+>>> reader.read(b'{"model": "m", "messages": [{"role": "user", "content": "hi"}]}')["messages"]
+[{'role': 'user', 'content': 'hi'}]
+>>> first = reader.messages[0]
+>>> grown = reader.read(b'{"model": "m", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}], "stream": true}')
+>>> grown["messages"][0] is first, grown["stream"]
+(True, True)
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+import json
+from typing import Any, NamedTuple
+
+import orjson
+
+_DECODER = json.JSONDecoder()
+_WHITESPACE = " \t\n\r"
+#: Chunk size of the common-prefix search: equal chunks are skipped at memcmp speed.
+_CHUNK = 1 << 18
+
+
+class BodyError(ValueError):
+    """The body is not a JSON object with a `messages` list."""
+
+
+class Layout(NamedTuple):
+    """Where the messages of one body are, to write it back with some of them changed."""
+
+    raw: bytes
+    messages: list
+    spans: list[tuple[int, int]]
+    open: int
+    close: int
+
+    def write(self, messages: list) -> bytes:
+        """This body with `messages`: the bytes of each one read from it (the same object) are
+        spliced in as they were; any other is serialized."""
+        where = {id(m): i for i, m in enumerate(self.messages)}
+        raw, spans = self.raw, self.spans
+        parts = []
+        for message in messages:
+            i = where.get(id(message))
+            if i is not None and message is self.messages[i]:
+                parts.append(raw[spans[i][0]:spans[i][1]])
+            else:
+                parts.append(orjson.dumps(message))
+        return raw[:self.open + 1] + b",".join(parts) + raw[self.close:]
+
+
+class BodyReader:
+    def __init__(self) -> None:
+        self.raw = b""
+        self.head: dict[str, Any] = {}  # the fields before "messages"
+        self.messages: list[Any] = []
+        self.spans: list[tuple[int, int]] = []  # byte range of each message in `raw`
+        self.ends: list[int] = []  # the span ends, for bisect
+        self.open = -1  # byte offset of the messages array's "["
+        self.close = -1  # ... and of its "]"
+        self.reused = 0  # messages taken from the previous body by the last `read`
+
+    def read(self, body: bytes, common: int | None = None) -> dict:
+        """The request in `body` as JSON values (raises `BodyError`). `common` is
+        `self.common(body)` when the caller has it already."""
+        common = self.common(body) if common is None else common
+        if common:
+            try:
+                return self._read_after(body, bisect.bisect_right(self.ends, common))
+            except (ValueError, IndexError):
+                pass  # not the shape expected after the unchanged part: read it all
+        return self._read_all(body)
+
+    @property
+    def layout(self) -> Layout:
+        """Where the messages of the last body read are."""
+        return Layout(self.raw, self.messages, self.spans, self.open, self.close)
+
+    def common(self, body: bytes) -> int:
+        """How much of `body` this reader would not read again (0: it reads it all)."""
+        if self.open < 0:
+            return 0
+        common = common_prefix(body, self.raw)
+        return common if common > self.open else 0
+
+    # --- reading ------------------------------------------------------------------------------
+
+    def _read_all(self, body: bytes) -> dict:
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise BodyError(f"not UTF-8 ({error.reason} at byte {error.start})") from None
+        i = _skip(text, 0)
+        if text[i:i + 1] != "{":
+            raise BodyError("not a JSON object")
+        head: dict[str, Any] = {}
+        fields: dict[str, Any] = {}
+        i, found, opened, closed = _skip(text, i + 1), False, -1, -1
+        byte = _Bytes(text)
+        if text[i:i + 1] == "}":
+            raise BodyError('no "messages" list')
+        while True:
+            i = _skip(text, i)
+            key, i = _string(text, i)
+            i = _skip(text, i)
+            if text[i:i + 1] != ":":
+                raise BodyError("not valid JSON (expected ':')")
+            i = _skip(text, i + 1)
+            if key == "messages" and text[i:i + 1] == "[" and not found:
+                found = True
+                opened = byte.at(i)
+                messages, spans, i = _elements(text, i + 1, byte, first=True)
+                closed = byte.at(i - 1)
+            else:
+                value, i = _value(text, i)
+                (fields if found else head)[key] = value
+            i = _skip(text, i)
+            if text[i:i + 1] == ",":
+                i += 1
+                continue
+            if text[i:i + 1] == "}" and not text[i + 1:].strip(_WHITESPACE):
+                break
+            raise BodyError("not valid JSON (expected ',' or '}')")
+        if not found:
+            raise BodyError('no "messages" list')
+        self._keep(body, head, messages, spans, 0, opened, closed)
+        return {**head, "messages": messages, **fields}
+
+    def _read_after(self, body: bytes, kept: int) -> dict:
+        """Keep the first `kept` messages (their bytes are unchanged) and read the rest."""
+        start = self.spans[kept - 1][1] if kept else self.open + 1
+        text = body[start:].decode("utf-8")
+        byte = _Bytes(text, start)
+        new, spans, i = _elements(text, 0, byte, first=kept == 0)
+        rest = text[i:].strip(_WHITESPACE)
+        closed = byte.at(i - 1)
+        if rest == "}":
+            fields = {}
+        elif rest.startswith(","):
+            fields = orjson.loads("{" + rest[1:])
+        else:
+            raise ValueError("unexpected bytes after the messages")
+        head = self.head
+        self._keep(body, head, self.messages[:kept] + new, self.spans[:kept] + spans, kept, self.open, closed)
+        return {**head, "messages": self.messages, **fields}
+
+    def _keep(self, body: bytes, head: dict, messages: list, spans: list, reused: int, opened: int,
+              closed: int) -> None:
+        self.raw, self.head, self.messages, self.spans, self.reused = body, head, messages, spans, reused
+        self.open, self.close = opened, closed
+        self.ends = [end for _, end in spans]
+
+
+class _Bytes:
+    """Byte offsets of character offsets of a text, computed forward in one pass."""
+
+    __slots__ = ("text", "char", "byte")
+
+    def __init__(self, text: str, base: int = 0) -> None:
+        self.text, self.char, self.byte = text, 0, base
+
+    def at(self, char: int) -> int:
+        if char < self.char:
+            raise ValueError("offsets must be asked in order")
+        self.byte += len(self.text[self.char:char].encode("utf-8"))
+        self.char = char
+        return self.byte
+
+
+def _elements(text: str, i: int, byte: _Bytes, *, first: bool) -> tuple[list, list[tuple[int, int]], int]:
+    """The array elements from `i` (just after "[" or after a previous element) to the "]":
+    (values, byte spans, index just after the "]")."""
+    values, spans = [], []
+    i = _skip(text, i)
+    while True:
+        if text[i:i + 1] == "]":
+            return values, spans, i + 1
+        if not first or values:
+            if text[i:i + 1] != ",":
+                raise BodyError("not valid JSON (expected ',' or ']')")
+            i = _skip(text, i + 1)
+        start = byte.at(i)
+        value, end = _value(text, i)
+        spans.append((start, byte.at(end)))
+        values.append(value)
+        i = _skip(text, end)
+
+
+def _value(text: str, i: int) -> tuple[Any, int]:
+    try:
+        return _DECODER.raw_decode(text, i)
+    except json.JSONDecodeError as error:
+        raise BodyError(f"not valid JSON ({error.msg} at character {error.pos})") from None
+
+
+def _string(text: str, i: int) -> tuple[str, int]:
+    if text[i:i + 1] != '"':
+        raise BodyError("not valid JSON (expected a key)")
+    return _value(text, i)
+
+
+def _skip(text: str, i: int) -> int:
+    while i < len(text) and text[i] in _WHITESPACE:
+        i += 1
+    return i
+
+
+def common_prefix(a: bytes, b: bytes) -> int:
+    """How many leading bytes `a` and `b` share (memcmp over chunks, then a binary search).
+
+    >>> common_prefix(b"abcdef", b"abcxef"), common_prefix(b"abc", b"abc")
+    (3, 3)
+    """
+    limit = min(len(a), len(b))
+    low = 0
+    # Bytes slices, not memoryviews: comparing two memoryviews goes element by element.
+    while low + _CHUNK <= limit and a[low:low + _CHUNK] == b[low:low + _CHUNK]:
+        low += _CHUNK
+    high = min(limit, low + _CHUNK)
+    while low < high:  # a[:low] == b[:low]; the first difference is before `high`
+        middle = (low + high + 1) // 2
+        if a[low:middle] == b[low:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+class Readers:
+    """Body readers for the conversations seen lately, each lent to one request at a time.
+
+    A body is read by the reader whose last body shares the most leading bytes with it (the
+    same conversation one step earlier, as a rule); a body no reader knows is read whole by the
+    least recently used one. Which reader reads a body never changes what is read.
+    """
+
+    def __init__(self, capacity: int = 32) -> None:
+        self.capacity = capacity
+        self._idle: list[BodyReader] = []  # least recently used first
+        self._guard = threading.Lock()
+
+    def read(self, body: bytes) -> tuple[dict, Layout]:
+        """The request in `body` and where its messages are (raises `BodyError`)."""
+        reader, common = self._lend(body)
+        try:
+            return reader.read(body, common), reader.layout
+        finally:
+            with self._guard:
+                self._idle.append(reader)
+                del self._idle[:-self.capacity]
+
+    def _lend(self, body: bytes) -> tuple[BodyReader, int]:
+        with self._guard:
+            best, common = None, 0
+            for reader in self._idle:
+                shared = reader.common(body)
+                if shared > common:
+                    best, common = reader, shared
+            if best is None:
+                if len(self._idle) < self.capacity:
+                    return BodyReader(), 0
+                best = self._idle[0]
+            self._idle.remove(best)
+            return best, common

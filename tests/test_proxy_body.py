@@ -1,0 +1,106 @@
+"""The proxy reads each body of a conversation re-parsing only what changed: always the same JSON
+as a full parse, whatever the client's formatting, key order or edits."""
+
+from __future__ import annotations
+
+import json
+
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxfit_cli.serve.body import BodyError, BodyReader, common_prefix
+
+TEXT = st.lists(st.sampled_from(list("ab \"\\\n{}[],:") + ["é", "Привет", "世界", "👋", "\u2028"]),
+                max_size=30).map("".join)
+MESSAGE = st.builds(lambda role, text, n: {"role": role, "content": [{"type": "text", "text": text}], "n": n},
+                    st.sampled_from(["user", "assistant"]), TEXT, st.integers(0, 10**6))
+FORMATS = {
+    "orjson": orjson.dumps,
+    "python-default": lambda v: json.dumps(v).encode(),
+    "python-compact": lambda v: json.dumps(v, ensure_ascii=False, separators=(",", ":")).encode(),
+    "indented": lambda v: json.dumps(v, indent=2, ensure_ascii=False).encode(),
+}
+ORDERS = {
+    "messages-last": lambda h, m, t: {**h, **t, "messages": m},
+    "messages-first": lambda h, m, t: {"messages": m, **h, **t},
+    "messages-middle": lambda h, m, t: {**h, "messages": m, **t},
+}
+EDIT = st.sampled_from(["append", "append2", "mark-last", "edit-early", "drop-tail", "change-head", "toggle-tail"])
+
+
+def request(order: str, head: dict, messages: list, tail: dict) -> dict:
+    return ORDERS[order](head, messages, tail)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(sorted(FORMATS)), st.sampled_from(sorted(ORDERS)), st.lists(MESSAGE, min_size=1, max_size=6),
+       st.lists(st.tuples(EDIT, MESSAGE), min_size=1, max_size=8))
+def test_every_read_equals_a_full_parse(fmt, order, messages, edits):
+    reader = BodyReader()
+    head, tail = {"model": "m", "system": "Be brief. Привет"}, {"max_tokens": 10}
+    previous = None
+    for kind, message in [("none", None), *edits]:
+        messages = list(messages)
+        if kind == "append":
+            messages.append(message)
+        elif kind == "append2":
+            messages += [message, {**message, "n": -1}]
+        elif kind == "mark-last":
+            messages[-1] = {**messages[-1], "cache_control": {"type": "ephemeral"}}
+        elif kind == "edit-early":
+            messages[0] = message
+        elif kind == "drop-tail" and len(messages) > 1:
+            messages.pop()
+        elif kind == "change-head":
+            head = {**head, "system": head["system"] + "!"}
+        elif kind == "toggle-tail":
+            tail = {**tail, "stream": not tail.get("stream", False)}
+        value = request(order, head, messages, tail)
+        body = FORMATS[fmt](value)
+        read = reader.read(body)
+        assert read == json.loads(body)
+        assert list(read) == list(value)  # the keys, in their order
+        if previous is not None:  # an unchanged leading message is the very object read before
+            for i in range(reader.reused):
+                assert read["messages"][i] is previous[i]
+        previous = read["messages"]
+        written = reader.layout.write(read["messages"])
+        assert json.loads(written) == json.loads(body)
+        for start, end in reader.spans:
+            assert body[start:end] in written  # unchanged messages leave byte for byte
+
+
+def test_a_grown_body_reuses_the_messages_it_had():
+    reader = BodyReader()
+    messages = [{"role": "user", "content": "x" * 1000}]
+    for step in range(20):
+        messages.append({"role": "assistant" if step % 2 == 0 else "user", "content": f"step {step} é"})
+        read = reader.read(orjson.dumps({"model": "m", "messages": messages, "stream": True}))
+        assert read["messages"] == messages
+        assert reader.reused == (len(messages) - 1 if step else 0)
+
+
+def test_a_changed_message_is_written_and_the_others_spliced():
+    reader = BodyReader()
+    body = b'{"messages": [ {"role": "user", "content": "caf\\u00e9"} ,  {"role": "assistant", "content": "b"} ], "x": 1}'
+    read = reader.read(body)
+    changed = [read["messages"][0], {"role": "assistant", "content": "cleared"}]
+    written = reader.layout.write(changed)
+    assert written == (b'{"messages": [{"role": "user", "content": "caf\\u00e9"},'
+                       b'{"role":"assistant","content":"cleared"}], "x": 1}')
+
+
+@pytest.mark.parametrize("body", [b"[1]", b"{}", b'{"messages": 3}', b'{"messages": [1,]}', b"\xff",
+                                  b'{"a": 1 "b": 2}', b'{"messages": []} x'])
+def test_what_is_not_a_request_is_refused(body):
+    with pytest.raises(BodyError):
+        BodyReader().read(body)
+
+
+def test_common_prefix_over_chunks():
+    a = b"x" * 200_000 + b"a"
+    assert common_prefix(a, b"x" * 200_000 + b"b") == 200_000
+    assert common_prefix(a, a) == len(a)
+    assert common_prefix(b"", a) == 0
