@@ -91,9 +91,10 @@ class Conversations:
             return conversation
 
     def _evict(self) -> None:
-        with_sessions = [c for c in reversed(self._known.values()) if c.session is not None]
-        for conversation in with_sessions[self.capacity:]:
-            if not conversation.lock.locked():
+        """Sessions only for the `capacity` most recent conversations (the newest is about to
+        get one); stats for more."""
+        for conversation in list(self._known.values())[:-self.capacity]:
+            if conversation.session is not None and not conversation.lock.locked():
                 conversation.session = None
         while len(self._known) > self.remembered:
             self._known.popitem(last=False)

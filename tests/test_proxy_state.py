@@ -1,0 +1,48 @@
+"""The proxy's memory: conversations told apart, sessions bounded (LRU), results independent of it."""
+
+from __future__ import annotations
+
+import asyncio
+
+import orjson
+
+from ctxfit_cli.serve.body import Readers
+from ctxfit_cli.serve.conversations import Conversations, conversation_key
+from ctxfit_cli.serve.fitting import Limits, fit_body, parse
+from conftest import Chat, ascii_text
+
+
+def request(agent: int, calls: int) -> bytes:
+    chat = Chat("anthropic", system=None).user(f"Agent {agent}: read the files.")
+    for i in range(calls):
+        chat.round(ascii_text(600 + i))
+    return orjson.dumps({"model": "m", "system": "Be brief.", "messages": chat.lines})
+
+
+def fit(conversations: Conversations, readers: Readers, body: bytes) -> bytes:
+    request_value, layout = parse(readers, body)
+    conversation = conversations.get(conversation_key("anthropic", request_value), "anthropic")
+    return fit_body(body, request_value, layout, "anthropic", conversation, Limits(3_000)).body
+
+
+def test_conversations_are_told_apart_by_system_prompt_and_first_message():
+    one = orjson.loads(request(1, 2))
+    assert conversation_key("anthropic", one) == conversation_key("anthropic", orjson.loads(request(1, 5)))
+    assert conversation_key("anthropic", one) != conversation_key("anthropic", orjson.loads(request(2, 2)))
+    assert conversation_key("anthropic", one) != conversation_key("anthropic", {**one, "system": "Other."})
+
+
+def test_sessions_are_bounded_and_a_dropped_one_gives_the_same_requests():
+    async def run() -> None:
+        bounded, readers = Conversations(capacity=2), Readers(capacity=2)
+        roomy, other_readers = Conversations(capacity=100), Readers(capacity=100)
+        for calls in range(1, 12):
+            for agent in range(5):  # five agents take turns: sessions are dropped and rebuilt
+                body = request(agent, calls)
+                assert fit(bounded, readers, body) == fit(roomy, other_readers, body)
+        held = [key for key, c in bounded._known.items() if c.session is not None]
+        assert len(held) <= 2
+        stats = bounded.stats()
+        assert len(stats) == 5 and all(s["requests"] == 0 for s in stats.values())  # counted by the app
+
+    asyncio.run(run())
