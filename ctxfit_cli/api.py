@@ -26,7 +26,7 @@ from .core.model import Dialect, Message, Part, PartKind, Role, Transcript
 from .core.notes import TOO_LONG
 from .core.plan import Plan
 from .core.validate import validate_request
-from .errors import BadInput, CannotFit
+from .errors import BadInput, CannotFit, InvalidRequest
 from .formats import PARSERS, anthropic
 from .formats.common import Where, dumps, json_text
 from .formats.payload import sent_messages
@@ -172,7 +172,7 @@ class Session:
         if given:
             raise BadInput("messages", None, f"{given[0]}: the history is not a valid {self.dialect} "
                                              "request (answer every tool call before fitting)")
-        raise RuntimeError(f"ctxfit made an invalid request ({problems[0]}); please report this bug")
+        raise InvalidRequest("messages", self.dialect, problems[0])
 
 
 def _changed(original: Any, message: Message) -> tuple[Any, dict]:
