@@ -25,7 +25,7 @@ from .core.fitting import FitOptions, Fitter
 from .core.model import Dialect, Message, Part, PartKind, Role, Transcript
 from .core.notes import TOO_LONG
 from .core.plan import Plan
-from .core.validate import validate_request
+from .core.validate import MAX_BREAKPOINTS, Checked, check_message, scan, validate_request
 from .errors import BadInput, CannotFit, InvalidRequest
 from .formats import PARSERS, anthropic
 from .formats.common import Where, dumps, json_text
@@ -144,28 +144,30 @@ class Session:
 
     # --- the answer ---------------------------------------------------------------------------
 
-    def _output(self, sent: tuple[Message, ...]) -> tuple[list, list[dict]]:
-        """The caller's objects for the messages sent, and their request JSON (for the check)."""
-        lead, plan, messages = self._walk.lead, self.plan, self._messages
+    def _output(self, sent: tuple[Message, ...]) -> tuple[list, list[dict], list[Checked]]:
+        """The caller's objects for the messages sent, their request JSON and their checks."""
+        lead, plan, messages, dialect = self._walk.lead, self.plan, self._messages, self.dialect
         items, requests = self._items, self._requests
         out, values = items[:lead], [r.value for r in requests[:lead]]
+        checks = [_check(messages[i], requests[i].value, dialect) for i in range(lead)]
         origins = plan.sent()
         if len(origins) == len(sent) + 1:  # Anthropic: the first kept user message was merged into the first
             del origins[plan.first + 1]
         for index, message in zip(origins, sent):
             position = lead + index
             if message is messages[position]:
-                out.append(items[position])
-                values.append(requests[position].value)
+                item, value = items[position], requests[position].value
             else:
                 item, value = _changed(items[position], message)
-                out.append(item)
-                values.append(value)
-        return out, values
+            out.append(item)
+            values.append(value)
+            checks.append(_check(message, value, dialect))
+        return out, values, checks
 
-    def _checked(self, out: list, values: list[dict]) -> list:
-        """Every request leaves valid (DESIGN §8), or the caller hears why."""
-        problems = validate_request({"messages": values}, self.dialect)
+    def _checked(self, out: list, values: list[dict], checks: list[Checked]) -> list:
+        """Every request leaves valid (DESIGN §8), or the caller hears why. Each message is
+        checked once (the check is kept with it); each request pays only for the sequence."""
+        problems = scan(checks, self.dialect) + self._fixed.problems(checks, self.dialect)
         if not problems:
             return out
         given = validate_request({"messages": [r.value for r in self._requests]}, self.dialect)
@@ -173,6 +175,15 @@ class Session:
             raise BadInput("messages", None, f"{given[0]}: the history is not a valid {self.dialect} "
                                              "request (answer every tool call before fitting)")
         raise InvalidRequest("messages", self.dialect, problems[0])
+
+
+def _check(message: Message, value: dict, dialect: Dialect) -> Checked:
+    """The checks of one message on its own, made once and kept with it."""
+    key = ("checked", dialect)
+    checked = message.memo.get(key)
+    if checked is None:
+        checked = message.memo[key] = check_message(value, dialect)
+    return checked
 
 
 def _changed(original: Any, message: Message) -> tuple[Any, dict]:
@@ -213,6 +224,23 @@ class _Fixed:
         self.system = None if system is None else plain_json(system)
         self.tools = None if tools is None else plain_json(tools)
         self.dialect = _dialect_of_tools(self.tools)
+        self._problems: dict[str, tuple[list[str], int]] = {}
+
+    def problems(self, checks: list[Checked], dialect: Dialect) -> list[str]:
+        """What the validator finds in the system prompt and tools, and in the request's
+        `cache_control` breakpoints as a whole (Anthropic)."""
+        if dialect != "anthropic":
+            return []
+        if dialect not in self._problems:
+            alone = validate_request({"system": self.system, "tools": self.tools,
+                                      "messages": [{"role": "user", "content": "-"}]}, dialect)
+            marked = _breakpoints(self.system) + _breakpoints(self.tools)
+            self._problems[dialect] = ([p for p in alone if "cache_control" not in p], marked)
+        problems, breakpoints = self._problems[dialect]
+        breakpoints += sum(c.breakpoints for c in checks)
+        if breakpoints > MAX_BREAKPOINTS:
+            return problems + [f"{breakpoints} cache_control breakpoints; at most {MAX_BREAKPOINTS} are allowed"]
+        return problems
 
     def messages(self, lead: Sequence[Message]) -> tuple[tuple[Message, ...], Message | None]:
         """(system messages, tools message): the given system prompt, then OpenAI's leading
@@ -270,6 +298,13 @@ def _counter(counter: Counter | str) -> Counter:
         return SEED
     from .counters.profiles import load_profile
     return load_profile(counter)
+
+
+def _breakpoints(value: Any) -> int:
+    """`cache_control` markers on the blocks of a system prompt or the tool definitions."""
+    if not isinstance(value, list):
+        return 0
+    return sum(isinstance(v, dict) and "cache_control" in v for v in value)
 
 
 def _leading_system(messages: list[Message]) -> int:
