@@ -76,7 +76,9 @@ def assert_fitted(records: list[dict], dialect: str) -> None:
     for record in records:
         body = record["body"]
         assert validate_request(body, dialect) == []
-        assert count(body["messages"], system=body.get("system"), tools=body.get("tools"), dialect=dialect) <= BUDGET
+        tokens = count(body["messages"], system=body.get("system"), tools=body.get("tools"), dialect=dialect)
+        # Over the budget only as DESIGN §4 allows: the smallest request (first message, newest round).
+        assert tokens <= BUDGET or len(body["messages"]) <= 3
         assert record["headers"].get("x-api-key", record["headers"].get("authorization", "")).endswith(KEY)
 
 
@@ -183,7 +185,7 @@ def test_fifty_concurrent_clients(stack):
             reply = await client.messages.create(model="claude-test", max_tokens=256, tools=TOOLS, messages=history)
             tool = next(b for b in reply.content if b.type == "tool_use")
             history.append({"role": "assistant", "content": reply.content})
-            text = (ROOT / tool.input["path"]).read_text(encoding="utf-8") * 2
+            text = "y" * 30_000  # a fixed size: the repository's files grow
             history.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": tool.id,
                                                          "content": text}]})
         return len(history)
