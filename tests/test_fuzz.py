@@ -1,0 +1,43 @@
+"""The fuzz test: hostile inputs (structured transcripts, byte-level mutations of the samples)
+through `estimate`, `plan`, `fit` and `replay`, bounded for CI. The promises are listed in
+tests/fuzzing.py; `bench/fuzz.py --cases 50000` runs the same cases for longer."""
+
+from __future__ import annotations
+
+import random
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+import fuzzing
+
+FUZZ = settings(max_examples=150, deadline=None, derandomize=True,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def _problems(rng: random.Random) -> tuple[bytes, list[str], list[str]]:
+    with tempfile.TemporaryDirectory() as folder:
+        data, problems = fuzzing.run_case(rng, Path(folder))
+    return (data, *fuzzing.split(problems))
+
+
+@FUZZ
+@given(st.randoms(use_true_random=False))
+def test_every_run_ends_in_a_documented_code_with_nothing_lost(rng):
+    """Exit 0/2/3/4 only, no exception, empty stdout on errors, the input unchanged, no report
+    without its payload."""
+    data, runs, _ = _problems(rng)
+    assert not runs, (data[:2000], runs)
+
+
+@pytest.mark.xfail(reason="issue #9 (validity, readers): fitted payloads of broken transcripts are not yet "
+                          "repaired into valid requests, and refitting a request reorders its keys; remove "
+                          "this mark when they land", strict=False)
+@settings(FUZZ, max_examples=100, phases=(Phase.generate,))  # no shrinking while it is known to fail
+@given(st.randoms(use_true_random=False))
+def test_fitted_payloads_are_valid_read_back_at_their_size_and_refit_to_the_same_bytes(rng):
+    data, _, payloads = _problems(rng)
+    assert not payloads, (data[:2000], payloads)
