@@ -38,7 +38,7 @@ def kind_of(problem: str) -> str:
     return kind[:160]
 
 
-def run(cases: int, seed: int, progress: Path | None) -> dict:
+def run(cases: int, seed: int, progress: Path | None, save: Path | None = None) -> dict:
     counts: collections.Counter[str] = collections.Counter()
     examples: dict[str, list[int]] = collections.defaultdict(list)
     failing_cases = 0
@@ -51,11 +51,15 @@ def run(cases: int, seed: int, progress: Path | None) -> dict:
                 counts[kind] += 1
                 if len(examples[kind]) < EXAMPLES_PER_KIND:
                     examples[kind].append(seed + k)
-            if progress and (k + 1) % 500 == 0:
-                progress.write_text(f"{k + 1}/{cases} cases, {failing_cases} failing, "
-                                    f"{time.perf_counter() - start:.0f} s\n")
-    return {"cases": cases, "seed": seed, "seconds": time.perf_counter() - start,
-            "failing_cases": failing_cases, "counts": counts, "examples": examples}
+            if (k + 1) % 250 == 0 or k + 1 == cases:
+                result = {"cases": k + 1, "seed": seed, "seconds": time.perf_counter() - start,
+                          "failing_cases": failing_cases, "counts": counts, "examples": examples}
+                if progress:
+                    progress.write_text(f"{k + 1}/{cases} cases, {failing_cases} failing, "
+                                        f"{result['seconds']:.0f} s\n")
+                if save:  # kept up to date, so that a run cut short still tells what it found
+                    save.write_text(json.dumps(result))
+    return result
 
 
 def merge(results: list[dict]) -> dict:
@@ -145,9 +149,7 @@ def main() -> None:
         path.write_bytes(fuzzing.case_input(random.Random(args.show)))
         print(path)
         return
-    result = run(args.cases, args.seed, args.progress)
-    if args.save:
-        args.save.write_text(json.dumps(result))
+    result = run(args.cases, args.seed, args.progress, args.save)
     text = report(result)
     args.doc.write_text(text, encoding="utf-8")
     print(text)
