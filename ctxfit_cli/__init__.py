@@ -25,13 +25,32 @@ from .counters.seed import SEED, Counter, script_counts
 from .errors import BadInput, CannotFit, CtxfitError, UsageProblem
 from .core.estimate import MESSAGE_OVERHEAD, TranscriptEstimate, message_cost, total_tokens
 from .core.fitting import FitOptions, Fitter, Plan, plan_fit
-from .formats import FORMATS, read_transcripts, to_message
 from .core.model import Message, Part, PartKind, RecordedCall, Role, Transcript
 from .core.notes import AGENT_NOTE, CLEARED_RESULT, TOO_LONG, TRIMMED_HISTORY
-from .formats.payload import Fitted, build, fit_transcript, with_agent_note
 from .replay import POLICIES, Prices, replay
 from .core.validate import validate_request
-from .api import Session, count, fit
+
+# The readers (with orjson), the payload writer and the library facade load when first used:
+# every `ctxfit` command imports this package, and most need few of them (issue #10: start-up).
+_LAZY = {
+    "FORMATS": ".formats", "read_transcripts": ".formats", "to_message": ".formats",
+    "Fitted": ".formats.payload", "build": ".formats.payload", "fit_transcript": ".formats.payload",
+    "with_agent_note": ".formats.payload", "Session": ".api", "count": ".api", "fit": ".api",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
 
 __all__ = [
     "__version__", "AGENT_NOTE", "BadInput", "CLEARED_RESULT", "CannotFit", "Counter", "CtxfitError", "FORMATS",

@@ -14,24 +14,31 @@ import sys
 from itertools import chain
 from typing import TYPE_CHECKING, Annotated, Callable, Iterator, NamedTuple, Optional
 
-import orjson
 import typer
 
-from ..formats import parallel
-from . import render
+from .lazy import LazyModule
+
+if TYPE_CHECKING:
+    from ..formats.parallel import Outline
+    from ..formats.payload import Fitted
+
+# Loaded when a command first uses them, not at start-up (`ctxfit --help` needs none of them).
+orjson = LazyModule("orjson")
+parallel = LazyModule("ctxfit_cli.formats.parallel")
+payload = LazyModule("ctxfit_cli.formats.payload")
+reading = LazyModule("ctxfit_cli.formats.reading")
+render = LazyModule("ctxfit_cli.cli.render")
 from ..errors import EXIT_BAD_INPUT, EXIT_INTERNAL, CtxfitError
 from ..counters.seed import SEED, Counter
 from ..core.estimate import combine
-from ..formats import FORMATS
+from ..formats.names import FORMATS
 from .inputs import transcripts
 from ..core.fitting import FitOptions
 from ..core.notes import AGENT_NOTE, TOO_LONG
 from ..errors import BadInput, CannotFit, OutputFailed, UsageProblem
 from .outputs import StdoutText, atomic_write, check_outputs, discard_stdout, write_stdout
 from ..core.model import Transcript
-from ..formats.parallel import Outline
-from ..formats.reading import DEFAULT_LINE_LIMIT_MB, set_line_limit
-from ..formats.payload import Fitted, fit_outline, fit_transcript, with_fields
+from ..formats.names import DEFAULT_LINE_LIMIT_MB
 from ..replay.policies import DEFAULT_POLICIES, POLICIES
 from ..replay.simulation import PolicyReplay, Prices
 
@@ -257,7 +264,7 @@ def estimate(
     counts the part of the prompt it does not hold (--fixed-tokens). Other files are streamed,
     so a transcript of any size can be estimated in bounded memory.
     """
-    set_line_limit(max_line_mb)
+    reading.set_line_limit(max_line_mb)
     from ..fleet.work import Job
     from . import many
     from .counting import given_counter, parse_fixed_tokens
@@ -415,15 +422,15 @@ def _fit_each(source: str, format: str | None, options: FitOptions, tell_agent: 
     """Each conversation of `source` that is still sent, with its fitted request and what was
     chosen for it (counter, window, unlogged fixed part: `counting.Choice.to_dict`)."""
     for conversation in _current_conversations(source, format, auto.counter or SEED):
-        if isinstance(conversation, Outline):
+        if isinstance(conversation, parallel.Outline):
             chosen = {"counter": options.counter.name, "counter_reason": "given" if auto.counter else
                       "seed rule: the input names no model", "window": options.window,
                       "window_source": "given (--window)" if auto.window else "default",
                       "unlogged": {"tokens": 0, "source": "none"}}
-            yield conversation.transcript, fit_outline(conversation, options, tell_agent=tell_agent), chosen
+            yield conversation.transcript, payload.fit_outline(conversation, options, tell_agent=tell_agent), chosen
         else:
             conversation, own, choice = _chosen(conversation, options, auto)
-            yield conversation, fit_transcript(conversation, own, tell_agent=tell_agent), choice.to_dict()
+            yield conversation, payload.fit_transcript(conversation, own, tell_agent=tell_agent), choice.to_dict()
 
 
 def _cannot_fit(name: str, plan) -> CannotFit:
@@ -478,7 +485,7 @@ def fit(
     the budget but within --window, that request is written and the overrun reported; if it is
     over the window, nothing is written and the exit code is 4.
     """
-    set_line_limit(max_line_mb)
+    reading.set_line_limit(max_line_mb)
     format = _check_format(format)
     auto = _auto(tokenizer, profile, window, fixed_tokens)
     options = _options(budget, window, lowwater, batch_size, protect_share, min_clear_tokens,
@@ -493,7 +500,7 @@ def fit(
     for transcript, fitted, chosen in conversations:
         if fitted.plan.cannot_fit:
             raise _cannot_fit(transcript.path, fitted.plan)
-        outputs.append(with_fields(fitted.payload, transcript.extra, fields) if fields else fitted.payload)
+        outputs.append(payload.with_fields(fitted.payload, transcript.extra, fields) if fields else fitted.payload)
         reports.append(_fit_report(transcript, fitted, chosen))
     if json:
         document = {"reports": reports, "payloads": [orjson.Fragment(p) for p in outputs]}
@@ -573,7 +580,7 @@ def plan_command(
 
     A plan that cannot fit the window is still shown; the exit code is then 4.
     """
-    set_line_limit(max_line_mb)
+    reading.set_line_limit(max_line_mb)
     format = _check_format(format)
     auto = _auto(tokenizer, profile, window, fixed_tokens)
     options = _options(budget, window, lowwater, batch_size, protect_share, min_clear_tokens,
@@ -639,7 +646,7 @@ def replay_command(
     To see it as charts in a browser (one self-contained page, works offline):
         ctxfit replay logs/*.jsonl --html report.html
     """
-    set_line_limit(max_line_mb)
+    reading.set_line_limit(max_line_mb)
     format = _check_format(format)
     names = policy or list(DEFAULT_POLICIES)
     for name in names:

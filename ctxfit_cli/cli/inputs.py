@@ -7,9 +7,7 @@ from contextlib import closing
 from typing import Iterator
 
 from ..errors import UsageProblem
-from ..formats import read_transcripts
 from ..core.model import Transcript
-from ..formats.reading import open_input
 
 
 def resolve_paths(paths: list[str] | None) -> list[str]:
@@ -29,6 +27,9 @@ def resolve_paths(paths: list[str] | None) -> list[str]:
 
 def transcripts(path: str, format: str | None) -> Iterator[Transcript]:
     """The transcripts in one input, streamed; the file is closed when iteration ends."""
+    from ..formats import read_transcripts  # the readers load when a command reads
+    from ..formats.reading import open_input
+
     stream = open_input(path, sys.stdin.buffer if path == "-" else None)
     name = "<stdin>" if path == "-" else path
     if path == "-":

@@ -14,7 +14,6 @@ import errno
 import os
 import stat
 import sys
-import tempfile
 
 from ..errors import OutputFailed, UsageProblem
 
@@ -97,6 +96,8 @@ def _write_through(path: str, target: str, data: bytes) -> None:
 
 
 def _replace(path: str, target: str, data: bytes, mode: int | None) -> None:
+    import tempfile  # only -o and --report need it
+
     folder = os.path.dirname(target)
     try:
         handle, temporary = tempfile.mkstemp(prefix=".ctxfit-", suffix=".tmp", dir=folder)

@@ -15,15 +15,17 @@ from typing import BinaryIO, Iterable, Iterator
 
 import orjson
 
+<<<<<<< HEAD
 from ..errors import BadInput, NoConversation, UsageProblem
+=======
+from ..errors import BadInput, UsageProblem
+from .names import DEFAULT_LINE_LIMIT_MB
+>>>>>>> 4c36254 (Start-up: the readers, orjson, rich, the payload writer and the library facade load when first used)
 
 _BOM = b"\xef\xbb\xbf"
 #: Read buffer: transcript lines run to tens of kilobytes, and with the default 8 KB buffer
 #: reading them line by line costs a third as much as parsing them.
 BUFFER = 1 << 20
-#: The longest line (or single JSON document) read by default, in MiB. A provider refuses a
-#: request over 32 MB, so no real record is longer; `--max-line-mb` raises it.
-DEFAULT_LINE_LIMIT_MB = 64
 _line_limit = DEFAULT_LINE_LIMIT_MB << 20
 
 

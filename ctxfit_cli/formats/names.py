@@ -1,0 +1,7 @@
+"""What the CLI's help shows of the readers, apart from them: the input formats' names and the
+line limit, so that `ctxfit --help` imports no reader."""
+
+FORMATS = ("openai", "anthropic", "claude-code", "codex", "request", "swe-agent", "openhands")
+#: The longest line (or single JSON document) read by default, in MiB. A provider refuses a
+#: request over 32 MB, so no real record is longer; `--max-line-mb` raises it.
+DEFAULT_LINE_LIMIT_MB = 64
