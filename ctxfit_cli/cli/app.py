@@ -31,14 +31,14 @@ render = LazyModule("ctxfit_cli.cli.render")
 from ..errors import EXIT_BAD_INPUT, EXIT_INTERNAL, CtxfitError
 from ..counters.seed import SEED, Counter
 from ..core.estimate import combine
-from ..formats.names import FORMATS
+from ..input_formats import FORMATS
 from .inputs import transcripts
 from ..core.fitting import FitOptions
 from ..core.notes import AGENT_NOTE, TOO_LONG
 from ..errors import BadInput, CannotFit, OutputFailed, UsageProblem
 from .outputs import StdoutText, atomic_write, check_outputs, discard_stdout, write_stdout
 from ..core.model import Transcript
-from ..formats.names import DEFAULT_LINE_LIMIT_MB
+from ..input_formats import DEFAULT_LINE_LIMIT_MB
 from ..replay.policies import DEFAULT_POLICIES, POLICIES
 from ..replay.simulation import PolicyReplay, Prices
 

@@ -28,7 +28,7 @@ from . import anthropic, claude_code, codex, openai, openhands, swe_agent, usage
 from .common import COMPACTED, Where, dumps, json_text, type_name
 from .repair_writers import WRITERS
 
-from .names import FORMATS  # noqa: E402 (apart, so that the CLI's help needs no reader)
+from ..input_formats import FORMATS  # noqa: E402 (apart: the CLI's help needs no reader)
 #: Formats read a whole document at a time by their own module (no streaming: a document is one JSON value).
 DOCUMENT_READERS = {"swe-agent": swe_agent.read, "openhands": openhands.read}
 #: Each request dialect's message parser: (value, raw bytes, where) -> Message.

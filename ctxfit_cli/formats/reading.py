@@ -15,12 +15,8 @@ from typing import BinaryIO, Iterable, Iterator
 
 import orjson
 
-<<<<<<< HEAD
 from ..errors import BadInput, NoConversation, UsageProblem
-=======
-from ..errors import BadInput, UsageProblem
-from .names import DEFAULT_LINE_LIMIT_MB
->>>>>>> 4c36254 (Start-up: the readers, orjson, rich, the payload writer and the library facade load when first used)
+from ..input_formats import DEFAULT_LINE_LIMIT_MB
 
 _BOM = b"\xef\xbb\xbf"
 #: Read buffer: transcript lines run to tens of kilobytes, and with the default 8 KB buffer

@@ -1,5 +1,5 @@
-"""What the CLI's help shows of the readers, apart from them: the input formats' names and the
-line limit, so that `ctxfit --help` imports no reader."""
+"""What the CLI's help shows of the readers (ctxfit_cli/formats), kept outside that package so
+that `ctxfit --help` imports no reader: the input formats' names and the line limit."""
 
 FORMATS = ("openai", "anthropic", "claude-code", "codex", "request", "swe-agent", "openhands")
 #: The longest line (or single JSON document) read by default, in MiB. A provider refuses a
