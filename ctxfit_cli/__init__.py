@@ -40,6 +40,11 @@ _LAZY = {
 
 
 def __getattr__(name: str):
+    if name == "__version__":
+        # Read from the installed package's metadata (pyproject.toml is the one source), only
+        # when asked: importing the metadata machinery costs every CLI start-up.
+        from importlib.metadata import version
+        return version("ctxfit")
     if name in _LAZY:
         import importlib
 
@@ -59,12 +64,3 @@ __all__ = [
     "Session", "UsageProblem", "build", "count", "fit", "fit_transcript", "message_cost", "plan_fit", "read_transcripts", "replay",
     "script_counts", "to_message", "total_tokens", "validate_request", "with_agent_note",
 ]
-
-
-def __getattr__(name: str) -> str:
-    """`__version__`, read from the installed package's metadata (pyproject.toml is the one
-    source), only when asked: importing the metadata machinery costs every CLI start-up."""
-    if name == "__version__":
-        from importlib.metadata import version
-        return version("ctxfit")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
