@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from ..counters.seed import SEED
-from ..formats.reading import DEFAULT_LINE_LIMIT_MB, set_line_limit
+from ..input_formats import DEFAULT_LINE_LIMIT_MB
 from .app import (DEFAULT_BUDGET, DEFAULTS, EXIT_CODES, Budget, Engine, FixedTokens, Format, Html, Jobs, Json, MaxLine, Paths,
                   Profile, RayAddress, StrictAll, Tokenizer, Window, _auto, _check_format, _options, app, reports_errors,
                   write_html, write_json)
@@ -60,6 +60,7 @@ def sessions(
     clears, and the calls the window rejects when everything is sent (the agent's own
     behaviour) against ctxfit.
     """
+    from ..formats.reading import set_line_limit  # the readers load when the command runs
     set_line_limit(max_line_mb)
     from ..fleet import sessions as view
     from ..fleet.work import Job
