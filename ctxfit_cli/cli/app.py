@@ -18,11 +18,7 @@ import typer
 
 from .lazy import LazyModule
 
-if TYPE_CHECKING:
-    from ..formats.parallel import Outline
-    from ..formats.payload import Fitted
-
-# Loaded when a command first uses them, not at start-up (`ctxfit --help` needs none of them).
+# Loaded on first use: --help needs none.
 orjson = LazyModule("orjson")
 parallel = LazyModule("ctxfit_cli.formats.parallel")
 payload = LazyModule("ctxfit_cli.formats.payload")
@@ -398,7 +394,7 @@ def _fit_all(paths: list[str] | None, format: str | None, options: FitOptions, t
     return fitted, problems, found.files
 
 
-def _current_conversations(source: str, format: str | None, counter: Counter) -> list[Transcript | Outline]:
+def _current_conversations(source: str, format: str | None, counter: Counter) -> list["Transcript | parallel.Outline"]:
     """The transcripts to fit. A big JSON Lines chat file is read on every core, in outline
     (`fit_outline`). A Claude Code log that was compacted holds one conversation per
     compaction; only the last is still sent, so only it is fitted."""
@@ -418,7 +414,7 @@ def _current_conversations(source: str, format: str | None, counter: Counter) ->
 
 
 def _fit_each(source: str, format: str | None, options: FitOptions, tell_agent: bool,
-              auto: _Auto) -> Iterator[tuple[Transcript, Fitted, dict]]:
+              auto: _Auto) -> Iterator[tuple[Transcript, "payload.Fitted", dict]]:
     """Each conversation of `source` that is still sent, with its fitted request and what was
     chosen for it (counter, window, unlogged fixed part: `counting.Choice.to_dict`)."""
     for conversation in _current_conversations(source, format, auto.counter or SEED):
