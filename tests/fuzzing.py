@@ -202,13 +202,15 @@ def check(data: bytes, folder: Path, rng: random.Random) -> list[str]:
     if fitted.exit_code == 0 and not problems:
         reports = orjson.loads(report.read_bytes())
         reports = reports if isinstance(reports, list) else [reports]
-        problems += _check_payloads(reports, fitted.stdout_bytes.splitlines(), budget)
+        problems += check_payloads(reports, fitted.stdout_bytes.splitlines(), budget)
     if (path.read_bytes(), path.stat().st_mtime_ns) != before:
         problems.append("the input file was changed")
     return problems
 
 
-def _check_payloads(reports: list[dict], payloads: list[bytes], budget: str) -> list[str]:
+def check_payloads(reports: list[dict], payloads: list[bytes], budget: str) -> list[str]:
+    """The promises every payload `fit` wrote keeps: valid for its dialect, read back at the
+    promised size, fitted again to the same bytes."""
     problems = []
     if len(reports) != len(payloads):
         return [f"payload: {len(payloads)} payloads on stdout for {len(reports)} reports"]
@@ -217,19 +219,35 @@ def _check_payloads(reports: list[dict], payloads: list[bytes], budget: str) -> 
         if invalid:
             problems += [f"payload: invalid {report['dialect']} request: {problem}" for problem in invalid]
             continue
-        read_back = _invoke(["estimate", "--json", "-"], input=raw)
+        read_back = _invoke(["estimate", "--json", *counter_options(report["counter"]), "-"], input=raw)
         problems += _problems_of_run("payload: estimate", read_back)
         if read_back.exit_code != 0:
             problems.append(f"payload: does not read back: {read_back.stderr.strip()[:200]}")
             continue
         tokens = orjson.loads(read_back.stdout_bytes)["total"]["tokens"]
-        if tokens != report["tokens_sent"]:
-            problems.append(f"payload: reads back at {tokens} tokens, {report['tokens_sent']} promised")
+        if tokens != sent_in_payload(report):
+            problems.append(f"payload: reads back at {tokens} tokens, {sent_in_payload(report)} promised")
         refit = _invoke(["fit", "--budget", budget, "-"], input=raw)
         problems += _problems_of_run("payload: refit", refit)
         if refit.exit_code == 0 and refit.stdout_bytes != raw + b"\n":
             problems.append("payload: fitting it again changed its bytes")
     return problems
+
+
+def counter_options(counter: str) -> list[str]:
+    """The options that make `estimate` count with the counter a report names
+    (``seed``, ``profile:NAME@VERSION`` or a tokenizer's name)."""
+    if counter == "seed":
+        return []
+    if counter.startswith("profile:"):
+        return ["--profile", counter.removeprefix("profile:").rpartition("@")[0]]
+    return ["--tokenizer", counter]
+
+
+def sent_in_payload(report: dict) -> int:
+    """What a payload must read back at: the size `fit` promised, less the unlogged part of the
+    prompt (system prompt, tools) that the log did not hold, which is counted but never written."""
+    return report["tokens_sent"] - report["unlogged"]["tokens"]
 
 
 PAYLOAD = "payload: "
