@@ -21,18 +21,24 @@ True
 b'{"system":"You are a careful agent.","messages":[{"role":"user","content":"Read the files."}]}'
 """
 
-from .counters.seed import SEED, Counter, script_counts
-from .errors import BadInput, CannotFit, CtxfitError, UsageProblem
-from .core.estimate import MESSAGE_OVERHEAD, TranscriptEstimate, message_cost, total_tokens
-from .core.fitting import FitOptions, Fitter, Plan, plan_fit
-from .core.model import Message, Part, PartKind, RecordedCall, Role, Transcript
-from .core.notes import AGENT_NOTE, CLEARED_RESULT, TOO_LONG, TRIMMED_HISTORY
-from .replay import POLICIES, Prices, replay
-from .core.validate import validate_request
+import sys
+from types import ModuleType
 
-# The readers (with orjson), the payload writer and the library facade load when first used:
-# every `ctxfit` command imports this package, and most need few of them (issue #10: start-up).
+# Every name below loads with its module when first used: each `ctxfit` command imports this
+# package (it is the CLI's parent) and most use little of it (issue #10: start-up; the fitter,
+# replay and validation modules alone cost about 10 ms to import).
 _LAZY = {
+    "SEED": ".counters.seed", "Counter": ".counters.seed", "script_counts": ".counters.seed",
+    "BadInput": ".errors", "CannotFit": ".errors", "CtxfitError": ".errors", "UsageProblem": ".errors",
+    "MESSAGE_OVERHEAD": ".core.estimate", "TranscriptEstimate": ".core.estimate",
+    "message_cost": ".core.estimate", "total_tokens": ".core.estimate",
+    "FitOptions": ".core.fitting", "Fitter": ".core.fitting", "Plan": ".core.fitting", "plan_fit": ".core.fitting",
+    "Message": ".core.model", "Part": ".core.model", "PartKind": ".core.model", "RecordedCall": ".core.model",
+    "Role": ".core.model", "Transcript": ".core.model",
+    "AGENT_NOTE": ".core.notes", "CLEARED_RESULT": ".core.notes", "TOO_LONG": ".core.notes",
+    "TRIMMED_HISTORY": ".core.notes",
+    "POLICIES": ".replay", "Prices": ".replay", "replay": ".replay",
+    "validate_request": ".core.validate",
     "FORMATS": ".formats", "read_transcripts": ".formats", "to_message": ".formats",
     "Fitted": ".formats.payload", "build": ".formats.payload", "fit_transcript": ".formats.payload",
     "with_agent_note": ".formats.payload", "Session": ".api", "count": ".api", "fit": ".api",
@@ -56,6 +62,19 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
+
+
+class _Package(ModuleType):
+    def __setattr__(self, name: str, value) -> None:
+        # Importing the subpackage `ctxfit_cli.replay` binds it here as `replay`, which is also
+        # the name of the function this package exports: the function keeps the name, as it did
+        # when this module imported it eagerly.
+        if name == "replay" and isinstance(value, ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 __all__ = [
     "__version__", "AGENT_NOTE", "BadInput", "CLEARED_RESULT", "CannotFit", "Counter", "CtxfitError", "FORMATS",
