@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import io
 import os
 import sys
 from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import PurePath
-from typing import Callable, NamedTuple
+from typing import TYPE_CHECKING, Callable, NamedTuple
 
 from ..core import choice
 from ..core.estimate import TranscriptEstimate, by_script
@@ -30,7 +29,9 @@ from ..formats import parallel, read_transcripts
 from ..formats.reading import DEFAULT_LINE_LIMIT_MB, open_input, read_records, set_line_limit
 from ..replay.policies import DEFAULT_POLICIES, POLICIES
 from ..replay.simulation import Prices, replay
-from .meta import SessionMeta, describe
+
+if TYPE_CHECKING:
+    from .meta import SessionMeta
 
 COMMANDS = ("estimate", "replay", "sessions")
 #: Stages in the order a fitter tries them.
@@ -152,6 +153,7 @@ def _read(path: str, data: bytes | None, job: Job) -> list[Unit]:
 
 
 def _describe(name: str, path: str, data: bytes | None, format: str) -> list[SessionMeta]:
+    from .meta import describe  # with datetime: only when sessions are described (many files, `sessions`)
     stream = io.BytesIO(data) if data is not None else open_input(path)
     with stream:
         sessions = describe(name, format, read_records(name, stream))
@@ -163,6 +165,7 @@ def _describe(name: str, path: str, data: bytes | None, format: str) -> list[Ses
 
 
 def _digest(path: str, data: bytes | None) -> str:
+    import hashlib  # loading OpenSSL costs ~3 ms; most runs hash nothing
     digest = hashlib.sha1()
     if data is not None:
         digest.update(data)

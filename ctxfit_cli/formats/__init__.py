@@ -18,7 +18,6 @@ from itertools import chain
 from typing import BinaryIO, Iterable, Iterator
 
 import orjson
-import regex
 
 from ..errors import BadInput, NoConversation
 from ..core.model import Dialect, Message, Part, PartKind, RecordedCall, Role, Transcript
@@ -227,9 +226,18 @@ def _chat_dialect(records: Iterator[Record], stream: BinaryIO) -> tuple[Dialect,
     return "openai", iter(seen)
 
 
-#: Bytes that only a line holding a dialect-specific message can contain.
-_MARKERS = regex.compile(rb'"(?:tool_calls|tool|developer|function|image_url|input_audio|refusal|file|'
-                         rb'tool_use|tool_result|thinking|redacted_thinking|document|image|server_tool_use)"')
+def _markers():
+    """Bytes that only a line holding a dialect-specific message can contain (compiled when a
+    scan first needs it: importing `regex` costs every command ~8 ms)."""
+    global _MARKERS
+    if _MARKERS is None:
+        import regex
+        _MARKERS = regex.compile(rb'"(?:tool_calls|tool|developer|function|image_url|input_audio|refusal|file|'
+                                 rb'tool_use|tool_result|thinking|redacted_thinking|document|image|server_tool_use)"')
+    return _MARKERS
+
+
+_MARKERS = None
 
 
 def _seekable(stream: BinaryIO) -> bool:
@@ -243,9 +251,10 @@ def _scan_ahead(stream: BinaryIO) -> bool | None:
     """The verdict of the first decisive line after the current position; the stream is put
     back where it was."""
     start = stream.tell()
+    markers = _markers()
     try:
         for line in stream:
-            if _MARKERS.search(line) is None:
+            if markers.search(line) is None:
                 continue
             try:
                 value = orjson.loads(line)
