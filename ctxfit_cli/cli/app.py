@@ -25,18 +25,22 @@ payload = LazyModule("ctxfit_cli.formats.payload")
 reading = LazyModule("ctxfit_cli.formats.reading")
 render = LazyModule("ctxfit_cli.cli.render")
 from ..errors import EXIT_BAD_INPUT, EXIT_INTERNAL, CtxfitError
-from ..counters.seed import SEED, Counter
-from ..core.estimate import combine
+from ..counters.seed import SEED
 from ..input_formats import FORMATS
 from .inputs import transcripts
-from ..core.fitting import FitOptions
 from ..core.notes import AGENT_NOTE, TOO_LONG
 from ..errors import BadInput, CannotFit, OutputFailed, UsageProblem
+from .defaults import DEFAULT_BUDGET, DEFAULT_WINDOW, DEFAULTS
+from .group import OnDemandGroup, OnDemandTyper
 from .outputs import StdoutText, atomic_write, check_outputs, discard_stdout, write_stdout
-from ..core.model import Transcript
 from ..input_formats import DEFAULT_LINE_LIMIT_MB
-from ..replay.policies import DEFAULT_POLICIES, POLICIES
-from ..replay.simulation import PolicyReplay, Prices
+
+if TYPE_CHECKING:  # the fitter, the model and replay load when a command uses them
+    from ..core.fitting import FitOptions
+    from ..core.model import Transcript
+    from ..counters.seed import Counter
+    from ..fleet.combine import Combined
+    from ..replay.simulation import PolicyReplay, Prices
 
 EXIT_CODES = """\b
 Exit codes: 0 success · 1 internal error (e.g. a produced request failed validation) ·
@@ -44,8 +48,9 @@ Exit codes: 0 success · 1 internal error (e.g. a produced request failed valida
 5 partial (some of many inputs were bad: each named on stderr, the others reported) ·
 6 cannot write the output (disk full, permission)."""
 
-app = typer.Typer(
+app = OnDemandTyper(
     name="ctxfit",
+    cls=OnDemandGroup,
     help=f"Keep long LLM-agent conversations inside the model's context window.\n\n{EXIT_CODES}\n\n"
          "DESIGN §N in the help texts is section N of docs/design.md in ctxfit's repository.",
     no_args_is_help=True,
@@ -141,13 +146,6 @@ def _finite(value: float | None) -> float | None:
     return value
 
 
-if TYPE_CHECKING:
-    from ..fleet.combine import Combined
-
-DEFAULT_BUDGET = 400_000
-#: The fitting defaults are FitOptions' own (DESIGN §4); the options below only expose them.
-DEFAULTS = FitOptions(budget=DEFAULT_BUDGET)
-DEFAULT_WINDOW = DEFAULTS.window
 
 
 def _counter(tokenizer: str | None, profile: str | None) -> Counter:
@@ -212,6 +210,12 @@ def write_html(path: str, kind: str, data, **options) -> None:
     render.stderr_console().print(render.Text(f"HTML report written to {path}"))
 
 
+def report_repairs(lines: list[str]) -> None:
+    """What the readers repaired, on stderr (`render.repairs`); rich loads only if there is any."""
+    if lines:
+        render.repairs(lines)
+
+
 def write_json(document: object) -> None:
     """One JSON document on stdout, as bytes."""
     write_stdout(orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
@@ -261,6 +265,7 @@ def estimate(
     so a transcript of any size can be estimated in bounded memory.
     """
     reading.set_line_limit(max_line_mb)
+    from ..core.estimate import combine
     from ..fleet.work import Job
     from . import many
     from .counting import given_counter, parse_fixed_tokens
@@ -272,7 +277,7 @@ def estimate(
     combined = many.run(found, job, jobs=jobs, engine=engine, address=ray_address, strict=strict, quiet=json)
     reports = [item["report"] for item in combined.items]
     files = [{**item["report"].to_dict(), **item["usage"], "repairs": item["repairs"]} for item in combined.items]
-    render.repairs(line for item in combined.items for line in item["repairs"])
+    report_repairs([line for item in combined.items for line in item["repairs"]])
     if compare:
         for file, item in zip(files, combined.items):
             file["compare"] = item["compare"]
@@ -336,6 +341,7 @@ def _options(budget: int, window: int | None, lowwater: float | None, batch_size
              strict: bool = False) -> FitOptions:
     """Fitting options from the command line; a window not given is chosen per log later
     (`counting.fit_options`)."""
+    from ..core.fitting import FitOptions
     if window is not None and window < budget:
         raise UsageProblem(f"--window ({window:,}) is smaller than --budget ({budget:,})")
     if strict:
@@ -591,7 +597,7 @@ def plan_command(
         for entry in entries:
             render.plan_report(out, entry)
     for entry in entries:
-        render.repairs(entry["repairs"])
+        report_repairs(entry["repairs"])
     if any(e["cannot_fit"] for e in entries):
         raise typer.Exit(CannotFit.exit_code)
     many.finish(problems, reported=bool(entries))
@@ -608,7 +614,7 @@ def replay_command(
     window: Window = None,
     fixed_tokens: FixedTokens = "auto",
     policy: Annotated[Optional[list[str]], typer.Option(
-        "--policy", "-p", help=f"Policy to simulate; repeat to compare (default: all). One of: {', '.join(POLICIES)}.")] = None,
+        "--policy", "-p", help=f"Policy to simulate; repeat to compare (default: all). One of: {', '.join(_policies())}.")] = None,
     steps: Annotated[bool, typer.Option("--steps", help="With --json, one row per model call.")] = False,
     chart: Annotated[Optional[bool], typer.Option("--chart/--no-chart", help="Draw request sizes per call (default: for one file).")] = None,
     min_cacheable: Annotated[int, typer.Option("--min-cacheable", min=0, help="A shared prefix shorter than this is not cached.")] = 1024,
@@ -643,6 +649,8 @@ def replay_command(
         ctxfit replay logs/*.jsonl --html report.html
     """
     reading.set_line_limit(max_line_mb)
+    from ..replay.policies import DEFAULT_POLICIES, POLICIES
+    from ..replay.simulation import PolicyReplay, Prices
     format = _check_format(format)
     names = policy or list(DEFAULT_POLICIES)
     for name in names:
@@ -662,7 +670,7 @@ def replay_command(
               line_limit_mb=max_line_mb)
     combined = many.run(found, job, jobs=jobs, engine=engine, address=ray_address, strict=strict, quiet=json)
     files = combined.items
-    render.repairs(line for file in files for line in file["repairs"])
+    report_repairs([line for file in files for line in file["repairs"]])
     totals = {name: PolicyReplay(name) for name in names}
     for file in files:
         for name, result in file["results"].items():
@@ -700,6 +708,12 @@ def replay_command(
                 render.size_chart(out, f"{file['name']} · {name}", [s.tokens for s in result.steps],
                                   budget=file["budget"], window=file["window"])
     many.finish(combined)
+
+
+def _policies() -> list[str]:
+    """The replay policies' names, for `replay --help` (evaluated when Typer builds that command)."""
+    from ..replay.policies import POLICIES
+    return list(POLICIES)
 
 
 def _replay_dict(recorded: dict | None, result: PolicyReplay, prices: Prices, steps: bool) -> dict:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import sys
 from contextlib import closing
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from ..errors import UsageProblem
-from ..core.model import Transcript
+
+if TYPE_CHECKING:
+    from ..core.model import Transcript
 
 
 def resolve_paths(paths: list[str] | None) -> list[str]:

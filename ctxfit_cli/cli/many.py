@@ -23,9 +23,12 @@ from ..fleet.combine import Combined, combine
 from ..fleet.discovery import LOG_SUFFIXES, default_folders, expand
 from ..fleet.local import default_jobs, run_files
 from ..fleet.work import Job
-from . import render
 from .inputs import resolve_paths
+from .lazy import LazyModule
 from .progress import FileProgress
+
+render = LazyModule("ctxfit_cli.cli.render")  # rich: only when there is something to say
+
 
 @dataclass
 class Inputs:
@@ -118,6 +121,8 @@ def finish(combined: Combined, *, reported: bool | None = None) -> None:
     was bad, or 3 if nothing could be reported. `reported`: whether anything was (default:
     whether any session was kept)."""
     reported = bool(combined.kept) if reported is None else reported
+    if not (combined.skipped or combined.errors):
+        return
     err = render.stderr_console()
     for path, reason in combined.skipped:
         err.print(render.Text(f"ctxfit: note: {path}: skipped: {reason}"))

@@ -10,10 +10,10 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from typing import TYPE_CHECKING
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-from .render import stderr_console
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 #: Work that finishes sooner shows nothing.
 DELAY = 1.0
@@ -30,6 +30,10 @@ class FileProgress:
         self._timer: threading.Timer | None = None
         if not self.enabled:
             return
+        # Only on a terminal: rich's progress machinery costs ~5 ms to import.
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        from .render import stderr_console
         self._bar = Progress(SpinnerColumn(), TextColumn(what), BarColumn(), MofNCompleteColumn(),
                              TextColumn("files"), TimeElapsedColumn(),
                              console=stderr_console(), transient=True)

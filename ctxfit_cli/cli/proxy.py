@@ -7,8 +7,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from ..core.fitting import FitOptions
 from ..errors import MissingExtra, UsageProblem
+from .defaults import DEFAULT_WINDOW
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -18,7 +18,7 @@ def proxy(
                                           "https://api.anthropic.com or https://api.openai.com.")],
     budget: Annotated[int, typer.Option("--budget", "-b", min=1, help="Target tokens per request.")] = 400_000,
     window: Annotated[Optional[int], typer.Option("--window", "-w", min=1, help="The model's hard context "
-                      f"limit in tokens (default {FitOptions(budget=1).window:,}).", show_default=False)] = None,
+                      f"limit in tokens (default {DEFAULT_WINDOW:,}).", show_default=False)] = None,
     port: Annotated[int, typer.Option("--port", "-p", min=0, max=65535, help="Port to listen on (0: any free one).")] = 8787,
     host: Annotated[str, typer.Option("--host", help="Address to listen on. Anything but loopback exposes "
                                       "your API keys' use to the network.")] = "127.0.0.1",

@@ -1,0 +1,123 @@
+"""Start-up stays light (issue #10): what each command imports, checked by name, never by time.
+
+`bench/startup.py` measures the time; these tests keep the structure that makes it short — a
+command loads only the modules it uses — from eroding unnoticed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+from unittest import mock
+
+import pytest
+from typer.main import get_command
+from typer.testing import CliRunner
+
+from conftest import ROOT, SAMPLES
+from ctxfit_cli.cli.app import app
+from ctxfit_cli.cli.defaults import DEFAULTS
+
+#: What the whole library, the readers and rich would add to `ctxfit --help`.
+HEAVY_FOR_HELP = {
+    "ctxfit_cli.api", "ctxfit_cli.core.estimate", "ctxfit_cli.core.fitting", "ctxfit_cli.core.model",
+    "ctxfit_cli.core.validate", "ctxfit_cli.formats", "ctxfit_cli.fleet", "ctxfit_cli.replay",
+    "ctxfit_cli.cli.many", "ctxfit_cli.cli.render", "dataclasses", "orjson", "regex", "rich",
+}
+#: What `ctxfit estimate` on one small file does not use.
+UNUSED_BY_ESTIMATE = {
+    "ctxfit_cli.api", "ctxfit_cli.cli.html_report", "ctxfit_cli.counters.tokenizers",
+    "ctxfit_cli.fleet.meta", "ctxfit_cli.formats.payload", "ctxfit_cli.serve", "hashlib", "regex",
+    "rich.progress", "tiktoken",
+}
+
+_RUN = """
+import sys
+sys.argv = ["ctxfit", *sys.argv[1:]]
+from ctxfit_cli.cli import main
+try:
+    main()
+except SystemExit:
+    pass
+sys.stderr.write("\\nloaded: " + " ".join(sorted(sys.modules)) + "\\n")
+"""
+
+
+def loaded_by(*args: str) -> set[str]:
+    """The modules a `ctxfit` run (through the console script's `main`) has imported when it ends."""
+    done = subprocess.run([sys.executable, "-c", _RUN, *args], capture_output=True, cwd=ROOT,
+                          stdin=subprocess.DEVNULL, timeout=120)
+    last = done.stderr.decode().rstrip("\n").rsplit("\n", 1)[-1]
+    assert last.startswith("loaded: "), done.stderr.decode()
+    return set(last.removeprefix("loaded: ").split())
+
+
+def under(modules: set[str], packages: set[str]) -> set[str]:
+    return {m for m in modules if m in packages or any(m.startswith(p + ".") for p in packages)}
+
+
+def three_lines(tmp_path) -> str:
+    path = tmp_path / "three.jsonl"
+    path.write_bytes(b"".join((SAMPLES / "openai_agent.openai.jsonl").read_bytes().splitlines(keepends=True)[:3]))
+    return str(path)
+
+
+@pytest.mark.parametrize("args", [["--help"], ["-h"], ["note"], ["--version"]])
+def test_help_and_light_commands_load_no_library_reader_or_rich(args):
+    assert under(loaded_by(*args), HEAVY_FOR_HELP) == set()
+
+
+def test_a_command_s_own_help_loads_only_what_its_options_name(tmp_path):
+    # `estimate --help` builds estimate's options, not replay's (whose help lists the policies).
+    assert under(loaded_by("estimate", "--help"), {"ctxfit_cli.replay.policies", "rich", "orjson"}) == set()
+    assert "ctxfit_cli.replay.policies" in loaded_by("replay", "--help")
+
+
+def test_estimate_of_a_small_file_loads_only_what_it_uses(tmp_path):
+    modules = loaded_by("estimate", three_lines(tmp_path))
+    assert "ctxfit_cli.core.estimate" in modules and "rich.table" in modules  # it did the work
+    assert under(modules, UNUSED_BY_ESTIMATE) == set()
+
+
+def test_estimate_json_loads_no_rich(tmp_path):
+    chat = tmp_path / "chat.jsonl"  # nothing to repair, so nothing to say on stderr
+    chat.write_bytes(b'{"role":"user","content":"hi"}\n{"role":"assistant","content":"hello"}\n')
+    modules = loaded_by("estimate", "--json", str(chat))
+    assert "orjson" in modules and under(modules, {"rich"}) == set()
+
+
+def test_the_help_shows_fit_options_own_defaults():
+    from ctxfit_cli.core.fitting import FitOptions
+    defaults = {f.name: f.default for f in dataclasses.fields(FitOptions)}
+    assert {name: defaults[name] for name in vars(DEFAULTS)} == vars(DEFAULTS)
+
+
+# --- the group that builds a command only when it is used -----------------------------------
+
+EVERY = [[], ["--help"], ["--version"], ["estimat"], ["nope"], ["fit", "--hlep"], ["note"],
+         ["--show-completion", "bash"]] + [[c.name or c.callback.__name__.removesuffix("_command"), "--help"]
+                                           for c in app.registered_commands]
+
+
+def invoke(group, args: list[str]):
+    """CliRunner's run of `group` (it builds Typer's own group from the app unless told)."""
+    with mock.patch("typer.testing._get_command", lambda _: group):
+        return CliRunner().invoke(app, args, prog_name="ctxfit")
+
+
+@pytest.mark.parametrize("args", EVERY, ids=" ".join)
+def test_built_on_demand_the_group_prints_what_typer_s_own_group_prints(args):
+    eager = CliRunner().invoke(app, args, prog_name="ctxfit")
+    on_demand = invoke(app.on_demand(), args)
+    assert (on_demand.stdout, on_demand.stderr, on_demand.exit_code) == (eager.stdout, eager.stderr, eager.exit_code)
+    assert eager.exit_code in (0, 2), eager.output
+
+
+def test_the_group_builds_only_the_command_it_runs():
+    group = app.on_demand()
+    assert list(group.commands) == [name for name in get_command(app).commands]  # same order
+    assert all(not command.params for command in group.commands.values())  # summaries only
+    assert invoke(group, ["note", "--json"]).exit_code == 0
+    built = [name for name, command in group.commands.items() if command.params]
+    assert built == ["note"]
