@@ -143,6 +143,51 @@ def test_profile_file_and_errors(tmp_path):
         ProfileCounter({"name": "z", "version": 1, "rates": dict.fromkeys(CLASSES, 0)})
 
 
+def _framed(**framing) -> ProfileCounter:
+    # A name of its own per framing: estimates are cached on messages by counter name.
+    name = "framed-" + "-".join(f"{k}{v}" for k, v in framing.items())
+    return ProfileCounter({"name": name, "version": 1, "rates": dict.fromkeys(CLASSES, 4),
+                           "framing": framing})
+
+
+def test_framing_is_added_once_per_tool_block_and_survives_merging():
+    from ctxfit_cli.core.estimate import block_framing, merged_cost, message_cost
+    from ctxfit_cli.core.model import Message, Part, PartKind, Role
+    counter = _framed(tool_calls=7, tool_results=5)
+    assert block_framing(counter) == {"tool_calls": 7, "tool_results": 5} and block_framing(SEED) == {}
+    calls = Message(Role.ASSISTANT, (Part(PartKind.TEXT, "abcd"), Part(PartKind.TOOL_CALL, "{}", "Bash", "id1"),
+                                     Part(PartKind.TOOL_CALL, "{}", "Read", "id2")), b"")
+    cost = message_cost(calls, counter)
+    assert cost.by_kind["overhead"] == 4 + 2 * 7 and cost.framing == 14
+    assert cost.tokens == sum(cost.by_kind.values())
+    result = Message(Role.USER, (Part(PartKind.TOOL_RESULT, "x" * 40, call_id="id1"),), b"")
+    one = message_cost(result, counter)
+    # A result's own tokens (40 characters and its call id's 3, at 4 a token) stay apart from it.
+    assert one.by_kind["overhead"] == 4 + 5 and one.results == (11,) and one.tokens == 11 + 9
+    assert merged_cost([one, one], counter).by_kind["overhead"] == 4 + 2 * 5
+    # Text alone is not framed, and a profile without framing adds nothing.
+    assert message_cost(Message(Role.USER, (Part(PartKind.TEXT, "abcd"),), b""), counter).tokens == 1 + 4
+    assert message_cost(calls, _framed()).by_kind["overhead"] == 4
+
+
+@pytest.mark.parametrize("framing, problem", [
+    ({"tool_use": 3}, "'framing' must be an object"), ({"tool_calls": 2.5}, "whole number"),
+    ({"tool_calls": -1}, "whole number"), ({"thinking": True}, "whole number"),
+])
+def test_bad_framing_is_refused(framing, problem):
+    with pytest.raises(BadInput, match=problem):
+        _framed(**framing)
+
+
+def test_shipped_claude_profile_frames_tool_calls_and_results_alike():
+    claude = load_profile("claude")
+    assert claude.version >= 2 and claude.name == f"profile:claude@{claude.version}"
+    assert claude.framing["tool_calls"] == claude.framing["tool_results"] > 0
+    assert "thinking" not in claude.framing  # too few thinking blocks in the logs to fit one
+    # The other shipped profiles are fitted on text alone: no framing.
+    assert all(not load_profile(name).framing for name in builtin_profiles() if name != "claude")
+
+
 class _KnownRates:
     """A stand-in tokenizer whose true rates are known: letters 5, spaces 10, Cyrillic 2.5."""
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import random
 from itertools import islice
 from pathlib import Path
 
@@ -180,6 +181,36 @@ def test_growth_samples_pair_consecutive_calls():
     assert growth_samples(conversation([RecordedCall(1, "a", "m", 20000), RecordedCall(1, "b", "m", 21000)]), seed) == []
 
 
+def tool_round(command: str, output: str, call_id: str) -> tuple[Message, Message]:
+    call = Message(Role.ASSISTANT, (Part(PartKind.TOOL_CALL, command, "Bash", call_id),), b"")
+    result = Message(Role.USER, (Part(PartKind.TOOL_RESULT, output, call_id=call_id),), b"")
+    return call, result
+
+
+def test_growth_counts_tool_blocks_and_the_counter_frames_them():
+    framed = ProfileCounter({"name": "framed-growth", "version": 1, "rates": load_profile("seed").data["rates"],
+                             "framing": {"tool_calls": 30, "tool_results": 20}})
+    messages = (message(Role.USER, "x" * 400), *tool_round("y" * 36, "z" * 3996, "a1"),
+                message(Role.ASSISTANT, "done"))
+    t = Transcript("t", "claude-code", "anthropic", messages,
+                   calls=[RecordedCall(1, "a", "m", 20000), RecordedCall(3, "b", "m", 21500)])
+    [sample] = growth_samples(t, framed)
+    assert (sample.tool_calls, sample.tool_results, sample.tool_blocks) == (1, 1, 2)
+    text = (4 + 36 + 2 + 3996 + 2) // 4  # "Bash", the arguments, the result, both call ids
+    assert growth_estimate(sample, framed) == text + 2 * 4 + 30 + 20
+    assert growth_estimate(sample, load_profile("seed")) == text + 2 * 4
+    # The prompt estimate frames the same blocks: its growth between the calls is the sample's
+    # (up to rounding: a message rounds each kind of content once, a sample its whole vector).
+    [(_, first), (_, second)] = call_estimates(t, framed)
+    assert 0 <= (second - first) - growth_estimate(sample, framed) <= 2
+
+
+def test_pairs_across_a_model_switch_are_left_out():
+    seed = load_profile("seed")
+    calls = [RecordedCall(1, "a", "claude-opus-4-6", 20000), RecordedCall(3, "b", "claude-haiku-4-5", 26000)]
+    assert growth_samples(conversation(calls), seed) == []
+
+
 def test_materialize_keeps_calls_on_their_messages():
     system = Message(Role.SYSTEM, (Part(PartKind.TEXT, "be brief"),), b"")
     t = Transcript("t", "codex", "openai", iter([system, message(Role.USER, "hi"), message(Role.ASSISTANT, "ok")]),
@@ -205,6 +236,32 @@ def test_calibrate_from_growth_recovers_a_known_rate_and_errs_high():
     assert sum(r < 0.9 for r in ratios) <= 1  # only the hook pair may stay under
     assert 1.0 <= sum(fitted.tokens(v) for v in vectors) / (sum(truth) - 2000) <= 1.2
     assert profile["fit"]["call_pairs"] == len(texts) and profile["fit"]["base"] == "safe"
+
+
+def test_calibrate_from_growth_fits_the_framing_of_tool_blocks():
+    """Made-up pairs whose true cost is 3 characters a token plus 40 tokens per tool block:
+    fitted with a framing weight the estimate stays close; without one, the small pairs with
+    many blocks can only be covered by inflating the rates, which over-counts the big ones."""
+    from ctxfit_cli.counters.calibrate import calibrate_from_growth
+    seed, safe = load_profile("seed"), load_profile("safe")
+    rng = random.Random(7)
+    texts = ["".join(rng.choice("abcdefgh ") for _ in range(rng.randrange(60, 6000))) for _ in range(120)]
+    blocks = [rng.randrange(2, 9, 2) for _ in texts]
+    vectors = [seed.measure(text) for text in texts]
+    truth = [round(len(text) / 3 + 40 * b) for text, b in zip(texts, blocks)]
+
+    def aggregate(profile):
+        counter = ProfileCounter(profile)
+        estimates = [counter.tokens(v) + b * counter.framing.get("tool_calls", 0) for v, b in zip(vectors, blocks)]
+        assert sum(e / y < 0.9 for e, y in zip(estimates, truth)) <= 0.06 * len(truth)
+        return sum(estimates) / sum(truth)
+
+    framed = calibrate_from_growth(vectors, truth, ["log"] * len(texts), name="framed", base=safe, blocks=blocks)
+    assert framed["framing"]["tool_calls"] == framed["framing"]["tool_results"]
+    assert 25 <= framed["framing"]["tool_calls"] <= 80  # 40, traded a little against the word weight
+    plain = calibrate_from_growth(vectors, truth, ["log"] * len(texts), name="plain", base=safe)
+    assert "framing" not in plain
+    assert 1.0 <= aggregate(framed) <= 1.05 and aggregate(plain) > aggregate(framed) + 0.05
 
 
 def test_shipped_claude_profile_is_a_valid_profile():

@@ -4,7 +4,8 @@ The rounding rule, the same everywhere: inside one message, the characters of ea
 content (user text, assistant text, thinking, tool calls) are summed per writing system, and
 each sum is rounded up once (`Counter.tokens`); each tool result is rounded on its own, so that
 clearing one frees an exact number of tokens. A message's estimate is the sum of those, plus its
-images, plus `MESSAGE_OVERHEAD`. Estimates therefore add up across messages exactly, and each message is
+images, plus `MESSAGE_OVERHEAD` and the counter's whole-token framing per tool call or result
+(`block_framing`). Estimates therefore add up across messages exactly, and each message is
 estimated once per counter (the result is kept on the immutable message).
 
 >>> from ctxfit_cli.core.model import Message, Part, PartKind, Role
@@ -58,6 +59,8 @@ class MessageCost(NamedTuple):
     #: Image and document tokens: all of them, and those inside tool results.
     images: int = 0
     result_images: int = 0
+    #: Tokens of the counter's per-block framing (`block_framing`), part of ``overhead``.
+    framing: int = 0
 
 
 def _kind_of(role: Role, kind: PartKind) -> str:
@@ -79,6 +82,17 @@ def _kind_of(role: Role, kind: PartKind) -> str:
 
 #: role -> part kind -> kind of content: one table lookup per part read.
 _KIND_OF = {role: {kind: _kind_of(role, kind) for kind in PartKind} for role in Role}
+
+
+def block_framing(counter: Counter) -> dict[str, int]:
+    """Tokens a counter adds per block of each kind of content (e.g. ``{"tool_calls": 52}``),
+    on top of `MESSAGE_OVERHEAD`: a model's prompt format wraps every tool call and result in
+    tags of its own, which no text measure sees. Empty for the seed rule and most counters.
+
+    >>> block_framing(SEED)
+    {}
+    """
+    return getattr(counter, "framing", None) or {}
 
 
 def part_texts(part: Part) -> tuple[str, ...]:
@@ -117,19 +131,22 @@ def merged_cost(costs: list[MessageCost], counter: Counter = SEED) -> MessageCos
         for kind, vector in cost.vectors.items():
             vectors[kind] = tuple(map(_add, vectors[kind], vector)) if kind in vectors else vector
     return _finish(vectors, [r for c in costs for r in c.results], sum(c.images for c in costs),
-                   sum(c.result_images for c in costs), sum(c.chars for c in costs), counter)
+                   sum(c.result_images for c in costs), sum(c.chars for c in costs), counter,
+                   sum(c.framing for c in costs))
 
 
 def _compute_cost(role: Role, parts: tuple[Part, ...], counter: Counter) -> MessageCost:
     """Any counter: every string measured, summed per kind, rounded once per kind."""
     measure = counter.measure
     kinds = _KIND_OF[role]
+    per_block = block_framing(counter)
     vectors: dict[str, Vector] = {}
     results: list[int] = []
-    image_tokens = chars = result_images = 0
+    image_tokens = chars = result_images = framing = 0
     for part in parts:
         kind = kinds[part.kind]
         image_tokens += part.image_tokens
+        framing += per_block.get(kind, 0)
         own = None
         for text in (part.tool, part.text, part.call_id):
             if text:
@@ -140,7 +157,7 @@ def _compute_cost(role: Role, parts: tuple[Part, ...], counter: Counter) -> Mess
             result_images += part.image_tokens
         if own is not None:
             vectors[kind] = tuple(map(_add, vectors[kind], own)) if kind in vectors else own
-    return _finish(vectors, results, image_tokens, result_images, chars, counter)
+    return _finish(vectors, results, image_tokens, result_images, chars, counter, framing)
 
 
 def _seed_cost(role: Role, parts: tuple[Part, ...]) -> MessageCost:
@@ -174,7 +191,7 @@ def _seed_cost(role: Role, parts: tuple[Part, ...]) -> MessageCost:
 
 
 def _finish(vectors: dict[str, Vector], results: list[int], image_tokens: int, result_images: int,
-            chars: int, counter: Counter) -> MessageCost:
+            chars: int, counter: Counter, framing: int = 0) -> MessageCost:
     """Round each kind once and put the estimate together."""
     by_kind: dict[str, int] = {}
     script_chars = script_tokens = (0, 0, 0)
@@ -194,11 +211,11 @@ def _finish(vectors: dict[str, Vector], results: list[int], image_tokens: int, r
         by_kind["tool_results"] = sum(results) - result_images
     if image_tokens:
         by_kind["images"] = by_kind.get("images", 0) + image_tokens
-    by_kind["overhead"] = MESSAGE_OVERHEAD
-    naive = naive_tokens(chars) + image_tokens + MESSAGE_OVERHEAD
+    by_kind["overhead"] = MESSAGE_OVERHEAD + framing
+    naive = naive_tokens(chars) + image_tokens + MESSAGE_OVERHEAD + framing
     # Positional: this runs once per message, and keywords cost twice as much here.
     return MessageCost(sum(by_kind.values()), by_kind, vectors, script_chars, script_tokens, chars, naive,
-                       tuple(results), image_tokens, result_images)
+                       tuple(results), image_tokens, result_images, framing)
 
 
 def total_tokens(messages, counter: Counter = SEED) -> int:

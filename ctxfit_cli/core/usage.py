@@ -31,8 +31,8 @@ from dataclasses import dataclass, replace
 from typing import NamedTuple, Sequence
 
 from ..counters.seed import SEED, Counter, Vector
-from .estimate import MESSAGE_OVERHEAD, MessageCost, message_cost
-from .model import Message, RecordedCall, Role, Transcript
+from .estimate import MESSAGE_OVERHEAD, MessageCost, block_framing, message_cost
+from .model import Message, PartKind, RecordedCall, Role, Transcript
 
 #: Below this many recorded tokens of growth a call pair says little (a few tokens of framing
 #: decide its ratio), so calibration and its scores leave it out.
@@ -143,18 +143,33 @@ class Growth:
     #: Where: the transcript's path and the index of the later call's message.
     path: str
     message: int
+    #: Tool calls and tool results among the added messages (a counter may frame each block).
+    tool_calls: int = 0
+    tool_results: int = 0
 
     @property
     def framing(self) -> int:
         """Tokens the estimate adds whatever the counter: message overhead and images."""
         return self.messages * MESSAGE_OVERHEAD + self.images
 
+    @property
+    def tool_blocks(self) -> int:
+        """Tool calls and results together: what a per-block framing cost is fitted on."""
+        return self.tool_calls + self.tool_results
+
+    def block_tokens(self, counter: Counter) -> int:
+        """Tokens of `counter`'s per-block framing (`estimate.block_framing`) for these blocks."""
+        per_block = block_framing(counter)
+        return (self.tool_calls * per_block.get("tool_calls", 0)
+                + self.tool_results * per_block.get("tool_results", 0))
+
 
 def growth_samples(transcript: Transcript, counter: Counter) -> list[Growth]:
     """One `Growth` per pair of consecutive recorded calls of a (materialized) transcript
-    whose prompt grew. A pair whose calls answer the same message, or whose prompt shrank
-    (the agent cleared old results itself, or the model changed tokenizer), says nothing
-    about the messages in between and is left out."""
+    whose prompt grew. A pair whose calls answer the same message, whose prompt shrank (the
+    agent cleared old results itself), or whose two calls went to different models (each may
+    count the whole prompt its own way) says nothing about the messages in between and is
+    left out."""
     out: list[Growth] = []
     calls = usable(transcript.calls)
     messages = transcript.messages
@@ -162,11 +177,13 @@ def growth_samples(transcript: Transcript, counter: Counter) -> list[Growth]:
         if not 0 <= a.message < b.message <= len(messages):
             continue
         grew = b.prompt_tokens - a.prompt_tokens
-        if grew <= 0:
+        if grew <= 0 or a.model != b.model:
             continue
         added = messages[a.message:b.message]
+        kinds = [p.kind for m in added for p in m.parts]
         out.append(Growth(_measure(added, counter), len(added), sum(_images(m) for m in added),
-                          grew, transcript.path, b.message))
+                          grew, transcript.path, b.message, kinds.count(PartKind.TOOL_CALL),
+                          kinds.count(PartKind.TOOL_RESULT)))
     return out
 
 
@@ -186,8 +203,9 @@ def _images(message: Message) -> int:
 
 
 def growth_estimate(sample: Growth, counter: Counter) -> int:
-    """The counter's estimate of a growth sample: its text rounded once, plus the framing."""
-    return counter.tokens(sample.vector) + sample.framing
+    """The counter's estimate of a growth sample: its text rounded once, plus the framing
+    (message overhead, images, and the counter's own per-block framing)."""
+    return counter.tokens(sample.vector) + sample.framing + sample.block_tokens(counter)
 
 
 class _AnyCounter(dict):
@@ -258,7 +276,8 @@ def fit_from_usage(transcripts: Sequence[Transcript], *, name: str, base: Counte
     if not fit:
         raise ValueError("no two consecutive model calls with recorded usage and a growing prompt")
     profile = calibrate_from_growth([s.vector for s in fit], [s.recorded - s.framing for s in fit],
-                                    [s.path for s in fit], name=name, base=base)
+                                    [s.path for s in fit], name=name, base=base,
+                                    blocks=[s.tool_blocks for s in fit])
     from ..counters.profiles import ProfileCounter
     fitted = ProfileCounter(profile, source=name)
     evaluation = {"logs": len({t.path for t in transcripts if usable(t.calls)}), "calls": calls,

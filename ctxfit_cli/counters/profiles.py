@@ -8,7 +8,9 @@ A *profile* is a small versioned JSON data file::
 
 where each rate is *characters per token* for one character class (`CLASSES`) and each run
 weight is *tokens per run start* for one kind of run (`RUNS`: words, numbers, punctuation runs,
-words of non-Latin scripts; 0 if absent). A `ProfileCounter` measures a text as a vector of
+words of non-Latin scripts; 0 if absent). An optional ``"framing"`` gives whole tokens per tool
+call, tool result or thinking block (`FRAMING_KINDS`), which the estimate adds to each message's
+overhead (the `claude` profile, fitted on recorded usage, has one). A `ProfileCounter` measures a text as a vector of
 character counts per class followed by run starts per kind, and turns a summed vector into
 tokens with one rounding rule, the same for every profile and the same as the seed rule's:
 
@@ -92,6 +94,12 @@ N_RUNS = len(RUNS)
 
 #: Every component of a measuring vector: `CLASSES` then `RUNS`.
 COMPONENTS: tuple[str, ...] = CLASSES + RUNS
+
+#: Kinds of block a profile may give a fixed framing cost (``"framing": {"tool_calls": 52}``:
+#: whole tokens per block, added to the message's overhead by `core.estimate`). A model's
+#: prompt format wraps each tool call and each result in tags of its own; no text measure sees
+#: them, and without a cost per block a fit inflates character rates to cover small tool rounds.
+FRAMING_KINDS: tuple[str, ...] = ("tool_calls", "tool_results", "thinking")
 
 #: Profiles of format 1 had coarser classes; each class of today falls wholly inside one of them.
 LEGACY_CLASS: dict[str, str] = {
@@ -564,6 +572,8 @@ class ProfileCounter:
         self.rates: tuple[float, ...] = tuple(float(rates[c]) for c in CLASSES)
         #: Tokens per run start, per kind of `RUNS` (0 where the profile gives none).
         self.runs: tuple[float, ...] = tuple(float(runs.get(r, 0)) for r in RUNS)
+        #: Whole tokens per block of each kind of `FRAMING_KINDS` (only those the profile gives).
+        self.framing: dict[str, int] = {k: v for k, v in self.data.get("framing", {}).items() if v}
         # Exact arithmetic in integers: within a group, tokens per unit t_i = c_i / D with D the
         # lcm of the denominators (rates and run weights are decimals, so exact fractions).
         per_unit = [(i, 1 / Fraction(str(rates[c]))) for i, c in enumerate(CLASSES)]
@@ -641,6 +651,12 @@ def validate_profile(data: Any, *, source: str = "<dict>") -> dict[str, Any]:
             0 <= weight <= MAX_RATE
         ):
             raise bad(f"weight of run {r!r} must be a number of tokens from 0 to {MAX_RATE}")
+    framing = data.get("framing", {})
+    if not isinstance(framing, dict) or any(k not in FRAMING_KINDS for k in framing):
+        raise bad(f"'framing' must be an object with some of the keys {', '.join(FRAMING_KINDS)}")
+    for k, tokens in framing.items():
+        if isinstance(tokens, bool) or not isinstance(tokens, int) or not 0 <= tokens <= MAX_RATE:
+            raise bad(f"framing of {k!r} must be a whole number of tokens from 0 to {MAX_RATE}")
     return data
 
 
