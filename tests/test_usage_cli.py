@@ -145,3 +145,20 @@ def test_fit_keeps_a_claude_code_log_within_the_budget_with_its_unlogged_part(tm
     assert entry["counter"] == "profile:claude@2" and entry["unlogged"]["tokens"] > 15000
     assert entry["tokens_sent"] <= budget and entry["stage"] != "none"
     assert validate_request(json.loads(result.stdout), "anthropic") == []
+
+
+@needs_realworld
+def test_calibrate_from_usage_on_a_claude_code_log_fits_the_framing_of_tool_blocks(tmp_path):
+    out = tmp_path / "mine.json"
+    log = REALWORLD / "claude-code" / "spotter_4d5611e5.jsonl"
+    result = runner.invoke(app, ["calibrate", "--from-usage", str(log), "--name", "mine", "-o", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(out.read_text())
+    framing = document["profile"]["framing"]
+    assert framing["tool_calls"] == framing["tool_results"] and 10 <= framing["tool_calls"] <= 300
+    # Held out, it beats the base profile it started from on the pairs under by more than 10%.
+    evaluation = document["evaluation"]
+    assert evaluation["held_out"]["under10_share"] < evaluation["base_held_out"]["under10_share"]
+    (tmp_path / "p.json").write_text(json.dumps(document["profile"]))
+    [file] = run("estimate", str(CLAUDE_LOG), "--json", "--profile", str(tmp_path / "p.json"))["files"]
+    assert file["by_kind"]["overhead"] > 4 * file["messages"]  # the tool blocks are framed
