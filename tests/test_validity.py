@@ -42,6 +42,39 @@ def anthropic(*messages, **fields):
 # --- the validator ----------------------------------------------------------------------------
 
 
+ANTHROPIC_TOOL = {"name": "read", "description": "reads", "input_schema": {"type": "object"}}
+OPENAI_TOOL = {"type": "function", "function": {"name": "read", "parameters": {"type": "object"}}}
+
+
+def test_each_dialect_refuses_the_other_dialects_tool_shape():
+    hi = [user("hi")]
+    assert validate_request({"messages": hi, "tools": [ANTHROPIC_TOOL]}, "anthropic") == []
+    assert validate_request({"messages": hi, "tools": [OPENAI_TOOL]}, "openai") == []
+    server_tool = {"type": "web_search_20250305", "name": "web_search", "max_uses": 3}
+    assert validate_request({"messages": hi, "tools": [server_tool]}, "anthropic") == []
+    assert validate_request({"messages": hi, "tools": [OPENAI_TOOL]}, "anthropic") == [
+        'tools[0]: an Anthropic tool needs a "name" (this is an OpenAI function tool)']
+    assert validate_request({"messages": hi, "tools": [{"name": "x"}]}, "anthropic") == [
+        'tools[0]: a custom Anthropic tool needs an "input_schema" object']
+    assert validate_request({"messages": hi, "tools": [ANTHROPIC_TOOL]}, "openai") == [
+        'tools[0]: an OpenAI tool needs "type" ("function") and a "function" object with its "name"']
+    assert validate_request({"messages": hi, "tools": {"read": {}}}, "openai") == ['"tools" must be a list']
+
+
+def test_a_request_with_the_other_dialects_tools_is_bad_input_not_a_silent_reshape(tmp_path):
+    """Fuzz case 1775: OpenAI messages with Anthropic tools was fitted into a payload that read
+    back as Anthropic, so refitting it changed its bytes. Neither provider takes such a request."""
+    request = {"messages": [user("go"), {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "read", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "x" * 4000}, user("again")],
+        "tools": [ANTHROPIC_TOOL]}
+    path = tmp_path / "mixed.json"
+    path.write_bytes(orjson.dumps(request))
+    done = run_cli("fit", str(path), "--budget", "50")
+    assert done.returncode == 3 and done.stdout == b""
+    assert "not a valid openai request as read" in done.stderr.decode() and "tools[0]" in done.stderr.decode()
+
+
 def test_a_valid_anthropic_round_has_no_problems():
     assert anthropic(user(), assistant_calls("t1", "t2"), results("t1", "t2"), {"role": "assistant", "content": "Done."}) == []
 

@@ -16,7 +16,9 @@ Anthropic Messages
   tool_result blocks immediately after`; `unexpected tool_use_id found in tool_result blocks`);
 - `thinking` / `redacted_thinking` blocks only in assistant messages;
 - at most 4 `cache_control` breakpoints in `system`, `tools` and `messages` together
-  (`A maximum of 4 blocks with cache_control may be provided`).
+  (`A maximum of 4 blocks with cache_control may be provided`);
+- every tool has a `name`, and a custom tool its `input_schema` (an OpenAI-shaped tool is refused:
+  `tools.0.custom.name: Field required`).
 
 OpenAI Chat Completions
 - roles are system, developer, user, assistant or tool; a user message's content list is not
@@ -26,7 +28,9 @@ OpenAI Chat Completions
   to each 'tool_call_id'`); no `tool` message without its call (`messages with role 'tool' must
   be a response to a preceeding message with 'tool_calls'`); call ids unique within one
   assistant message (a repeated id across messages is answered in its own round, so it is not
-  refused here: no provider error for it was found).
+  refused here: no provider error for it was found);
+- every tool is `{"type": "function", "function": {"name": ...}}` or another typed tool (an
+  Anthropic-shaped tool is refused: `Missing required parameter: 'tools[0].type'`).
 
 Not checked: what depends on the model or on options outside the payload (whether thinking is
 on, context length), and a trailing space at the end of a final assistant message (a fitted log
@@ -80,6 +84,35 @@ def validate_request(payload: dict, dialect: str) -> list[str]:
     problems = scan(checked, dialect)
     if dialect == "anthropic":
         problems += _anthropic_fixed(payload, sum(c.breakpoints for c in checked))
+    return problems + tools_problems(payload.get("tools"), dialect)
+
+
+def tools_problems(tools: object, dialect: str) -> list[str]:
+    """The tool definitions in the shape of the dialect: an Anthropic tool has a ``name`` (and a
+    custom one its ``input_schema``); an OpenAI function tool is ``{"type": "function",
+    "function": {"name": ...}}``. Each provider refuses the other's shape.
+
+    >>> tools_problems([{"name": "read", "input_schema": {"type": "object"}}], "openai")
+    ['tools[0]: an OpenAI tool needs "type" ("function") and a "function" object with its "name"']
+    """
+    if tools is None:
+        return []
+    if not isinstance(tools, list):
+        return ['"tools" must be a list']
+    problems = []
+    for i, tool in enumerate(tools):
+        if not isinstance(tool, dict):
+            problems.append(f"tools[{i}]: a tool must be a JSON object")
+        elif dialect == "anthropic":
+            if not isinstance(tool.get("name"), str) or not tool["name"]:
+                problems.append(f'tools[{i}]: an Anthropic tool needs a "name"'
+                                + (' (this is an OpenAI function tool)' if "function" in tool else ""))
+            elif tool.get("type", "custom") == "custom" and not isinstance(tool.get("input_schema"), dict):
+                problems.append(f'tools[{i}]: a custom Anthropic tool needs an "input_schema" object')
+        elif tool.get("type") is None or (tool["type"] == "function" and not (
+                isinstance(tool.get("function"), dict) and isinstance(tool["function"].get("name"), str))):
+            problems.append(f'tools[{i}]: an OpenAI tool needs "type" ("function") and a "function" object '
+                            'with its "name"')
     return problems
 
 
