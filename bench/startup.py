@@ -1,13 +1,29 @@
 """Start-up time: `ctxfit --help` and `ctxfit estimate` on a 3-line file, against the floor.
 
-    python bench/startup.py [--runs 31]
+    python bench/startup.py [--runs 31] [--installed PYTHON]
 
-The floor is what no Typer CLI can go below: `python -c "import typer"` (and bare `python -c
-pass`). Each command runs `--runs` times, interleaved with the others so that noise on the shared
-machine hits all alike; the report gives the median wall time and the median CPU time (user +
-system, from `wait4`: less sensitive to other processes on a busy machine). Target (issue #10):
-0.12 s median for both commands. Also `-t o200k` twice in a row: its vocabulary is verified once
-per file and remembered.
+What a start-up is made of, each part measured as a command of its own so that the differences
+show (every command runs `--runs` times, interleaved with the others so that noise on the shared
+machine hits all alike; the report gives the median wall time and the median CPU time, user +
+system from `wait4`, which other processes on a busy machine disturb less):
+
+- `python -c pass`: the interpreter and `site`, which here includes the editable install's
+  finder (its .pth file imports pathlib, and with it re, fnmatch and urllib.parse, before
+  anything runs).
+- `python -c "import typer"`: Typer with its own Click, the floor of any Typer CLI.
+- a one-command Typer app's `--help`: the floor of printing help with Typer (it builds the Click
+  command from the function's signature, then formats the help).
+- `python -c "import typer, rich.console, rich.table"`: the floor of a Typer command that prints
+  a rich table, as `estimate`'s report is printed.
+
+Bytecode: the children run with a private `PYTHONPYCACHEPREFIX` and may write it, so after the
+warm-up run every module, ctxfit's own included, loads from bytecode, as it does on any install
+after its first run. When this script's own environment sets `PYTHONDONTWRITEBYTECODE` and the
+checkout has no `__pycache__` (so each run compiles ctxfit's sources, as this machine's sessions
+run it), two more rows show that case. `--installed PYTHON` adds the same rows for another
+interpreter, e.g. a venv where `pip install .` (not `-e`) put ctxfit. Target (issue #10): 0.12 s
+median for both commands. Also `-t o200k` twice in a row: its vocabulary is verified once per
+file and remembered.
 """
 
 from __future__ import annotations
@@ -23,11 +39,24 @@ import _common as c
 
 TARGET = 0.12
 
+#: A Typer app as small as an app with a command group can be, with ctxfit's settings.
+ONE_COMMAND = """
+import typer
+app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, pretty_exceptions_enable=False)
+@app.callback()
+def top() -> None:
+    "An app."
+@app.command()
+def hello(name: str = "world") -> None:
+    "Say hello."
+app()
+"""
 
-def timed(argv: list[str], env: dict | None = None) -> tuple[float, float]:
+
+def timed(argv: list[str], env: dict, cwd: Path) -> tuple[float, float]:
     """(wall seconds, CPU seconds) of one run."""
     start = time.perf_counter()
-    child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=cwd)
     _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) != 0:
@@ -38,51 +67,81 @@ def timed(argv: list[str], env: dict | None = None) -> tuple[float, float]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=31)
+    ap.add_argument("--installed", metavar="PYTHON", help="also measure ctxfit as this interpreter has it installed")
     args = ap.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="ctxfit-startup-"))
     three = folder / "three.jsonl"
     three.write_bytes(b"".join((c.ROOT / "sample_transcripts" / "openai_agent.openai.jsonl").read_bytes()
                                .splitlines(keepends=True)[:3]))
-    ctxfit = [c.PYTHON, "-m", "ctxfit_cli"]
-    commands = {
-        "python -c pass": [c.PYTHON, "-c", "pass"],
-        'python -c "import typer" (floor)': [c.PYTHON, "-c", "import typer"],
-        "ctxfit --help": [*ctxfit, "--help"],
-        "ctxfit estimate three.jsonl": [*ctxfit, "estimate", str(three)],
-    }
-    for argv in commands.values():  # warm the page cache and .pyc files
-        timed(argv)
+    cached = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    cached["PYTHONPYCACHEPREFIX"] = str(folder / "bytecode")
+    # name -> (argv, environment, the row of `import typer` with the same interpreter)
+    commands: dict[str, tuple[list[str], dict, str]] = {}
+    for label, python in [("", c.PYTHON)] + ([(" (installed)", args.installed)] if args.installed else []):
+        ctxfit, typer_row = [python, "-m", "ctxfit_cli"], f'python -c "import typer"{label}'
+        for name, argv in [("python -c pass", [python, "-c", "pass"]),
+                           ('python -c "import typer"', [python, "-c", "import typer"]),
+                           ("one-command Typer app --help", [python, "-c", ONE_COMMAND, "--help"]),
+                           ('python -c "import typer, rich.console, rich.table"',
+                            [python, "-c", "import typer, rich.console, rich.table"]),
+                           ("ctxfit --help", [*ctxfit, "--help"]),
+                           ("ctxfit estimate three.jsonl", [*ctxfit, "estimate", str(three)])]:
+            commands[name + label] = (argv, cached, typer_row)
+    if os.environ.get("PYTHONDONTWRITEBYTECODE") and not (c.ROOT / "ctxfit_cli" / "__pycache__").exists():
+        ctxfit, here = [c.PYTHON, "-m", "ctxfit_cli"], dict(os.environ)
+        commands["ctxfit --help, compiling ctxfit's sources"] = ([*ctxfit, "--help"], here, 'python -c "import typer"')
+        commands["ctxfit estimate three.jsonl, compiling ctxfit's sources"] = (
+            [*ctxfit, "estimate", str(three)], here, 'python -c "import typer"')
+    for argv, env, _ in commands.values():  # warm the page cache and write the bytecode
+        timed(argv, env, folder)
     walls = {name: [] for name in commands}
     cpus = {name: [] for name in commands}
     for _ in range(args.runs):
-        for name, argv in commands.items():
-            wall, cpu = timed(argv)
+        for name, (argv, env, _) in commands.items():
+            wall, cpu = timed(argv, env, folder)
             walls[name].append(wall)
             cpus[name].append(cpu)
-    floor = c.median(walls['python -c "import typer" (floor)'])
-    rows = [[name, c.fmt_s(c.median(walls[name])), c.fmt_s(c.median(cpus[name])),
-             f"{c.median(walls[name]) / floor:.2f}×"] for name in commands]
-    o200k = _o200k_twice(ctxfit, three, folder)
-    results = (c.table(["command", "median wall", "median CPU", "vs floor (wall)"], rows)
-               + f"\n\n`-t o200k`, vocabulary check: first run (nothing remembered) {c.fmt_s(o200k[0])}, "
-                 f"next run (remembered) {c.fmt_s(o200k[1])}.")
-    ok = all(c.median(walls[n]) <= TARGET for n in ("ctxfit --help", "ctxfit estimate three.jsonl"))
-    targets = (f"Target: at most {TARGET} s median for `ctxfit --help` and `ctxfit estimate` on a 3-line "
-               f"file: {c.verdict(ok)}. The floor (Typer's own import) is {c.fmt_s(floor)} here.")
-    body = c.section("Start-up", "Median of interleaved runs; CPU time is user + system of the child.",
-                     f"python bench/startup.py --runs {args.runs}", results, targets)
+    wall = {name: c.median(values) for name, values in walls.items()}
+    cpu = {name: c.median(values) for name, values in cpus.items()}
+    typer_cpu = cpu['python -c "import typer"']
+    rows = [[name, c.fmt_s(wall[name]), c.fmt_s(cpu[name]), f"{(cpu[name] - cpu[typer_row]) * 1e3:+.1f} ms"]
+            for name, (_, _, typer_row) in commands.items()]
+    o200k = _o200k_twice([c.PYTHON, "-m", "ctxfit_cli"], three, folder, cached)
+    results = (c.table(["command", "median wall", "median CPU", "CPU above `import typer`"], rows)
+               + f"\n\n`-t o200k` (the counter built, its vocabulary verified or found remembered): first run "
+                 f"(nothing remembered) {c.fmt_s(o200k[0][0])} wall, {c.fmt_s(o200k[0][1])} CPU; next runs "
+                 f"(remembered) {c.fmt_s(o200k[1][0])} wall, {c.fmt_s(o200k[1][1])} CPU.")
+    mine = ("ctxfit --help", "ctxfit estimate three.jsonl")
+    ok = all(wall[n] <= TARGET for n in mine)
+    help_floor, table_floor = cpu["one-command Typer app --help"], cpu['python -c "import typer, rich.console, rich.table"']
+    targets = (f"Target: at most {TARGET} s median for `ctxfit --help` and `ctxfit estimate` on a 3-line file: "
+               f"{c.verdict(ok)} (wall {c.fmt_s(wall[mine[0]])} and {c.fmt_s(wall[mine[1]])}; CPU "
+               f"{c.fmt_s(cpu[mine[0]])} and {c.fmt_s(cpu[mine[1]])}). The floors, in CPU: Python with `site` "
+               f"{c.fmt_s(cpu['python -c pass'])}, Typer's import {c.fmt_s(typer_cpu)}, a one-command Typer app's "
+               f"`--help` {c.fmt_s(help_floor)}, Typer with rich's console and table {c.fmt_s(table_floor)}; "
+               f"`ctxfit --help` is {(cpu[mine[0]] - help_floor) * 1e3:+.1f} ms from its floor and `estimate` "
+               f"{(cpu[mine[1]] - table_floor) * 1e3:+.1f} ms from its own (reading, estimating and choosing "
+               f"the counter, on top of printing a table).")
+    body = c.section("Start-up", "Median of interleaved runs; CPU time is user + system of the child. "
+                     "Each row is one command (see bench/startup.py); the last column is its CPU time "
+                     "minus that of `python -c \"import typer\"` with the same interpreter.",
+                     c.command_line(), results, targets)
     c.write_section("startup", body)
     print(body)
 
 
-def _o200k_twice(ctxfit: list[str], three: Path, folder: Path) -> tuple[float, float]:
-    """Wall time of `estimate -t o200k` with an empty vocabulary cache, then with it filled."""
-    env = {**os.environ, "XDG_CACHE_HOME": str(folder / "cache")}
+def _o200k_twice(ctxfit: list[str], three: Path, folder: Path, env: dict) -> tuple[tuple[float, float], tuple[float, float]]:
+    """(wall, CPU) of `estimate -t o200k` with an empty vocabulary cache, then the median of
+    three runs with it filled."""
     argv = [*ctxfit, "estimate", "-t", "o200k", str(three)]
     try:
-        return timed(argv, env)[0], c.median([timed(argv, env)[0] for _ in range(3)])
+        timed(argv, {**env, "XDG_CACHE_HOME": str(folder / "warm-up")}, folder)  # the tokenizer's bytecode
+        env = {**env, "XDG_CACHE_HOME": str(folder / "cache")}
+        first = timed(argv, env, folder)
+        again = [timed(argv, env, folder) for _ in range(3)]
     except RuntimeError:
-        return float("nan"), float("nan")
+        return (float("nan"),) * 2, (float("nan"),) * 2
+    return first, (c.median([w for w, _ in again]), c.median([u for _, u in again]))
 
 
 if __name__ == "__main__":
