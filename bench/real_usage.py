@@ -39,7 +39,7 @@ from ctxfit_cli.core.usage import (  # noqa: E402
     MIN_GROWTH, call_estimates, growth_estimate, growth_samples, infer_fixed,
 )
 from ctxfit_cli.counters.calibrate import GROWTH_UNDER_SHARE, calibrate_from_growth  # noqa: E402
-from ctxfit_cli.counters.profiles import PROFILES_DIR, ProfileCounter, load_profile  # noqa: E402
+from ctxfit_cli.counters.profiles import CLASSES, PROFILES_DIR, RUNS, ProfileCounter, load_profile  # noqa: E402
 from ctxfit_cli.formats import read_transcripts  # noqa: E402
 from ctxfit_cli.formats.usage import claude_code_call  # noqa: E402
 
@@ -387,27 +387,58 @@ def claude_message_tokens(message, counter) -> int:
     return message_cost(message, counter).tokens
 
 
-def trade_off(data: dict, samples: list) -> list[tuple[float, dict, list]]:
-    """(share the fit may leave under, held-out score, last-call errors of a fit on all logs)
-    for each share of `TRADE_OFF`."""
+def trade_off(data: dict, samples: list) -> list[tuple[str, dict, list]]:
+    """(fit, held-out score, last-call errors of the same fit made on all logs): the floors'
+    fit for each share of `TRADE_OFF`, then fits to the median pair (`median_fit`)."""
     rows = []
     for share in TRADE_OFF:
         held = held_out_score(samples, held_out_fits(samples, max_under_share=share, name=f"claude-{share}"))
         full = ProfileCounter(fit_claude(samples, max_under_share=share, name=f"claude-all-{share}"))
-        rows.append((share, held, last_call_errors(data, full)))
+        rows.append((f"floors, {share:.1%} may stay under", held, last_call_errors(data, full)))
+    for lift in MEDIAN_LIFTS:
+        fits = {session: median_fit([s for s in samples if session_of(s) != session], lift, f"median-{lift}-{session}")
+                for session in dict.fromkeys(session_of(s) for s in samples)}
+        full = median_fit(samples, lift, f"median-{lift}")
+        rows.append((f"median pair × {lift:.2f} ({full.framing['tool_calls']} per block)",
+                     held_out_score(samples, fits), last_call_errors(data, full)))
     return rows
 
 
+#: How far above the median pair the median fits of the trade-off table are lifted.
+MEDIAN_LIFTS = (1.0, 1.1)
+
+
+def median_fit(samples, lift: float, name: str) -> ProfileCounter:
+    """The `cl100k` profile's shape scaled, plus a framing per tool block, both fitted to the
+    median pair (least absolute relative error, by reweighted least squares) and lifted by
+    `lift`: the counter that tracks the typical pair rather than the floor every pair is held to."""
+    import numpy as np
+    shape = load_profile("cl100k")
+    X = np.array([[shape.exact_tokens(s.vector), s.tool_blocks] for s in samples])
+    y = np.array([s.recorded - s.framing for s in samples], dtype=float)
+    w = np.linalg.lstsq(X, y, rcond=None)[0]
+    for _ in range(300):
+        weight = 1 / np.maximum(np.abs(y - X @ w), 1.0)
+        w = np.linalg.lstsq(X * np.sqrt(weight)[:, None], y * np.sqrt(weight), rcond=None)[0]
+    scale, per_block = float(w[0]) * lift, max(float(w[1]) * lift, 0.0)
+    data = {"name": name, "version": 1,
+            "rates": {c: round(r / scale, 3) for c, r in zip(CLASSES, shape.rates)},
+            "runs": {r: round(x * scale, 3) for r, x in zip(RUNS, shape.runs)},
+            "framing": {"tool_calls": round(per_block), "tool_results": round(per_block)}}
+    return ProfileCounter(data, source="median fit")
+
+
 def trade_off_table(rows: list) -> list[str]:
-    header = ["fit leaves under", "held-out aggregate", "held-out under by >10%",
+    header = ["fit", "held-out aggregate", "held-out under by >10%",
               *[name.split("/", 1)[1] for name, _ in rows[0][2]]]
-    lines = ["**The trade-off.** The shipped fit leaves at most "
-             f"{GROWTH_UNDER_SHARE:.1%} of its pairs more than 10% under. Letting more pairs stay "
-             "under lowers every estimate; for each such share, the held-out pair scores and the "
-             "last call's error of each Claude Code conversation (fit on all logs):\n",
+    lines = ["**The trade-off.** The shipped fit holds every pair to 90% of its growth but for "
+             f"{GROWTH_UNDER_SHARE:.1%} of them (the floors). Letting more pairs stay under lowers "
+             "every estimate; a fit to the median pair (`cl100k`'s shape scaled, plus a cost per "
+             "block) ignores the floors altogether. For each, the held-out pair scores and the last "
+             "call's error of each Claude Code conversation (the fit made on all logs):\n",
              "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for share, held, errors in rows:
-        lines.append("| " + " | ".join([f"{share:.1%}", f"{held['ratio']:.3f}", f"{held['under10']:.1%}",
+    for label, held, errors in rows:
+        lines.append("| " + " | ".join([label, f"{held['ratio']:.3f}", f"{held['under10']:.1%}",
                                          *[f"{e:+.1%}" for _, e in errors]]) + " |")
     return lines + [""]
 
@@ -416,10 +447,13 @@ def meets_pair_target(score: dict) -> bool:
     return score["under10"] <= 0.10 and 1.0 <= score["ratio"] <= 1.25
 
 
+def within(errors: list) -> bool:
+    return all(abs(e) <= 0.10 for _, e in errors)
+
+
 def conclusion(held: dict, errors: list, rows: list) -> list[str]:
     """What the figures above say about the two targets, in words."""
     over = [(name.split("/", 1)[1], e) for name, e in errors if abs(e) > 0.10]
-    both = [r for r in rows if meets_pair_target(r[1]) and all(abs(e) <= 0.10 for _, e in r[2])]
     text = (f"**Where that leaves the targets.** Held out, the pairs "
             f"{'meet' if meets_pair_target(held) else 'miss'} theirs (aggregate {held['ratio']:.3f}, "
             f"{held['under10']:.1%} under by more than 10%). The last call's "
@@ -427,15 +461,18 @@ def conclusion(held: dict, errors: list, rows: list) -> list[str]:
             f"{len(errors)} Claude Code conversations")
     if over:
         text += " but not on " + ", ".join(f"{name} ({e:+.1%})" for name, e in over)
-    if not both:
-        worst = min(max(abs(e) for _, e in r[2]) for r in rows)
-        text += (f". No fit in the table does both: as long as fewer than 10% of the held-out "
-                 f"pairs may stay more than 10% under, the pairs holding unlogged text can only be "
-                 f"covered by over-counting every pair like them, and a conversation with little "
-                 f"unlogged text is over-counted by that margin; letting more pairs stay under does "
-                 f"not bring every conversation within 10% either (the best worst case in the table "
-                 f"is {worst:.1%}), because the conversations differ in how much of their prompt the "
-                 f"log does not hold, and nothing in these logs tells that text apart.")
+    text += "."
+    both = [r for r in rows if meets_pair_target(r[1]) and within(r[2])]
+    last_only = [r for r in rows if within(r[2])]
+    if not both and last_only:
+        label, score, _ = min(last_only, key=lambda r: r[1]["under10"])
+        text += (f" No fit in the table does both. The last call alone is within reach — "
+                 f"{label} puts every conversation within 10% — but leaves "
+                 f"{score['under10']:.1%} of the held-out pairs more than 10% under: the pairs "
+                 f"holding text the log does not (hook output, reminders) are under unless every "
+                 f"pair like them is over-counted, and a conversation with little such text is "
+                 f"then over-counted by that margin. The conversations differ in how much of their "
+                 f"prompt the log does not hold, and nothing in these logs tells that text apart.")
     return [text + "\n"]
 
 
