@@ -48,8 +48,10 @@ PROFILES = ["seed", "cl100k", "o200k", "tekken", "qwen", "safe"]
 #: Logs of one session (a sub-agent and its parent) are held out together.
 SESSION = {"spotter_4d5611e5_agent-a2898e3.jsonl": "spotter_4d5611e5.jsonl"}
 CLAUDE_DESCRIPTION = ("Calibrated on the recorded prompt growth of real Claude Code sessions "
-                      "(Opus 4.6, Sonnet 4/4.5, Haiku 4.5; bench/real_usage.py); classes too rare "
-                      "in those logs keep the rates of the safe profile.")
+                      "(Opus 4.6, Sonnet 4/4.5, Haiku 4.5; bench/real_usage.py): character rates "
+                      "and a fixed cost per tool call and per tool result (the tags Claude's prompt "
+                      "format wraps them in); classes too rare in those logs keep the rates of the "
+                      "safe profile.")
 
 
 def conversations(path: Path) -> list:
