@@ -33,7 +33,7 @@ from __future__ import annotations
 import bisect
 import operator
 from dataclasses import dataclass
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterator, NamedTuple, Sequence
 
 from ..counters.seed import SEED, Counter
 from .estimate import MessageCost, merged_cost, message_cost, parts_cost
@@ -171,6 +171,8 @@ class Fitter:
         self.start = 0  # kept start; 0 while nothing is dropped
         self.requests = 0
         self.request_ends: list[int] = []  # the history length at each committed request
+        self._cut: _Cut | None = None  # the last cut sized (see `_cut_for`)
+        self._appended_memo: tuple | None = None  # (see `_appended`)
 
     # --- growing the history ----------------------------------------------------------------
 
@@ -338,8 +340,8 @@ class Fitter:
         options = self.options
         self._protect(end)
         batches, start = self.cleared_batches, self.start
-        if self._request_tokens(start, end, batches) <= options.budget:
-            return batches, start
+        if self._cut_for(start, batches).bound + self.cost_prefix[end] <= options.budget:
+            return batches, start  # what most requests of a long walk find: nothing to change
         available = self._batch_count()
         target = self._clear_target(end)
         while batches < available and self._request_tokens(start, end, batches) > target:
@@ -481,14 +483,68 @@ class Fitter:
         return tokens + self._merge_correction(start) if self._trimmed(start) else tokens
 
     def _shape(self, end: int, batches: int, start: int) -> "Shape":
+        cut = self._cut_for(start, batches)
+        return Shape(end, cut.cleared, cut.start, cut.anchor, cut.exact + self.cost_prefix[end], cut.stage)
+
+    def _cut_for(self, start: int, batches: int) -> "_Cut":
+        """What the requests with this kept start and these cleared candidates have in common:
+        all of their shape but the end. Their sizes differ only by the messages after `start`,
+        so a size is the cut's own part plus `cost_prefix[end]`. Most requests of a long walk
+        keep the cut of the request before, so it is made once per cut, not once per request."""
+        cleared = self._batch_end(batches)
+        cut = self._cut
+        if cut is not None and cut.key == (start, batches, cleared):
+            return cut
+        end = len(self.messages)  # any end past the cut gives the same parts
         trimmed = self._trimmed(start)
-        return Shape(end, self._batch_end(batches), start if trimmed else 0,
-                     self._anchor(start) if trimmed else None, self._exact_tokens(start, end, batches),
-                     self._stage(start, batches))
+        self._cut = cut = _Cut(
+            (start, batches, cleared), cleared, start if trimmed else 0, self._anchor(start) if trimmed else None,
+            self._stage(start, batches), self._request_tokens(start, end, batches) - self.cost_prefix[end],
+            self._exact_tokens(start, end, batches) - self.cost_prefix[end])
+        return cut
 
     def shared_tokens(self, previous: "Shape", current: "Shape") -> int:
         """Tokens at the start of `current` that are identical, message by message, to the
         start of `previous` (an earlier request of this walk): what a prefix cache can reuse.
+
+        >>> fitter = Fitter(FitOptions(budget=100))
+        >>> fitter.extend([Message(Role.USER, (Part(PartKind.TEXT, "abcd"),), b"")])
+        >>> a = fitter._shape(1, 0, 0); b = fitter._shape(1, 0, 0)
+        >>> fitter.shared_tokens(a, b) == fitter.still_sent_tokens(a, b) == a.tokens == 5
+        True
+        """
+        if _appends(previous, current):
+            return self._appended(previous)[0]
+        return self._shared_run(previous, current)
+
+    def still_sent_tokens(self, previous: "Shape", current: "Shape") -> int:
+        """Tokens of `previous` (an earlier request of this walk) that `current` still sends,
+        wherever they are in it: the most a prefix cache could reuse if every change were made
+        after them (the replay's cache bound)."""
+        if _appends(previous, current):
+            return self._appended(previous)[1]
+        return self._still_sent(previous, current)
+
+    def _appended(self, shape: "Shape") -> tuple[int, int]:
+        """What a request that only appends to `shape` shares with it, and still sends of it.
+
+        All of `shape`'s runs and ranges (`_appends`), as `shape` shares with itself. Those are
+        the cut's parts (the fixed part, the head, the anchor, the kept range up to the end,
+        results cleared) and `cost_prefix[end]`: all the results a shape clears come before its
+        end. So the cut's part is computed once per cut, and most requests of a long walk,
+        which keep the cut of the request before, pay a lookup.
+        """
+        key = (shape.start, shape.anchor, shape.cleared)
+        memo = self._appended_memo
+        if memo is None or memo[0] != key:
+            here = self.cost_prefix[shape.end]
+            memo = self._appended_memo = (key, self._shared_run(shape, shape) - here,
+                                          self._still_sent(shape, shape) - here)
+        here = self.cost_prefix[shape.end]
+        return memo[1] + here, memo[2] + here
+
+    def _shared_run(self, previous: "Shape", current: "Shape") -> int:
+        """`shared_tokens`, in general.
 
         A request is the fixed part, then — when trimmed — the first messages with the note
         (and, for Anthropic, a user message merged into it), then an optional anchor and one
@@ -515,10 +571,8 @@ class Fitter:
             shared += self._range_tokens(low, high, previous.cleared)
         return shared
 
-    def still_sent_tokens(self, previous: "Shape", current: "Shape") -> int:
-        """Tokens of `previous` (an earlier request of this walk) that `current` still sends,
-        wherever they are in it: the most a prefix cache could reuse if every change were made
-        after them (the replay's cache bound).
+    def _still_sent(self, previous: "Shape", current: "Shape") -> int:
+        """`still_sent_tokens`, in general.
 
         A message counts when both requests send it the same way: the same message of the
         history with the same results cleared, or the same noted first message. Results cleared
@@ -638,6 +692,18 @@ class OpenCalls:
         return boundary
 
 
+class _Cut(NamedTuple):
+    """A kept start and a count of cleared batches, as `Fitter._cut_for` sizes them."""
+
+    key: tuple[int, int, int]  # (start, batches, cleared candidates)
+    cleared: int
+    start: int  # the kept start when trimmed, else 0
+    anchor: int | None
+    stage: str
+    bound: int  # `_request_tokens` less `cost_prefix[end]`
+    exact: int  # `_exact_tokens` less `cost_prefix[end]`
+
+
 @dataclass(frozen=True, slots=True)
 class Shape:
     """What one request of the walk looks like, cheaply: enough to size it and to compare it
@@ -649,6 +715,15 @@ class Shape:
     anchor: int | None
     tokens: int
     stage: str
+
+
+def _appends(previous: Shape, current: Shape) -> bool:
+    """Whether `current` is `previous` with messages appended: the same cut, the same results
+    cleared, a later end. Then each range `previous` sends is inside the same range of `current`
+    (the ranges start at the same places), so the runs both requests start with, and the ranges
+    both send, are exactly the ranges of `previous`."""
+    return (previous.start == current.start and previous.anchor == current.anchor
+            and previous.cleared == current.cleared and previous.end <= current.end)
 
 
 def _common_run(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -129,7 +129,8 @@ def scan(checked: Sequence[Checked], dialect: str) -> list[str]:
     """The problems of a sequence of checked messages (their own problems included)."""
     problems: list[str] = []
     for i, item in enumerate(checked):
-        problems.extend(f"messages[{i}]: {p}" for p in item.problems)
+        if item.problems:  # (checked first: this runs for every message of a replayed history)
+            problems.extend(f"messages[{i}]: {p}" for p in item.problems)
         if item.empty and not (i == len(checked) - 1 and item.role == "assistant"):
             problems.append(f"messages[{i}]: content must not be empty")
     problems += (_anthropic_sequence if dialect == "anthropic" else _openai_sequence)(checked)
@@ -305,7 +306,8 @@ def _openai_sequence(checked: Sequence[Checked]) -> list[str]:
     waiting: dict = {}  # calls of the last assistant message not yet answered
     answered: set = set()
     for i, item in enumerate(checked):
-        if len(set(item.calls)) < len(item.calls):
+        calls = item.calls
+        if len(calls) > 1 and len(set(calls)) < len(calls):
             problems.append(f"messages[{i}]: a tool call id is used twice in one message")
         if item.role == "tool":
             call_id = item.results[0]
@@ -317,11 +319,10 @@ def _openai_sequence(checked: Sequence[Checked]) -> list[str]:
             else:
                 problems.append(f"messages[{i}]: result for call {call_id!r} does not follow its call")
             continue
-        problems.extend(f"messages[{at}]: call {c!r} has no result before messages[{i}]"
-                        for c, at in waiting.items())
-        waiting, answered = {}, set()
-        for call_id in item.calls:
-            waiting[call_id] = i
+        if waiting:
+            problems.extend(f"messages[{at}]: call {c!r} has no result before messages[{i}]"
+                            for c, at in waiting.items())
+        waiting, answered = dict.fromkeys(calls, i), set()
     problems.extend(f"messages[{at}]: call {c!r} has no result" for c, at in waiting.items())
     return problems
 

@@ -11,7 +11,10 @@ as one request, and each simulated request only where it differs from the histor
   message, which gains the note, then an anchor and the kept history from `start`. Its own
   junctions are new: the messages up to the first, the noted (for Anthropic: merged) first
   message, the anchor and the kept history up to the first place no call is open are scanned
-  again with the same rules; past that place the request is the history's own.
+  again with the same rules; past that place the request is the history's own. Those
+  junctions depend on where the request ends only until that place: once a cut's junctions
+  passed, every later request with the same cut sends the same junctions, so each cut is
+  scanned once, not once per request.
 
 >>> import io
 >>> from ctxfit_cli.formats import read_transcripts
@@ -49,15 +52,22 @@ class RequestCheck:
         problems = scan(self.items, self.dialect) if self.items else []
         if problems:
             raise BadInput(self.path, None, f"not a valid {self.dialect} request as read: {first_problem(problems)}")
+        #: Cuts (first, anchor, start) whose junctions were scanned up to a place where no call
+        #: is open, and passed: later requests with that cut send the same junctions.
+        self._passed: set[tuple[int, int | None, int]] = set()
 
     def trimmed(self, *, call: int, first: int, anchor: int | None, start: int, end: int) -> None:
         """Check the request of model call `call` that sends messages[:first + 1] (the first
         with the note), then `anchor`, then messages[start:end]."""
+        cut = (first, anchor, start)
+        if cut in self._passed:
+            return
         items = self.items
         head = list(items[:first])
         noted = items[first]._replace(empty=False)
         kept = [anchor] if anchor is not None else []
-        kept += self._until_closed(start, end)
+        junction, closed = self._until_closed(start, end)
+        kept += junction
         sequence = [*head, noted]
         for position, index in enumerate(kept):
             item = items[index]
@@ -68,9 +78,12 @@ class RequestCheck:
         problems = scan(sequence, self.dialect)
         if problems:
             raise InvalidRequest(self.path, self.dialect, f"replayed call {call}: {first_problem(problems)}")
+        if closed:  # a later request with this cut scans exactly this sequence again
+            self._passed.add(cut)
 
-    def _until_closed(self, start: int, end: int) -> list[int]:
-        """Indices from `start` up to the first message after which no call is open."""
+    def _until_closed(self, start: int, end: int) -> tuple[list[int], bool]:
+        """Indices from `start` up to the first message after which no call is open, and
+        whether that place was reached before `end`."""
         indices, open_calls = [], set()
         for index in range(start, end):
             item = self.items[index]
@@ -80,8 +93,8 @@ class RequestCheck:
             else:
                 open_calls.difference_update(item.results)
             if not open_calls:
-                break
-        return indices
+                return indices, True
+        return indices, False
 
 
 def _merged(head: Checked, following: Checked) -> Checked:
