@@ -48,7 +48,7 @@ from ctxfit_cli.replay.simulation import Prices, replay  # noqa: E402
 import subagents  # noqa: E402
 
 SMALL = FitOptions(budget=30_000, window=100_000)
-#: The real logs peak at 20k-190k tokens, 13k-34k of them the prompt part the log does not hold.
+#: The real logs peak at 20k-190k tokens, 13k-37k of them the prompt part the log does not hold.
 REAL_WIDE = FitOptions(budget=60_000, window=200_000)
 REAL_TIGHT = FitOptions(budget=40_000, window=200_000)
 LARGE = FitOptions(budget=400_000, window=1_000_000)
@@ -281,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
         "",
         f"{len(bundled)} bundled samples at budget {SMALL.budget:,}, window {SMALL.window:,}; the "
         f"{(len(small) - len(bundled)) // 2} real logs of `../shared/realworld` at budgets {REAL_WIDE.budget:,} "
-        f"and {REAL_TIGHT.budget:,}, window {REAL_WIDE.window:,} (they peak at 20k-190k tokens, 13k-34k of them "
+        f"and {REAL_TIGHT.budget:,}, window {REAL_WIDE.window:,} (they peak at 20k-190k tokens, 13k-37k of them "
         "the prompt part the log does not hold); the eight DESIGN §7 "
         f"sub-agents and {len(large) - 8} generated logs (`bench/agent_logs.py`: sub-agent, chat and mixed, "
         f"{' and '.join(f'{s // 1_000_000}M' for s in ((1_000_000,) if args.quick else agent_logs.SIZES))} "
