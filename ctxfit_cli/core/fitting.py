@@ -142,6 +142,7 @@ class Fitter:
         #: building a whole `Plan` per request would cost as much as the history is long).
         self.on_shape = on_shape
         self._merge_memo: dict[int, int] = {}
+        self._cleared_memo: dict[int, int] = {}  # ASCII name and id lengths -> a cleared result's tokens
         self._note_vector: tuple[int, ...] | None = None
         self.fixed = tuple(fixed)
         self.fixed_tokens = sum(message_cost(m, self.counter).tokens for m in self.fixed)
@@ -188,7 +189,7 @@ class Fitter:
     def extend(self, new: Sequence[Message]) -> None:
         """Add messages; the request made before each assistant message is walked through."""
         for message in new:
-            if message.role is Role.ASSISTANT and self.messages:
+            if message.role is _ASSISTANT and self.messages:
                 self._commit(len(self.messages))
             self._append(message)
 
@@ -198,19 +199,21 @@ class Fitter:
         self.messages.append(message)
         cost = message_cost(message, self.counter)
         floor = cost.tokens
-        results = iter(cost.results)
+        results, taken = cost.results, 0
         boundary = self.open_calls.add(message)
+        tool_names = self.tool_names
         for j, part in enumerate(message.parts):
             kind = part.kind
-            if kind is _TOOL_CALL and part.call_id:
-                self.tool_names[part.call_id] = part.tool
+            if kind is _TOOL_CALL:
+                if part.call_id:
+                    tool_names[part.call_id] = part.tool
             elif kind is _TOOL_RESULT:
-                tokens = next(results, None)
-                if tokens is None:
+                if taken == len(results):
                     continue  # a result inside a system message is system text, never cleared
+                tokens = results[taken]
+                taken += 1
                 saving = tokens - self._cleared_tokens(part)
-                ref = ResultRef(i, j, part.call_id, part.tool or self.tool_names.get(part.call_id, ""),
-                                tokens, saving)
+                ref = ResultRef(i, j, part.call_id, part.tool or tool_names.get(part.call_id, ""), tokens, saving)
                 self.results.append(ref)
                 self.result_index.append(i)
                 if self.first >= 0 and self._clearable(ref):
@@ -239,7 +242,11 @@ class Fitter:
             self._note_vector = self.counter.measure(CLEARED_RESULT)
         vector = self._note_vector
         if self.counter is SEED and part.tool.isascii() and part.call_id.isascii():
-            return self.counter.tokens((vector[0] + len(part.tool) + len(part.call_id), *vector[1:]))
+            names = len(part.tool) + len(part.call_id)  # one result per message read: memoized
+            tokens = self._cleared_memo.get(names)
+            if tokens is None:
+                tokens = self._cleared_memo[names] = self.counter.tokens((vector[0] + names, *vector[1:]))
+            return tokens
         for text in (part.tool, part.call_id):
             if text:
                 vector = tuple(map(operator.add, vector, self.counter.measure(text)))
@@ -704,10 +711,10 @@ class _Cut(NamedTuple):
     exact: int  # `_exact_tokens` less `cost_prefix[end]`
 
 
-@dataclass(frozen=True, slots=True)
-class Shape:
+class Shape(NamedTuple):
     """What one request of the walk looks like, cheaply: enough to size it and to compare it
-    with another request of the same walk (`Fitter.shared_tokens`)."""
+    with another request of the same walk (`Fitter.shared_tokens`). (A NamedTuple: a replay
+    makes one per model call.)"""
 
     end: int  # the request holds the history before this message
     cleared: int  # this many candidates (oldest first) are cleared

@@ -47,7 +47,7 @@ class Part(NamedTuple):
 
 
 # Enum members as plain names: in Python 3.11 `Role.USER` is a slow attribute lookup.
-_USER, _TOOL_RESULT = Role.USER, PartKind.TOOL_RESULT
+_USER, _TOOL_CALL, _TOOL_RESULT = Role.USER, PartKind.TOOL_CALL, PartKind.TOOL_RESULT
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -63,11 +63,11 @@ class Message:
 
     @property
     def call_ids(self) -> tuple[str, ...]:
-        return tuple(p.call_id for p in self.parts if p.kind is PartKind.TOOL_CALL)
+        return tuple([p.call_id for p in self.parts if p.kind is _TOOL_CALL])  # asked of every message read
 
     @property
     def result_ids(self) -> tuple[str, ...]:
-        return tuple(p.call_id for p in self.parts if p.kind is PartKind.TOOL_RESULT)
+        return tuple([p.call_id for p in self.parts if p.kind is _TOOL_RESULT])
 
     @property
     def is_human_turn(self) -> bool:

@@ -45,6 +45,11 @@ class Writer(Protocol):
         """The user message put before an assistant first message."""
 
 
+# Enum members as plain names: in Python 3.11 `Role.TOOL` is a slow attribute lookup, and
+# `repair` asks several for every message read.
+_TOOLS, _SYSTEM, _TOOL, _USER, _ASSISTANT = Role.TOOLS, Role.SYSTEM, Role.TOOL, Role.USER, Role.ASSISTANT
+
+
 def repair(messages: Iterable[Message], writer: Writer, path: str, repairs: list[str]) -> Iterator[Message]:
     """The messages with every call answered once, by results right after it (lazy)."""
     open_calls: list[str] = []  # calls of the last assistant message not yet answered
@@ -53,16 +58,16 @@ def repair(messages: Iterable[Message], writer: Writer, path: str, repairs: list
     started = False
     for message in messages:
         role = message.role
-        if role is Role.TOOLS or (role is Role.SYSTEM and (writer.results_in_user or not open_calls)):
+        if role is _TOOLS or (role is _SYSTEM and (writer.results_in_user or not open_calls)):
             yield message
             continue
         if not started:
             started = True
-            if role is Role.ASSISTANT and writer.user_first:
+            if role is _ASSISTANT and writer.user_first:
                 repairs.append(f"{path}:{message.line}: the conversation starts with an assistant "
                                "message; added a constant user message before it")
                 yield writer.opener(message.line)
-        if role is Role.TOOL:
+        if role is _TOOL:
             call_id = message.parts[0].call_id if message.parts else ""
             if call_id in open_calls:
                 open_calls.remove(call_id)
@@ -72,13 +77,13 @@ def repair(messages: Iterable[Message], writer: Writer, path: str, repairs: list
                 what = "a second result" if call_id in answered else "a result with no call before it"
                 repairs.append(f"{path}:{message.line}: dropped {what} (call {call_id!r})")
             continue
-        if role is not Role.ASSISTANT and not writer.results_in_user:
+        if role is not _ASSISTANT and not writer.results_in_user:
             if open_calls:  # a user or system message while calls are open
                 yield from _answer(open_calls, call_line, message.line, writer, path, repairs)
                 open_calls, answered = [], set()
             yield message
             continue
-        if role is Role.USER:
+        if role is _USER:
             fixed = _user(message, open_calls, writer, path, repairs)
             open_calls, answered = [], set()
             if fixed is not None:

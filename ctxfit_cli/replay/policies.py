@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, replace
-from typing import Callable, Iterator, Protocol
+from typing import Callable, Iterator, NamedTuple, Protocol
 
 from ..core.estimate import merged_cost, message_cost
 from ..core.fitting import FitOptions, Fitter, OpenCalls, Shape, overlapping_ranges, note_cost, noted_cost
@@ -31,9 +31,9 @@ from ..core.model import Role, Transcript
 from .validity import RequestCheck
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class Request:
-    """One simulated request: its size, and how much of it an earlier request shares."""
+class Request(NamedTuple):
+    """One simulated request: its size, and how much of it an earlier request shares.
+    (A NamedTuple: a replay makes one per model call.)"""
 
     call: int  # 1-based model call
     tokens: int

@@ -158,12 +158,10 @@ def replay(transcript: Transcript, policy: Policy, options: FitOptions, *,
         bound = request.still_sent(previous) if previous is not None else 0
         read = shared if shared >= min_cacheable else 0
         write = request.tokens - read if request.tokens >= min_cacheable else 0
-        step = Step(
-            call=request.call, tokens=request.tokens, stage=request.stage, rejected=False,
-            cache_read=read, cache_write=write, uncached=request.tokens - read - write,
-            cache_break=previous is not None and shared < previous.tokens,
-            cache_bound=bound if bound >= min_cacheable else 0,
-        )
+        # Positional: one step per model call, and keywords cost more here.
+        step = Step(request.call, request.tokens, request.stage, False, read, write,  # not rejected
+                    request.tokens - read - write, previous is not None and shared < previous.tokens,
+                    bound if bound >= min_cacheable else 0)
         result.add(step, options.budget, prices)
         previous = request
     return result
