@@ -25,6 +25,7 @@ from ..core.repair import repair
 from .reading import Record, read_records
 from . import anthropic, claude_code, codex, openai, openhands, swe_agent, usage
 from .common import COMPACTED, Where, dumps, json_text, type_name
+from .spans import SpanError, elements_of, members, one_line
 from .repair_writers import WRITERS
 
 from ..input_formats import FORMATS  # noqa: E402 (apart: the CLI's help needs no reader)
@@ -288,8 +289,10 @@ def _request(name: str, record: Record) -> Transcript:
     items = value["messages"]
     dialect = _request_dialect(value)
     parse = PARSERS[dialect]
+    raw = _raw_fields(record)
+    item_raws = _raw_items(raw["messages"], items) if raw else [dumps(item) for item in items]
     messages = tuple(
-        parse(item, dumps(item), where.at("messages").at(i)) for i, item in enumerate(items)
+        parse(item, item_raw, where.at("messages").at(i)) for i, (item, item_raw) in enumerate(zip(items, item_raws))
     )
     system: tuple[Message, ...] = ()
     if "system" in value:
@@ -298,11 +301,31 @@ def _request(name: str, record: Record) -> Transcript:
         system = (anthropic.system_message(value["system"], dumps(as_message), where.at("system")),)
     tools = None
     if value.get("tools") is not None:
-        tools = Message(Role.TOOLS, (Part(PartKind.TEXT, json_text(value["tools"])),), dumps(value["tools"]), record.line)
-    extra = tuple((k, dumps(v)) for k, v in value.items() if k not in ("messages", "system", "tools"))
+        tools = Message(Role.TOOLS, (Part(PartKind.TEXT, json_text(value["tools"])),),
+                        raw["tools"] if raw else dumps(value["tools"]), record.line)
+    extra = tuple((k, raw[k] if raw else dumps(v)) for k, v in value.items() if k not in ("messages", "system", "tools"))
     transcript = Transcript(name, "request", dialect, (), system, tools, extra, record.line)
     transcript.messages = list(_require_messages(name, repair(messages, WRITERS[dialect], name, transcript.repairs)))
     return transcript
+
+
+def _raw_fields(record: Record) -> dict[str, bytes] | None:
+    """The exact bytes of each field of a request document, each on one line
+    (`spans.one_line`); None when the document is a bare list of messages or ctxfit's own
+    serialization of the values would give the same bytes anyway (the common case: checked
+    with one `dumps`, cheaper than scanning the document again)."""
+    if not isinstance(record.value, dict) or dumps(record.value) == record.raw.strip():
+        return None
+    try:
+        return {key: one_line(raw) for key, _, raw in members(record.raw)}
+    except (SpanError, UnicodeDecodeError, RecursionError):  # orjson read it: keep its reading
+        return None
+
+
+def _raw_items(array: bytes, items: list) -> list[bytes]:
+    """The exact bytes of each message of the `messages` array (one line each)."""
+    raws = [one_line(raw) for _, raw in elements_of(array)]
+    return raws if len(raws) == len(items) else [dumps(item) for item in items]
 
 
 def _request_dialect(request: dict) -> Dialect:

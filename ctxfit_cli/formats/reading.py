@@ -146,7 +146,8 @@ def numbered_lines(name: str, stream: BinaryIO | Iterable[bytes], *,
             if len(line) > limit and not line.endswith(b"\n"):
                 raise BadInput(name, number, f"line longer than {limit >> 20} MiB (the limit); if the file "
                                              "really holds such lines, raise --max-line-mb")
-            line = line.rstrip(b"\r\n")
+            # Whitespace around a record is not part of it (a refit sends the record alone).
+            line = line.strip(b" \t\r\n")
             if b"\x00" in line:
                 column = line.index(b"\x00") + 1
                 raise BadInput(name, number, f"contains a NUL byte (column {column}); "

@@ -24,19 +24,18 @@ from __future__ import annotations
 
 import bisect
 import threading
-import json
 from typing import Any, NamedTuple
 
 import orjson
 
-_DECODER = json.JSONDecoder()
-_WHITESPACE = " \t\n\r"
+from ..formats.spans import WHITESPACE as _WHITESPACE, Offsets as _Bytes, SpanError
+from ..formats.spans import elements as _elements, skip as _skip, string as _string, value as _value
 #: Chunk size of the common-prefix search: equal chunks are skipped at memcmp speed.
 _CHUNK = 1 << 18
 
 
-class BodyError(ValueError):
-    """The body is not a JSON object with a `messages` list."""
+#: The body is not a JSON object with a `messages` list.
+BodyError = SpanError
 
 
 class Layout(NamedTuple):
@@ -163,60 +162,6 @@ class BodyReader:
         self.raw, self.head, self.messages, self.spans, self.reused = body, head, messages, spans, reused
         self.open, self.close = opened, closed
         self.ends = [end for _, end in spans]
-
-
-class _Bytes:
-    """Byte offsets of character offsets of a text, computed forward in one pass."""
-
-    __slots__ = ("text", "char", "byte")
-
-    def __init__(self, text: str, base: int = 0) -> None:
-        self.text, self.char, self.byte = text, 0, base
-
-    def at(self, char: int) -> int:
-        if char < self.char:
-            raise ValueError("offsets must be asked in order")
-        self.byte += len(self.text[self.char:char].encode("utf-8"))
-        self.char = char
-        return self.byte
-
-
-def _elements(text: str, i: int, byte: _Bytes, *, first: bool) -> tuple[list, list[tuple[int, int]], int]:
-    """The array elements from `i` (just after "[" or after a previous element) to the "]":
-    (values, byte spans, index just after the "]")."""
-    values, spans = [], []
-    i = _skip(text, i)
-    while True:
-        if text[i:i + 1] == "]":
-            return values, spans, i + 1
-        if not first or values:
-            if text[i:i + 1] != ",":
-                raise BodyError("not valid JSON (expected ',' or ']')")
-            i = _skip(text, i + 1)
-        start = byte.at(i)
-        value, end = _value(text, i)
-        spans.append((start, byte.at(end)))
-        values.append(value)
-        i = _skip(text, end)
-
-
-def _value(text: str, i: int) -> tuple[Any, int]:
-    try:
-        return _DECODER.raw_decode(text, i)
-    except json.JSONDecodeError as error:
-        raise BodyError(f"not valid JSON ({error.msg} at character {error.pos})") from None
-
-
-def _string(text: str, i: int) -> tuple[str, int]:
-    if text[i:i + 1] != '"':
-        raise BodyError("not valid JSON (expected a key)")
-    return _value(text, i)
-
-
-def _skip(text: str, i: int) -> int:
-    while i < len(text) and text[i] in _WHITESPACE:
-        i += 1
-    return i
 
 
 def common_prefix(a: bytes, b: bytes) -> int:

@@ -1,0 +1,54 @@
+"""Unchanged messages leave as the bytes they came as, and fitting a payload again gives the same
+bytes (DESIGN §4, issue #9 item 7): JSON that is not orjson's compact form (spaces, escapes,
+duplicate keys), integers beyond 64 bits, pretty-printed request documents."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from conftest import run_cli
+
+HUGE = b"18446744073709551616"  # 2**64: orjson reads it as a float
+
+
+def _fit(data: bytes, budget: str = "100000") -> bytes:
+    done = run_cli("fit", "-", "--budget", budget, input=data)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+LINES = {
+    "spaces": b'{"role": "user",  "content": "hi"}\n{"role":"assistant","content":"yo"}\n',
+    "escapes": b'{"role":"user","content":"caf\\u00e9 \\/ ok"}\n{"role":"assistant","content":"yo"}\n',
+    "duplicate keys": b'{"role":"user","content":"a","content":"b"}\n{"role":"assistant","content":"yo"}\n',
+    "huge integer": b'{"role":"user","content":"hi","n":' + HUGE + b'}\n{"role":"assistant","content":"yo"}\n',
+    "blanks around": b'  {"role":"user","content":"hi"}\t\n{"role":"assistant","content":"yo"}  \n',
+}
+
+
+@pytest.mark.parametrize("name", LINES)
+def test_lines_leave_as_written_and_a_refit_changes_nothing(name):
+    data = LINES[name]
+    payload = _fit(data)
+    assert payload == b'{"messages":[' + b",".join(line.strip() for line in data.splitlines()) + b"]}\n"
+    assert _fit(payload) == payload
+    assert _fit(payload, "10") == _fit(data, "10")
+
+
+def test_a_request_keeps_its_huge_integers_and_other_fields_as_written():
+    request = (b'{"model": "m", "metadata": {"n": ' + HUGE + b'}, "messages": [{"role": "user", "content": "hi"}],'
+               b' "temperature": 1.0}')
+    payload = _fit(request)
+    assert payload == (b'{"model":"m","metadata":{"n": ' + HUGE + b'},"temperature":1.0,'
+                       b'"messages":[{"role": "user", "content": "hi"}]}\n')
+    assert _fit(payload) == payload
+
+
+def test_a_pretty_printed_request_becomes_one_line_and_then_stays_the_same():
+    request = (b'{\n  "tools": [\n    {"name": "read", "input_schema": {"type": "object"}}\n  ],\n'
+               b'  "messages": [\n    {\n      "role": "user",\n      "content": "a  b \\u00e9"\n    }\n  ]\n}\n')
+    payload = _fit(request)
+    assert payload.count(b"\n") == 1 and b'"a  b \\u00e9"' in payload
+    assert orjson.loads(payload) == orjson.loads(request)
+    assert _fit(payload) == payload
