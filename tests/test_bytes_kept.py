@@ -52,3 +52,19 @@ def test_a_pretty_printed_request_becomes_one_line_and_then_stays_the_same():
     assert payload.count(b"\n") == 1 and b'"a  b \\u00e9"' in payload
     assert orjson.loads(payload) == orjson.loads(request)
     assert _fit(payload) == payload
+
+
+def test_several_system_lines_are_counted_as_the_one_system_prompt_they_are_sent_as():
+    """Anthropic has one `system`: three system lines are sent as its three blocks, and counted
+    so (they were counted as three messages: 10 tokens more than the payload held)."""
+    lines = b"".join(orjson.dumps(m) + b"\n" for m in [
+        {"role": "system", "content": "You are a helper."}, {"role": "system", "content": "Be brief."},
+        {"role": "system", "content": [{"type": "text", "text": "Third."}]},
+        {"role": "user", "content": "hi there"}, {"role": "assistant", "content": "yo"}])
+    estimated = orjson.loads(run_cli("estimate", "--json", "-", input=lines).stdout)["total"]["tokens"]
+    fitted = run_cli("fit", "-", "--budget", "1000", "--json", input=lines)
+    report = orjson.loads(fitted.stdout)["reports"][0]
+    payload = _fit(lines, "1000")
+    assert orjson.loads(payload)["system"] == [{"type": "text", "text": t} for t in ("You are a helper.", "Be brief.", "Third.")]
+    read_back = orjson.loads(run_cli("estimate", "--json", "-", input=payload).stdout)["total"]["tokens"]
+    assert estimated == report["tokens_sent"] == read_back

@@ -11,9 +11,13 @@ and not billed as input text).
 
 from __future__ import annotations
 
+from typing import Iterable, Iterator
+
+import orjson
+
 from ..counters.images import DEFAULT_IMAGE_TOKENS, image_tokens_from_base64, pdf_tokens_from_base64
 from ..core.model import Message, Part, PartKind, Role
-from .common import Where, expect_dict, expect_str, json_text, type_name
+from .common import Where, dumps, expect_dict, expect_str, json_text, type_name
 
 ROLES = {"system": Role.SYSTEM, "user": Role.USER, "assistant": Role.ASSISTANT}
 
@@ -49,6 +53,43 @@ class _Content:
 def system_message(system: object, raw: bytes, where: Where) -> Message:
     """The `system` field of a request (a string or a list of text blocks)."""
     return Message(Role.SYSTEM, content_parts(system, where), raw, where.line)
+
+
+def one_system_prompt(messages: Iterable[Message], name: str) -> Iterator[Message]:
+    """The messages with their leading system lines as one system message: a request has one
+    `system` (their blocks in order, as the payload sends them), so it is counted as one.
+
+    >>> lines = [Message(Role.SYSTEM, (Part(PartKind.TEXT, t),), dumps({"role": "system", "content": t}), n)
+    ...          for n, t in enumerate(["Be kind.", "Be brief."], 1)]
+    >>> [m.raw for m in one_system_prompt(lines, "t")]
+    [b'{"role":"system","content":[{"type":"text","text":"Be kind."},{"type":"text","text":"Be brief."}]}']
+    """
+    leading: list[Message] = []
+    messages = iter(messages)
+    for message in messages:
+        if message.role is Role.SYSTEM:
+            leading.append(message)
+            continue
+        if leading:
+            yield _joined(leading, name)
+        yield message
+        break
+    else:
+        if leading:
+            yield _joined(leading, name)
+        return
+    yield from messages
+
+
+def _joined(system: list[Message], name: str) -> Message:
+    if len(system) == 1:
+        return system[0]
+    blocks: list = []
+    for message in system:
+        content = orjson.loads(message.raw)["content"]
+        blocks += ([{"type": "text", "text": content}] if content else []) if isinstance(content, str) else content
+    where = Where(name, system[0].line)
+    return Message(Role.SYSTEM, content_parts(blocks, where), dumps({"role": "system", "content": blocks}), system[0].line)
 
 
 def content_parts(content: object, where: Where) -> tuple[Part, ...]:

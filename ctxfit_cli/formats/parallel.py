@@ -19,7 +19,7 @@ from typing import Iterator
 from ..counters.seed import SEED, Counter
 from ..errors import BadInput, NoConversation
 from ..core.estimate import MessageCost, TranscriptEstimate, message_cost
-from . import NO_MESSAGES, PARSERS
+from . import NO_MESSAGES, PARSERS, anthropic
 from .common import Where
 from ..core.model import Message, Part, PartKind, Role, Transcript
 from ..core.notes import TRIMMED_HISTORY
@@ -139,8 +139,12 @@ def _estimate_piece(job: tuple) -> tuple[TranscriptEstimate | None, int, tuple[i
         file.seek(start)
         piece = _Piece(file, end)
         try:
-            for number, line in numbered_lines(name, piece, at_start=start == 0):
-                estimate.add(parse(parse_line(name, number, line), line, Where(name, number)))
+            messages = (parse(parse_line(name, number, line), line, Where(name, number))
+                        for number, line in numbered_lines(name, piece, at_start=start == 0))
+            if dialect == "anthropic" and start == 0:  # the system lines, counted as the one prompt they are
+                messages = anthropic.one_system_prompt(messages, name)
+            for message in messages:
+                estimate.add(message)
         except BadInput as error:
             return None, 0, (error.line or 0, error.problem)
     return estimate, piece.lines, None
@@ -240,6 +244,8 @@ def read_outline(path: str, name: str, format: str, dialect: str, *, workers: in
         for number, line in numbered_lines(name, piece):
             message = parse(parse_line(name, number, line), line, Where(name, number))
             if message.role is not Role.SYSTEM:
+                if dialect == "anthropic":
+                    system = list(anthropic.one_system_prompt(system, name))
                 transcript = Transcript(name, format, dialect, (), tuple(system))
                 return Outline(path, transcript, piece.line_start, piece.lines - 1, workers)
             system.append(message)  # leading system lines are the system prompt, as always
