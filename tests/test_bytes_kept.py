@@ -61,10 +61,11 @@ def test_several_system_lines_are_counted_as_the_one_system_prompt_they_are_sent
         {"role": "system", "content": "You are a helper."}, {"role": "system", "content": "Be brief."},
         {"role": "system", "content": [{"type": "text", "text": "Third."}]},
         {"role": "user", "content": "hi there"}, {"role": "assistant", "content": "yo"}])
-    estimated = orjson.loads(run_cli("estimate", "--json", "-", input=lines).stdout)["total"]["tokens"]
-    fitted = run_cli("fit", "-", "--budget", "1000", "--json", input=lines)
+    given = ("--format", "anthropic")
+    estimated = orjson.loads(run_cli("estimate", "--json", *given, "-", input=lines).stdout)["total"]["tokens"]
+    fitted = run_cli("fit", "-", "--budget", "1000", "--json", *given, input=lines)
     report = orjson.loads(fitted.stdout)["reports"][0]
-    payload = _fit(lines, "1000")
+    payload = run_cli("fit", "-", "--budget", "1000", *given, input=lines).stdout
     assert orjson.loads(payload)["system"] == [{"type": "text", "text": t} for t in ("You are a helper.", "Be brief.", "Third.")]
     read_back = orjson.loads(run_cli("estimate", "--json", "-", input=payload).stdout)["total"]["tokens"]
     assert estimated == report["tokens_sent"] == read_back
