@@ -283,8 +283,9 @@ def _openai_message(message: dict) -> Checked:
         if not isinstance(tool_calls, list):
             problems.append('"tool_calls" must be a list')
             tool_calls = []
-        calls = tuple(c.get("id") if isinstance(c, dict) else None for c in tool_calls)
-        if any(not isinstance(c, str) or not c for c in calls):
+        # Lists, not generators: this runs for every assistant message of a replayed history.
+        calls = tuple([c.get("id") if isinstance(c, dict) else None for c in tool_calls])
+        if not all([isinstance(c, str) and c for c in calls]):
             problems.append("every tool call needs an \"id\"")
         if content is None and not calls and not any(k in message for k in ("refusal", "audio", "function_call")):
             problems.append("an assistant message needs content or tool_calls")
