@@ -23,7 +23,7 @@ from ctxfit_cli.cli.defaults import DEFAULTS
 HEAVY_FOR_HELP = {
     "ctxfit_cli.api", "ctxfit_cli.core.estimate", "ctxfit_cli.core.fitting", "ctxfit_cli.core.model",
     "ctxfit_cli.core.validate", "ctxfit_cli.formats", "ctxfit_cli.fleet", "ctxfit_cli.replay",
-    "ctxfit_cli.cli.many", "ctxfit_cli.cli.render", "dataclasses", "orjson", "regex", "rich",
+    "ctxfit_cli.cli.many", "ctxfit_cli.cli.render", "orjson", "regex", "rich",
 }
 #: What `ctxfit estimate` on one small file does not use.
 UNUSED_BY_ESTIMATE = {
