@@ -1,12 +1,17 @@
 """Memory and time on hostile inputs: what issue #10 measured, re-measured on the current code.
 
-    python bench/hostile.py [--mb 200] [--messages 1000000] [--keep]
+    python bench/hostile.py [--mb 200] [--messages 1000000] [--repeat 3] [--keep]
 
 Each case runs the real CLI in its own process; peak memory is that process's own (`wait4`).
 Cases: a file with no newline (`/dev/zero`, stopped by the line limit); a big JSON Lines file
 whose *first* line is broken (reported without reading on); a line holding one big base64 image
 (its size is read from the header; the line limit raised to let it in); a JSON bomb (a one-line
-list of millions of empty objects); `estimate`, `fit` and `replay` on a file of tiny messages.
+list of millions of empty objects); `estimate`, `fit` and `replay` on a file of tiny messages
+(an OpenAI agent transcript: a system prompt, one instruction, then rounds of a call `{}` and a
+result "ok"), run `--repeat` times interleaved: medians, and each repetition's ratio to the
+`estimate` run next to it. CPU is user + system time of the process and the workers it waited
+for (`estimate` and `fit` read a file of 64 MB or more on every core, `replay` on one), so on a
+shared machine it shows what the wall time cannot: how much work each command does.
 """
 
 from __future__ import annotations
@@ -25,8 +30,8 @@ import _common as c
 CTXFIT = [c.PYTHON, "-m", "ctxfit_cli"]
 
 
-def measure(argv: list[str], stdin: Path | None = None) -> tuple[float, int, int, str]:
-    """(wall seconds, peak RSS bytes, exit code, last stderr line) of one run."""
+def measure(argv: list[str], stdin: Path | None = None) -> tuple[float, int, int, str, float]:
+    """(wall seconds, peak RSS bytes, exit code, last stderr line, CPU seconds) of one run."""
     start = time.perf_counter()
     with open(stdin or os.devnull, "rb") as source:
         child = subprocess.Popen(argv, stdin=source, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -34,7 +39,8 @@ def measure(argv: list[str], stdin: Path | None = None) -> tuple[float, int, int
     wall = time.perf_counter() - start
     err = child.stderr.read().decode("utf-8", "replace").strip().splitlines()
     child.stderr.close()
-    return wall, usage.ru_maxrss * 1024, os.waitstatus_to_exitcode(status), (err[-1] if err else "")[:140]
+    return (wall, usage.ru_maxrss * 1024, os.waitstatus_to_exitcode(status), (err[-1] if err else "")[:140],
+            usage.ru_utime + usage.ru_stime)
 
 
 def bad_first_line(path: Path, mb: int) -> None:
@@ -71,17 +77,19 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mb", type=int, default=200, help="size of the big generated inputs")
     ap.add_argument("--messages", type=int, default=1_000_000)
+    ap.add_argument("--repeat", type=int, default=3, help="runs of each command on the tiny messages, interleaved")
     ap.add_argument("--keep", action="store_true")
     args = ap.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="ctxfit-hostile-"))
-    rows = []
+    rows, tiny_rows = [], []
 
-    def case(name: str, argv: list[str], stdin: Path | None = None) -> tuple[float, int]:
-        wall, peak, code, err = measure(argv, stdin)
-        rows.append([name, f"`{' '.join(['ctxfit', *argv[3:]]).replace(str(folder) + '/', '')}`",
-                     code, c.fmt_s(wall), c.fmt_mb(peak), err.replace("|", "/")])
+    def shown(argv: list[str]) -> str:
+        return f"`{' '.join(['ctxfit', *argv[3:]]).replace(str(folder) + '/', '')}`"
+
+    def case(name: str, argv: list[str], stdin: Path | None = None) -> None:
+        wall, peak, code, err, _ = measure(argv, stdin)
+        rows.append([name, shown(argv), code, c.fmt_s(wall), c.fmt_mb(peak), err.replace("|", "/")])
         print(rows[-1], flush=True)
-        return wall, peak
 
     try:
         case("no newline (/dev/zero)", [*CTXFIT, "estimate", "/dev/zero"])
@@ -99,19 +107,42 @@ def main() -> None:
         bomb.unlink()
         tiny = folder / "tiny.jsonl"
         tiny_messages(tiny, args.messages)
-        timings = {}
-        for command in (["estimate"], ["fit", "--budget", "400000"], ["replay", "--no-chart", "-p", "ctxfit"]):
-            timings[command[0]] = case(f"{args.messages:,} tiny messages: {command[0]}", [*CTXFIT, *command, str(tiny)])
+        tiny_mb = tiny.stat().st_size / 1e6
+        commands = {"estimate": ["estimate"], "fit": ["fit", "--budget", "400000"],
+                    "replay": ["replay", "--no-chart", "-p", "ctxfit"]}
+        runs: dict[str, list[tuple[float, int, float]]] = {name: [] for name in commands}
+        load_before = os.getloadavg()[0]
+        for repetition in range(args.repeat):  # interleaved: each repetition runs all three
+            for name, command in commands.items():
+                wall, peak, code, err, cpu = measure([*CTXFIT, *command, str(tiny)])
+                if code != 0:
+                    raise SystemExit(f"{name} exited with {code}: {err}")
+                runs[name].append((wall, peak, cpu))
+                print(repetition, name, f"{wall:.2f} s, {cpu:.2f} s CPU, {peak / 1e6:,.0f} MB", flush=True)
+        load_after = os.getloadavg()[0]
+        for name, command in commands.items():
+            own = runs[name]
+            wall, cpu = c.median([r[0] for r in own]), c.median([r[2] for r in own])
+            base_wall, base_cpu = (c.median([r[i] for r in runs["estimate"]]) for i in (0, 2))
+            each = ", ".join(f"{r[0] / e[0]:.2f}" for r, e in zip(own, runs["estimate"]))
+            tiny_rows.append([f"`{name}`", c.fmt_s(wall), c.fmt_s(cpu), c.fmt_mb(max(r[1] for r in own)),
+                              "—" if name == "estimate" else f"{wall / base_wall:.2f}× ({each})",
+                              "—" if name == "estimate" else f"{cpu / base_cpu:.2f}×"])
     finally:
         if not args.keep:
             shutil.rmtree(folder, ignore_errors=True)
-    ratios = ", ".join(f"{name} {wall / timings['estimate'][0]:.1f}× estimate's time"
-                       for name, (wall, _) in timings.items() if name != "estimate")
-    results = c.table(["case", "command", "exit", "wall", "peak memory", "last line on stderr"], rows)
+    results = (c.table(["case", "command", "exit", "wall", "peak memory", "last line on stderr"], rows)
+               + f"\n\n{args.messages:,} tiny messages ({tiny_mb:,.0f} MB), "
+                 f"`ctxfit COMMAND tiny.jsonl`, {args.repeat} interleaved runs each, medians "
+                 f"(load average {load_before:.1f} before, {load_after:.1f} after):\n\n"
+               + c.table(["command", "wall", "CPU", "peak memory", "wall / estimate's (each run)",
+                          "CPU / estimate's"], tiny_rows))
+    ratios = ", ".join(f"{row[0]} {row[4].split(' ')[0]}" for row in tiny_rows[1:])
     targets = (f"Targets (issue #10): memory bounded by the line limit (64 MiB by default) whatever the input; "
-               f"`fit` and `replay` on {args.messages:,} tiny messages within 3× of `estimate`: {ratios}.")
+               f"`fit` and `replay` on {args.messages:,} tiny messages within 3× of `estimate`'s wall time: "
+               f"{ratios} (ratios of medians).")
     body = c.section("Hostile inputs: memory and time", __doc__.split("\n\n", 2)[2].strip(),
-                     f"python bench/hostile.py --mb {args.mb} --messages {args.messages}", results, targets)
+                     f"python bench/hostile.py --mb {args.mb} --messages {args.messages} --repeat {args.repeat}", results, targets)
     c.write_section("hostile", body)
     print(body)
 
