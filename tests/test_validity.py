@@ -231,8 +231,13 @@ def _cut_anywhere(monkeypatch):
     monkeypatch.setattr(fitting.OpenCalls, "add", lambda self, message: True)
 
 
+#: As INTERRUPTED, with a call message long enough that leaving it out makes the request smaller
+#: (a cut that would not is never made, so the gate would have nothing to catch).
+INTERRUPTED_LONG_CALL = [INTERRUPTED[0], assistant_calls("t1", text=ascii_text(200)), *INTERRUPTED[2:]]
+
+
 def test_the_gate_catches_a_cut_inside_a_round_in_fit(tmp_path, monkeypatch):
-    path = _write(tmp_path, INTERRUPTED)
+    path = _write(tmp_path, INTERRUPTED_LONG_CALL)
     assert runner.invoke(app, ["fit", path, "--budget", "300"]).exit_code == 0
     _cut_anywhere(monkeypatch)
     outcome = runner.invoke(app, ["fit", path, "--budget", "300"])
@@ -242,7 +247,7 @@ def test_the_gate_catches_a_cut_inside_a_round_in_fit(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("policy", ["ctxfit", "turns"])
 def test_the_gate_catches_a_cut_inside_a_round_in_replay(tmp_path, monkeypatch, policy):
-    lines = [*INTERRUPTED, user("Go on, read it again."), assistant_calls("t2"),
+    lines = [*INTERRUPTED_LONG_CALL, user("Go on, read it again."), assistant_calls("t2"),
              results("t2", text="[Request interrupted by user]", body=ascii_text(400)),
              {"role": "assistant", "content": "Stopped again."}]
     path = _write(tmp_path, lines)

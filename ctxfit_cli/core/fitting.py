@@ -266,7 +266,7 @@ class Fitter:
         self.round_starts.append(i)
         turn = self.turn_starts[-1] if self.turn_starts else self.first + 1
         previous = self.round_steps[-1] if self.round_steps else turn
-        if i > turn and self._floor(previous, i) >= self._step_tokens():
+        if i > turn and self.floor_prefix[i] - self.floor_prefix[previous] >= self._step_tokens():
             self.round_steps.append(i)
 
     def _step_tokens(self) -> float:
@@ -398,8 +398,14 @@ class Fitter:
         for start in self._start_options(end):
             if self._kept_tokens(start, end, batches) <= self.options.budget:
                 return start
+        # None fits: the smallest request, from the newest cut -- unless the note and the head it
+        # adds cost more than what it leaves out, which would make trimming enlarge the request.
         newest = self._newest_cut(end)
-        return max(self.start, newest) if newest is not None else self.start
+        if newest is None or newest <= self.start:
+            return self.start
+        if self._kept_tokens(newest, end, batches) >= self._request_tokens(self.start, end, batches):
+            return self.start
+        return newest
 
     def _start_options(self, end: int) -> Iterator[int]:
         """Starts to try, oldest first: the current one, turn steps, then the newest turn's rounds."""
