@@ -199,3 +199,22 @@ def test_a_late_first_anthropic_block_is_read_as_anthropic(plain_lines):
     assert transcript.dialect == "anthropic"
     assert transcript.messages[-1].result_ids == ("t",)
     assert_fits_validly(transcript)
+
+
+# --- Many system lines ---------------------------------------------------------------------
+
+
+@SETTINGS
+@given(st.sampled_from(["anthropic", "openai"]), st.lists(words, min_size=1, max_size=5),
+       st.lists(words, min_size=1, max_size=4), st.integers(1, 100))
+def test_many_system_lines_are_promised_at_the_size_the_payload_holds(dialect, systems, turns, percent):
+    lines = [{"role": "system", "content": s} for s in systems]
+    for i, text in enumerate(turns):
+        lines += [{"role": "user", "content": f"{text} {i}"}, {"role": "assistant", "content": text}]
+    transcript = [t.materialize() for t in read_transcripts("gen.jsonl", io.BytesIO(lines_of(lines)), dialect)][-1]
+    full = fit_transcript(transcript, FitOptions(budget=10**9, window=10**9)).tokens
+    fitted = fit_transcript(transcript, FitOptions(budget=max(1, full * percent // 100), window=10**9))
+    assert validate_request(orjson.loads(fitted.payload), dialect) == []
+    [again] = read_transcripts("payload", io.BytesIO(fitted.payload))
+    again = again.materialize()
+    assert fit_transcript(again, FitOptions(budget=10**9, window=10**9)).tokens == fitted.tokens
