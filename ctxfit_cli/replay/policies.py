@@ -69,12 +69,7 @@ class FitterPolicy:
         fitter = Fitter(self.adjust(options), transcript.fixed, dialect=transcript.dialect,
                         on_shape=shapes.append)
 
-        def shared(current: Shape) -> Callable[[Request], int]:
-            return lambda earlier: fitter.shared_tokens(earlier.shape, current)
-
-        def still_sent(current: Shape) -> Callable[[Request], int]:
-            return lambda earlier: fitter.still_sent_tokens(earlier.shape, current)
-
+        shared, still_sent = fitter.shared_tokens, fitter.still_sent_tokens
         check = RequestCheck(transcript)
         for message in transcript.messages:
             fitter.extend((message,))
@@ -82,7 +77,9 @@ class FitterPolicy:
                 if shape.start:
                     check.trimmed(call=fitter.requests, first=fitter.first, anchor=shape.anchor,
                                   start=shape.start, end=shape.end)
-                yield Request(fitter.requests, shape.tokens, shape.stage, shared(shape), still_sent(shape), shape)
+                yield Request(fitter.requests, shape.tokens, shape.stage,
+                              lambda earlier, current=shape: shared(earlier.shape, current),
+                              lambda earlier, current=shape: still_sent(earlier.shape, current), shape)
             shapes.clear()
 
 

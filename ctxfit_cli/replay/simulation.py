@@ -146,13 +146,13 @@ def replay(transcript: Transcript, policy: Policy, options: FitOptions, *,
     (2, 0, [0, 8])
     """
     result = PolicyReplay(policy.name)
+    add, budget, window = result.add, options.budget, options.window
     previous: Request | None = None
     for request in policy.requests(transcript, options):
-        if request.tokens > options.window:
+        if request.tokens > window:
             # Rejected: not processed, not billed, nothing cached. The next request is compared
             # with the last request that was accepted.
-            result.add(Step(request.call, request.tokens, request.stage, True, 0, 0, 0, False),
-                       options.budget, prices)
+            add(Step(request.call, request.tokens, request.stage, True, 0, 0, 0, False), budget, prices)
             continue
         shared = request.shared_with(previous) if previous is not None else 0
         bound = request.still_sent(previous) if previous is not None else 0
@@ -162,6 +162,6 @@ def replay(transcript: Transcript, policy: Policy, options: FitOptions, *,
         step = Step(request.call, request.tokens, request.stage, False, read, write,  # not rejected
                     request.tokens - read - write, previous is not None and shared < previous.tokens,
                     bound if bound >= min_cacheable else 0)
-        result.add(step, options.budget, prices)
+        add(step, budget, prices)
         previous = request
     return result
