@@ -69,3 +69,12 @@ def test_several_system_lines_are_counted_as_the_one_system_prompt_they_are_sent
     assert orjson.loads(payload)["system"] == [{"type": "text", "text": t} for t in ("You are a helper.", "Be brief.", "Third.")]
     read_back = orjson.loads(run_cli("estimate", "--json", "-", input=payload).stdout)["total"]["tokens"]
     assert estimated == report["tokens_sent"] == read_back
+
+
+def test_a_cr_between_tokens_never_reaches_the_payload():
+    """Fuzz case 17142: a CR is JSON whitespace, but to `str.splitlines` a line end, so the one
+    payload of `{"role"\\r:"user",...}` read as two."""
+    payload = _fit(b'{"role"\r:"user","content":"a\\rb"}\n{"role":"assistant","content":"yo"}\n')
+    assert b"\r" not in payload and payload.splitlines() == [payload.rstrip(b"\n")]
+    assert orjson.loads(payload)["messages"][0] == {"role": "user", "content": "a\rb"}
+    assert _fit(payload) == payload

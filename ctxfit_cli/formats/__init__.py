@@ -25,7 +25,6 @@ from ..core.repair import repair
 from .reading import Record, read_records
 from . import anthropic, claude_code, codex, openai, openhands, swe_agent, usage
 from .common import COMPACTED, Where, dumps, json_text, type_name
-from .spans import SpanError, elements_of, members, one_line
 from .repair_writers import WRITERS
 
 from ..input_formats import FORMATS  # noqa: E402 (apart: the CLI's help needs no reader)
@@ -318,6 +317,7 @@ def _raw_fields(record: Record) -> dict[str, bytes] | None:
     with one `dumps`, cheaper than scanning the document again)."""
     if not isinstance(record.value, dict) or dumps(record.value) == record.raw.strip():
         return None
+    from .spans import SpanError, members, one_line  # (json's scanner: only for such documents)
     try:
         return {key: one_line(raw) for key, _, raw in members(record.raw)}
     except (SpanError, UnicodeDecodeError, RecursionError):  # orjson read it: keep its reading
@@ -326,6 +326,7 @@ def _raw_fields(record: Record) -> dict[str, bytes] | None:
 
 def _raw_items(array: bytes, items: list) -> list[bytes]:
     """The exact bytes of each message of the `messages` array (one line each)."""
+    from .spans import elements_of, one_line
     raws = [one_line(raw) for _, raw in elements_of(array)]
     return raws if len(raws) == len(items) else [dumps(item) for item in items]
 

@@ -24,7 +24,7 @@ from .common import Where
 from ..core.model import Message, Part, PartKind, Role, Transcript
 from ..core.notes import TRIMMED_HISTORY
 from ..core.plan import Plan
-from .reading import BUFFER, lines_of, numbered_lines, parse_line
+from .reading import BUFFER, as_sent, lines_of, numbered_lines, parse_line
 
 #: Files smaller than this are read in one process: starting workers costs more than it saves.
 MIN_BYTES = 64 << 20
@@ -227,7 +227,7 @@ class Outline:
                 outline = messages[i]
                 file.seek(self.offsets[i])
                 [(_, line)] = numbered_lines(name, [file.readline()], at_start=self.offsets[i] == 0)
-                full = parse(parse_line(name, outline.line, line), line, Where(name, outline.line))
+                full = parse(parse_line(name, outline.line, line), as_sent(line), Where(name, outline.line))
                 if message_cost(full).tokens != message_cost(outline).tokens:
                     raise BadInput(name, outline.line, "changed while it was being read; run ctxfit again")
                 messages[i] = full
@@ -242,7 +242,7 @@ def read_outline(path: str, name: str, format: str, dialect: str, *, workers: in
     with open(path, "rb", buffering=BUFFER) as file:
         piece = _Piece(file, os.path.getsize(path))
         for number, line in numbered_lines(name, piece):
-            message = parse(parse_line(name, number, line), line, Where(name, number))
+            message = parse(parse_line(name, number, line), as_sent(line), Where(name, number))
             if message.role is not Role.SYSTEM:
                 if dialect == "anthropic":
                     system = list(anthropic.one_system_prompt(system, name))

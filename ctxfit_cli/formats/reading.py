@@ -75,9 +75,9 @@ def read_records(name: str, stream: BinaryIO) -> Iterator[Record]:
     for number, line in lines:
         first = _try_parse(line)
         if first is not _INVALID:
-            yield Record(number, first, line)
+            yield Record(number, first, as_sent(line))
             for number, line in lines:
-                yield Record(number, parse_line(name, number, line), line)
+                yield Record(number, parse_line(name, number, line), as_sent(line))
             return
         _refuse_lone_cr(name, number, line)
         if not line.lstrip()[:1] in (b"{", b"[") or not _ends_early(line):
@@ -85,6 +85,16 @@ def read_records(name: str, stream: BinaryIO) -> Iterator[Record]:
         yield _document(name, number, line, lines)
         return
     raise NoConversation(name, None, "is empty: no JSON records found")
+
+
+def as_sent(line: bytes) -> bytes:
+    """A record's bytes as a payload sends them: as they are, unless a CR stands between its
+    tokens (JSON whitespace, but a line end to many readers of the one-payload-per-line output),
+    which is then left out with the rest of the whitespace outside strings (`spans.minified`)."""
+    if b"\r" not in line:
+        return line
+    from .spans import minified  # (rare: not loaded at start-up)
+    return minified(line)
 
 
 def _document(name: str, number: int, first: bytes, lines: Iterator[tuple[int, bytes]]) -> Record:
