@@ -21,7 +21,9 @@ warm-up run every module, ctxfit's own included, loads from bytecode, as it does
 after its first run. When this script's own environment sets `PYTHONDONTWRITEBYTECODE` and the
 checkout has no `__pycache__` (so each run compiles ctxfit's sources, as this machine's sessions
 run it), two more rows show that case. `--installed PYTHON` adds the same rows for another
-interpreter, e.g. a venv where `pip install .` (not `-e`) put ctxfit. Target (issue #10): 0.12 s
+interpreter, e.g. a venv where `pip install .` (not `-e`) put ctxfit (`python -m venv /tmp/v &&
+/tmp/v/bin/pip install .`; with `--no-deps` and a .pth file naming this venv's site-packages, it
+runs the very same dependencies). Target (issue #10): 0.12 s
 median for both commands. Also `-t o200k` twice in a row: its vocabulary is verified once per
 file and remembered.
 """
