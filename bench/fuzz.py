@@ -4,6 +4,7 @@
     python bench/fuzz.py --show SEED          # write case SEED's input to fuzz-SEED.jsonl
     python bench/fuzz.py --cases 25000 --seed 25000 --save b.json   # one share of a run on two cores
     python bench/fuzz.py --merge a.json b.json                      # ... and the report of both
+    python bench/fuzz.py --merge a.json b.json --recheck            # ... each failing case run again now
 
 Case k is made from `random.Random(seed + k)` (structured transcripts and byte-level mutations
 of sample_transcripts/, see tests/fuzzing.py) and run in this process through the CLI's Typer
@@ -21,6 +22,7 @@ import re
 import sys
 import tempfile
 import time
+from itertools import chain
 from pathlib import Path
 
 import _common as c
@@ -42,18 +44,23 @@ def run(cases: int, seed: int, progress: Path | None, save: Path | None = None) 
     counts: collections.Counter[str] = collections.Counter()
     examples: dict[str, list[int]] = collections.defaultdict(list)
     failing_cases = 0
+    failing_seeds: list[int] = []
+    started = {"revision": c.revision(), "started": f"{dt.datetime.now():%Y-%m-%d %H:%M}"}
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as folder:
         for k in range(cases):
             _, problems = fuzzing.run_case(seed + k, Path(folder))
             failing_cases += bool(problems)
+            if problems:
+                failing_seeds.append(seed + k)
             for kind in sorted({kind_of(p) for p in problems}):
                 counts[kind] += 1
                 if len(examples[kind]) < EXAMPLES_PER_KIND:
                     examples[kind].append(seed + k)
             if (k + 1) % 250 == 0 or k + 1 == cases:
                 result = {"cases": k + 1, "seed": seed, "seconds": time.perf_counter() - start,
-                          "failing_cases": failing_cases, "counts": counts, "examples": examples}
+                          "failing_cases": failing_cases, "failing_seeds": failing_seeds, **started,
+                          "counts": counts, "examples": examples}
                 if progress:
                     progress.write_text(f"{k + 1}/{cases} cases, {failing_cases} failing, "
                                         f"{result['seconds']:.0f} s\n")
@@ -72,7 +79,22 @@ def merge(results: list[dict]) -> dict:
             examples[kind] = (examples[kind] + seeds)[:EXAMPLES_PER_KIND]
     return {"cases": sum(r["cases"] for r in results), "seed": min(r["seed"] for r in results),
             "seconds": max(r["seconds"] for r in results), "processes": len(results),
-            "failing_cases": sum(r["failing_cases"] for r in results), "counts": counts, "examples": examples}
+            "failing_cases": sum(r["failing_cases"] for r in results),
+            "failing_seeds": sorted(set(chain.from_iterable(_failing_seeds(r) for r in results))),
+            **{k: results[0][k] for k in ("revision", "started") if k in results[0]},
+            "counts": counts, "examples": examples}
+
+
+def _failing_seeds(result: dict) -> list[int]:
+    """The seeds of a result's failing cases (a result saved before they were kept: its examples)."""
+    return result.get("failing_seeds") or sorted(set(chain.from_iterable(result["examples"].values())))
+
+
+def recheck(result: dict) -> dict:
+    """The result with every failing case run again on the code as it is now."""
+    with tempfile.TemporaryDirectory() as folder:
+        again = {seed: fuzzing.run_case(seed, Path(folder))[1] for seed in _failing_seeds(result)}
+    return {**result, "recheck": {"revision": c.revision(), "seeds": again}}
 
 
 def report(result: dict) -> str:
@@ -93,7 +115,8 @@ def report(result: dict) -> str:
         "sample_transcripts/ (flipped, deleted, inserted and repeated bytes; swapped and dropped lines;",
         "NUL, lone CR, BOMs, invalid UTF-8, deep brackets, huge numbers, long whitespace).",
         "",
-        f"**Command** (run {dt.datetime.now():%Y-%m-%d %H:%M}, {c.revision()}, {c.machine()}):",
+        f"**Command** (run {result.get('started') or f'{dt.datetime.now():%Y-%m-%d %H:%M}'}, "
+        f"{result.get('revision') or c.revision()}, {c.machine()}):",
         "",
         "```",
         command,
@@ -118,6 +141,13 @@ def report(result: dict) -> str:
         "",
     ]
     lines += _kinds(payloads, result["examples"]) if payloads else ["No case broke these promises.", ""]
+    if "recheck" in result:
+        again = result["recheck"]["seeds"]
+        still = {seed: problems for seed, problems in again.items() if problems}
+        lines += ["## Every failing case, run again", "",
+                  f"On {result['recheck']['revision']}: {len(again) - len(still)} of the {len(again)} failing cases "
+                  f"({', '.join(map(str, again))}) now keep every promise"
+                  + (f"; still failing: {', '.join(f'{s} ({p[0]})' for s, p in still.items())}." if still else "."), ""]
     lines += ["To see a case's input: `python bench/fuzz.py --show SEED` writes `fuzz-SEED.jsonl`.", ""]
     return "\n".join(lines)
 
@@ -137,9 +167,12 @@ def main() -> None:
     ap.add_argument("--show", type=int, default=None, help="write the input of case SEED and stop")
     ap.add_argument("--save", type=Path, default=None, help="also save the raw result as JSON")
     ap.add_argument("--merge", type=Path, nargs="+", default=None, help="report saved results together")
+    ap.add_argument("--recheck", action="store_true", help="with --merge: run every failing case again on this code")
     args = ap.parse_args()
     if args.merge:
         result = merge([json.loads(p.read_text()) for p in args.merge])
+        if args.recheck:
+            result = recheck(result)
         args.doc.write_text(report(result), encoding="utf-8")
         print(report(result))
         return
