@@ -8,6 +8,7 @@ import random
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -37,3 +38,16 @@ def test_every_run_ends_in_a_documented_code_with_nothing_lost(rng):
 def test_fitted_payloads_are_valid_read_back_at_their_size_and_refit_to_the_same_bytes(rng):
     data, _, payloads = _problems(rng)
     assert not payloads, (data[:2000], payloads)
+
+
+#: Cases the long runs found (docs/fuzz.md), one of each kind: OpenAI messages with Anthropic
+#: tools (1775), duplicate keys (9462), a CR between tokens (17142), non-compact JSON (41904), a
+#: log whose first user message comes late and whose unlogged part alone is over the budget (11748).
+FOUND = [1775, 9462, 11748, 17142, 41904]
+
+
+@pytest.mark.parametrize("seed", FOUND)
+def test_the_cases_the_long_runs_found_keep_every_promise(seed):
+    with tempfile.TemporaryDirectory() as folder:
+        data, problems = fuzzing.run_case(seed, Path(folder))
+    assert problems == [], (data[:300], problems)

@@ -398,14 +398,25 @@ class Fitter:
         for start in self._start_options(end):
             if self._kept_tokens(start, end, batches) <= self.options.budget:
                 return start
-        # None fits: the smallest request, from the newest cut -- unless the note and the head it
-        # adds cost more than what it leaves out, which would make trimming enlarge the request.
+        # None fits: the smallest request, from the newest cut -- unless it would be the first cut
+        # and what it leaves out costs no more than the note it adds (trimming must not enlarge a
+        # request). Judged on the history alone, not on the walk so far, so that fitting the
+        # payload again makes the same choice.
         newest = self._newest_cut(end)
         if newest is None or newest <= self.start:
             return self.start
-        if self._kept_tokens(newest, end, batches) >= self._request_tokens(self.start, end, batches):
+        if not self._trimmed(self.start) and self._left_out(newest) <= self.note_tokens:
             return self.start
         return newest
+
+    def _left_out(self, start: int) -> int:
+        """Tokens of the history a cut at `start` leaves out (before any clearing): what lies
+        between the first message and `start`, but the turn's opening message kept as anchor."""
+        left_out = self.cost_prefix[start] - self.cost_prefix[self.first + 1]
+        anchor = self._anchor(start)
+        if anchor is not None:
+            left_out -= self.cost_prefix[anchor + 1] - self.cost_prefix[anchor]
+        return left_out
 
     def _start_options(self, end: int) -> Iterator[int]:
         """Starts to try, oldest first: the current one, turn steps, then the newest turn's rounds."""
