@@ -19,11 +19,13 @@ from conftest import ROOT
 from fuzzing import _invoke, check_payloads, sent_in_payload
 
 REALWORLD = ROOT.parent / "shared" / "realworld"
+#: (Empty where ../shared is not beside the project: CI has it, a fresh clone elsewhere may not.)
 LOGS = sorted(p for kind in ("claude-code", "codex", "openhands", "swe-agent")
-              for p in (REALWORLD / kind).iterdir() if p.suffix in (".jsonl", ".json", ".traj"))
+              for p in (REALWORLD / kind).glob("*") if p.suffix in (".jsonl", ".json", ".traj"))
 SHARES = (1.0, 0.5, 0.2, 0.05)
 
 
+@pytest.mark.skipif(not REALWORLD.exists(), reason="the shared real logs are not beside the project")
 def test_the_real_logs_are_there():
     assert len(LOGS) >= 14, f"expected the logs of {REALWORLD}/SOURCES.md"
 
@@ -156,6 +158,7 @@ def test_fit_at_every_share_is_valid_reads_back_and_refits_the_same(path):
         assert check_payloads(reports, raws, str(budget)) == [], share
 
 
+@pytest.mark.skipif(not REALWORLD.exists(), reason="the shared real logs are not beside the project")
 def test_a_real_log_through_real_processes_and_a_pipe(tmp_path):
     """`ctxfit fit LOG --budget B | ctxfit estimate -` in a shell pipe, counted with the profile of
     the log's model: the size read back is the promised one less the unlogged part."""
