@@ -16,6 +16,7 @@ from ctxfit_cli.formats import read_transcripts
 from ctxfit_cli.formats.payload import fit_transcript
 from test_formats import records
 
+from conftest import needs_realworld  # noqa: E402
 REALWORLD = Path(__file__).resolve().parent.parent.parent / "shared" / "realworld"
 CODEX = sorted((REALWORLD / "codex").glob("*.jsonl"))
 
@@ -106,6 +107,7 @@ def test_real_rollouts_give_valid_requests_at_full_size(path):
         assert validate_request(payload, "openai") == []
 
 
+@needs_realworld
 def test_the_compacted_real_rollout_is_two_conversations():
     path = next(p for p in CODEX if "T12-54-34" in p.name)
     lines = [t.line for t in read_transcripts(str(path), path.open("rb"))]

@@ -13,9 +13,10 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, needs_realworld
 
 REALWORLD = ROOT.parent / "shared" / "realworld"
+pytestmark = needs_realworld
 
 
 @pytest.fixture
