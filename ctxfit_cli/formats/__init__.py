@@ -290,8 +290,8 @@ def _request(name: str, record: Record) -> Transcript:
     items = value["messages"]
     dialect = _request_dialect(value)
     parse = PARSERS[dialect]
-    raw = _raw_fields(record)
-    item_raws = _raw_items(raw["messages"], items) if raw else [dumps(item) for item in items]
+    raw = _raw_fields(record, len(items))
+    item_raws = raw["messages"] if raw else [dumps(item) for item in items]
     messages = tuple(
         parse(item, item_raw, where.at("messages").at(i)) for i, (item, item_raw) in enumerate(zip(items, item_raws))
     )
@@ -310,25 +310,22 @@ def _request(name: str, record: Record) -> Transcript:
     return transcript
 
 
-def _raw_fields(record: Record) -> dict[str, bytes] | None:
-    """The exact bytes of each field of a request document, each on one line
-    (`spans.one_line`); None when the document is a bare list of messages or ctxfit's own
-    serialization of the values would give the same bytes anyway (the common case: checked
-    with one `dumps`, cheaper than scanning the document again)."""
+def _raw_fields(record: Record, messages: int) -> dict | None:
+    """The exact bytes of each field of a request document and of each of its `messages`, each
+    on one line (`spans.one_line`); None when the document is a bare list of messages or
+    ctxfit's own serialization of the values would give the same bytes anyway (the common case:
+    checked with one `dumps`, cheaper than scanning the document again)."""
     if not isinstance(record.value, dict) or dumps(record.value) == record.raw.strip():
         return None
     from .spans import SpanError, members, one_line  # (json's scanner: only for such documents)
     try:
-        return {key: one_line(raw) for key, _, raw in members(record.raw)}
+        raw = members(record.raw, split="messages")
     except (SpanError, UnicodeDecodeError, RecursionError):  # orjson read it: keep its reading
         return None
-
-
-def _raw_items(array: bytes, items: list) -> list[bytes]:
-    """The exact bytes of each message of the `messages` array (one line each)."""
-    from .spans import elements_of, one_line
-    raws = [one_line(raw) for _, raw in elements_of(array)]
-    return raws if len(raws) == len(items) else [dumps(item) for item in items]
+    if not isinstance(raw.get("messages"), list) or len(raw["messages"]) != messages:
+        return None
+    return {key: [one_line(m) for m in value] if key == "messages" else one_line(value)
+            for key, value in raw.items()}
 
 
 def _request_dialect(request: dict) -> Dialect:

@@ -11,8 +11,8 @@ The scanner is the standard library's C one (`json.JSONDecoder.raw_decode`), whi
 each value ends.
 
 >>> members(b'{"model": "m", "messages": [{"role": "user"}, 7]}')
-[('model', 'm', b'"m"'), ('messages', [{'role': 'user'}, 7], b'[{"role": "user"}, 7]')]
->>> [raw for _, raw in elements_of(b'[{"role": "user"}, 7]')]
+{'model': b'"m"', 'messages': b'[{"role": "user"}, 7]'}
+>>> members(b'{"model": "m", "messages": [{"role": "user"}, 7]}', split="messages")["messages"]
 [b'{"role": "user"}', b'7']
 >>> minified(b'{\\n  "a": [1, 2],\\n  "b": "x  y"\\n}')
 b'{"a":[1,2],"b":"x  y"}'
@@ -89,14 +89,16 @@ def skip(text: str, i: int) -> int:
     return i
 
 
-def members(document: bytes) -> list[tuple[str, Any, bytes]]:
-    """(key, value, exact bytes of the value) of each member of a top-level JSON object."""
+def members(document: bytes, *, split: str | None = None) -> dict[str, bytes | list[bytes]]:
+    """The exact bytes of each member of a top-level JSON object, by key (the last of a repeated
+    key, as orjson reads it). The array member named `split` comes as the bytes of each of its
+    elements instead, in the same pass (each value is scanned once)."""
     text = document.decode("utf-8")
     byte = Offsets(text)
     i = skip(text, 0)
     if text[i:i + 1] != "{":
         raise SpanError("not a JSON object")
-    out: list[tuple[str, Any, bytes]] = []
+    out: dict[str, bytes | list[bytes]] = {}
     i = skip(text, i + 1)
     if text[i:i + 1] == "}":
         return out
@@ -106,25 +108,19 @@ def members(document: bytes) -> list[tuple[str, Any, bytes]]:
         if text[i:i + 1] != ":":
             raise SpanError("not valid JSON (expected ':')")
         i = skip(text, i + 1)
-        start = byte.at(i)
-        item, i = value(text, i)
-        out.append((key, item, document[start:byte.at(i)]))
+        if key == split and text[i:i + 1] == "[":
+            _, spans, i = elements(text, i + 1, byte, first=True)
+            out[key] = [document[a:b] for a, b in spans]
+        else:
+            start = byte.at(i)
+            _, i = value(text, i)
+            out[key] = document[start:byte.at(i)]
         i = skip(text, i)
         if text[i:i + 1] == "}":
             return out
         if text[i:i + 1] != ",":
             raise SpanError("not valid JSON (expected ',' or '}')")
         i += 1
-
-
-def elements_of(array: bytes) -> list[tuple[Any, bytes]]:
-    """(value, exact bytes) of each element of a JSON array."""
-    text = array.decode("utf-8")
-    i = skip(text, 0)
-    if text[i:i + 1] != "[":
-        raise SpanError("not a JSON array")
-    values, spans, _ = elements(text, i + 1, Offsets(text), first=True)
-    return [(v, array[a:b]) for v, (a, b) in zip(values, spans)]
 
 
 def minified(raw: bytes) -> bytes:
