@@ -377,10 +377,7 @@ class Fitter:
     def _kept_tokens(self, start: int, end: int, batches: int) -> int:
         """Upper bound of the request keeping the head, the note, an anchor and [start, end)."""
         tokens = self.fixed_tokens + self.cost_prefix[self.first + 1] + self.note_tokens
-        anchor = self._anchor(start)
-        if anchor is not None:
-            tokens += self.cost_prefix[anchor + 1] - self.cost_prefix[anchor]
-        tokens += self.cost_prefix[end] - self.cost_prefix[start]
+        tokens += self._anchor_tokens(start) + self.cost_prefix[end] - self.cost_prefix[start]
         cleared = self._batch_end(batches)
         first_kept = bisect.bisect_left(self.candidate_index, start, 0, cleared)
         return tokens - (self.saving_prefix[cleared] - self.saving_prefix[first_kept])
@@ -412,11 +409,12 @@ class Fitter:
     def _left_out(self, start: int) -> int:
         """Tokens of the history a cut at `start` leaves out (before any clearing): what lies
         between the first message and `start`, but the turn's opening message kept as anchor."""
-        left_out = self.cost_prefix[start] - self.cost_prefix[self.first + 1]
+        return self.cost_prefix[start] - self.cost_prefix[self.first + 1] - self._anchor_tokens(start)
+
+    def _anchor_tokens(self, start: int) -> int:
+        """Tokens of the anchor a cut at `start` keeps (0 when it keeps none)."""
         anchor = self._anchor(start)
-        if anchor is not None:
-            left_out -= self.cost_prefix[anchor + 1] - self.cost_prefix[anchor]
-        return left_out
+        return 0 if anchor is None else self.cost_prefix[anchor + 1] - self.cost_prefix[anchor]
 
     def _start_options(self, end: int) -> Iterator[int]:
         """Starts to try, oldest first: the current one, turn steps, then the newest turn's rounds."""
