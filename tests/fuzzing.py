@@ -163,7 +163,8 @@ def case_input(rng: random.Random) -> bytes:
 # --- the promises -------------------------------------------------------------------------------
 
 
-def _invoke(args: list[str], input: bytes | None = None):
+def invoke(args: list[str], input: bytes | None = None):
+    """Run the CLI in this process (Typer's runner): exit code, stdout bytes, stderr."""
     return _runner.invoke(app, args, input=input)
 
 
@@ -188,14 +189,14 @@ def check(data: bytes, folder: Path, rng: random.Random) -> list[str]:
     before = (path.read_bytes(), path.stat().st_mtime_ns)
     budget = str(rng.choice([1, 50, 500, 2000, 20000, 400000]))
     problems = []
-    problems += _problems_of_run("estimate", _invoke(["estimate", "--json", str(path)]))
-    problems += _problems_of_run("plan", _invoke(["plan", "--json", "--budget", budget, str(path)]))
+    problems += _problems_of_run("estimate", invoke(["estimate", "--json", str(path)]))
+    problems += _problems_of_run("plan", invoke(["plan", "--json", "--budget", budget, str(path)]))
     if rng.random() < 0.25:
-        problems += _problems_of_run("replay", _invoke(["replay", "--json", "--budget", budget,
+        problems += _problems_of_run("replay", invoke(["replay", "--json", "--budget", budget,
                                                         "--window", str(int(budget) * 2), str(path)]))
     report = folder / "report.json"
     report.unlink(missing_ok=True)
-    fitted = _invoke(["fit", "--budget", budget, "--report", str(report), str(path)])
+    fitted = invoke(["fit", "--budget", budget, "--report", str(report), str(path)])
     problems += _problems_of_run("fit", fitted)
     if fitted.exit_code != 0 and report.exists():
         problems.append("fit: a report was written for a payload that was not")
@@ -219,7 +220,7 @@ def check_payloads(reports: list[dict], payloads: list[bytes], budget: str) -> l
         if invalid:
             problems += [f"payload: invalid {report['dialect']} request: {problem}" for problem in invalid]
             continue
-        read_back = _invoke(["estimate", "--json", *counter_options(report["counter"]), "-"], input=raw)
+        read_back = invoke(["estimate", "--json", *counter_options(report["counter"]), "-"], input=raw)
         problems += _problems_of_run("payload: estimate", read_back)
         if read_back.exit_code != 0:
             problems.append(f"payload: does not read back: {read_back.stderr.strip()[:200]}")
@@ -227,7 +228,7 @@ def check_payloads(reports: list[dict], payloads: list[bytes], budget: str) -> l
         tokens = orjson.loads(read_back.stdout_bytes)["total"]["tokens"]
         if tokens != sent_in_payload(report):
             problems.append(f"payload: reads back at {tokens} tokens, {sent_in_payload(report)} promised")
-        refit = _invoke(["fit", "--budget", budget, "-"], input=raw)
+        refit = invoke(["fit", "--budget", budget, "-"], input=raw)
         problems += _problems_of_run("payload: refit", refit)
         if refit.exit_code == 0 and refit.stdout_bytes != raw + b"\n":
             problems.append("payload: fitting it again changed its bytes")

@@ -16,7 +16,7 @@ import orjson
 import pytest
 
 from conftest import ROOT
-from fuzzing import _invoke, check_payloads, sent_in_payload
+from fuzzing import check_payloads, invoke, sent_in_payload
 
 REALWORLD = ROOT.parent / "shared" / "realworld"
 #: (Empty where ../shared is not beside the project: CI has it, a fresh clone elsewhere may not.)
@@ -130,7 +130,7 @@ def test_the_independent_checks_catch_what_the_providers_reject():
 
 
 def _fit(path: Path, budget: int):
-    return _invoke(["fit", "--budget", str(budget), "--json", str(path)])
+    return invoke(["fit", "--budget", str(budget), "--json", str(path)])
 
 
 @pytest.mark.parametrize("path", LOGS, ids=lambda p: f"{p.parent.name}/{p.name}")
@@ -153,7 +153,7 @@ def test_fit_at_every_share_is_valid_reads_back_and_refits_the_same(path):
             assert report["tokens_sent"] <= budget or report["overrun"], (share, report["path"])
         # ctxfit's own validator, the read-back at the promised size, the refit to the same bytes.
         raws = [orjson.dumps(p) for p in payloads]
-        plain = _invoke(["fit", "--budget", str(budget), str(path)])
+        plain = invoke(["fit", "--budget", str(budget), str(path)])
         assert plain.stdout_bytes.splitlines() == raws, "fit and fit --json send the same requests"
         assert check_payloads(reports, raws, str(budget)) == [], share
 
