@@ -36,7 +36,7 @@ from .outputs import StdoutText, atomic_write, check_outputs, discard_stdout, wr
 from ..input_formats import DEFAULT_LINE_LIMIT_MB
 
 if TYPE_CHECKING:  # the fitter, the model and replay load when a command uses them
-    from ..core.fitting import FitOptions
+    from ..core.options import FitOptions
     from ..core.model import Transcript
     from ..counters.seed import Counter
     from ..fleet.combine import Combined
@@ -341,7 +341,7 @@ def _options(budget: int, window: int | None, lowwater: float | None, batch_size
              strict: bool = False) -> FitOptions:
     """Fitting options from the command line; a window not given is chosen per log later
     (`counting.fit_options`)."""
-    from ..core.fitting import FitOptions
+    from ..core.options import FitOptions
     if window is not None and window < budget:
         raise UsageProblem(f"--window ({window:,}) is smaller than --budget ({budget:,})")
     if strict:

@@ -1,13 +1,13 @@
 """The fitting defaults as the command line shows them (DESIGN §4): FitOptions' own values.
 
-Written out here because `--help` shows them and reading them from `core/fitting.py` would load
-the fitter, the estimator and the transcript model on every start-up (about 10 ms, issue #10).
-`tests/test_startup.py` checks that each is the default of the `FitOptions` field it names.
+`core/options.py` holds the options apart from the fitter, so `--help` reads them without
+loading the fitter, the estimator or the transcript model (issue #10: start-up).
 """
 
-from types import SimpleNamespace
+from ..core.options import DEFAULT_WINDOW, FitOptions
 
 DEFAULT_BUDGET = 400_000
-DEFAULTS = SimpleNamespace(window=1_000_000, lowwater=0.55, batch_size=4, protect_share=0.25,
-                           min_clear_tokens=100)
-DEFAULT_WINDOW = DEFAULTS.window
+#: Every option's default, read as attributes: `DEFAULTS.lowwater`, `DEFAULTS.batch_size`, …
+DEFAULTS = FitOptions(budget=DEFAULT_BUDGET)
+
+__all__ = ["DEFAULTS", "DEFAULT_BUDGET", "DEFAULT_WINDOW"]

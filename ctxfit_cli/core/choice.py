@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..core.fitting import DEFAULT_WINDOW, FitOptions
+from .options import DEFAULT_WINDOW, FitOptions
 from ..core.model import Transcript
 from ..core.usage import NO_FIXED, FixedPart, infer_fixed, with_unlogged
 from ..counters.seed import SEED, Counter

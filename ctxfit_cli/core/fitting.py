@@ -32,70 +32,21 @@ from __future__ import annotations
 
 import bisect
 import operator
-from dataclasses import dataclass
 from typing import Callable, Iterator, NamedTuple, Sequence
 
 from ..counters.seed import SEED, Counter
 from .estimate import MessageCost, merged_cost, message_cost, parts_cost
 from .model import Message, Part, PartKind, Role
 from .notes import CLEARED_RESULT, TRIMMED_HISTORY
+from .options import DEFAULT_LOWWATER, DEFAULT_WINDOW, FitOptions  # noqa: F401 (also importable from here)
 from .plan import Batch, Plan, ResultRef
 
-DEFAULT_WINDOW = 1_000_000
-#: Stage 1 clears down to this share of the budget by default: the lowest relative cost of every
-#: candidate replayed on samples, real logs and generated logs (docs/replay.md, issue #14).
-DEFAULT_LOWWATER = 0.55
 #: Requests over which `FitOptions.headroom` measures how fast the conversation grows.
 GROWTH_WINDOW = 8
 # Enum members as plain names: in Python 3.11 `PartKind.TOOL_RESULT` is a slow attribute
 # lookup, and these are compared for every part of every message.
 _TOOL_CALL, _TOOL_RESULT = PartKind.TOOL_CALL, PartKind.TOOL_RESULT
 _USER, _ASSISTANT = Role.USER, Role.ASSISTANT
-
-
-@dataclass(frozen=True, slots=True)
-class FitOptions:
-    """How to fit. Defaults are DESIGN §4's, except that stage 1 clears down to a low-water mark
-    (`lowwater=None` gives DESIGN §4's strict seed rule)."""
-
-    budget: int
-    window: int = DEFAULT_WINDOW
-    batch_size: int = 4
-    protect_share: float = 0.25
-    #: Results this small are left alone: clearing one would save next to nothing (the note
-    #: itself costs ~30 tokens) and would still change the prefix and break the cache.
-    min_clear_tokens: int = 100
-    #: Once stage 1 has to clear, it clears whole batches until the request is at most this share
-    #: of the budget, so the next several requests need no clearing and the prompt cache holds.
-    #: None: the strict seed rule, clearing only until the request is under the budget.
-    lowwater: float | None = DEFAULT_LOWWATER
-    #: If set (e.g. 16), stage 1 clears whole batches until the request leaves room for this
-    #: many more requests at the conversation's recent growth (`GROWTH_WINDOW` requests), so
-    #: the clearing adapts to how fast the conversation grows. With `lowwater`, the lower mark wins.
-    headroom: float | None = None
-    drop_step: float = 0.25
-    #: Protect the newest N results whatever their size, instead of a share of the budget.
-    protect_count: int | None = None
-    #: Close a batch once it frees this many tokens, instead of after `batch_size` results
-    #: (Anthropic's `clear_at_least`).
-    batch_tokens: int | None = None
-    #: Stages 2 and 3 (leave out old turns and rounds). Off: clearing is all there is.
-    trim: bool = True
-    counter: Counter = SEED
-
-    def __post_init__(self) -> None:
-        if self.budget <= 0 or self.window <= 0:
-            raise ValueError("budget and window must be positive")
-        if self.batch_size < 1:
-            raise ValueError("batch_size must be at least 1")
-        if not 0 <= self.protect_share <= 1 or not 0 < self.drop_step <= 1:
-            raise ValueError("protect_share must be in [0, 1] and drop_step in (0, 1]")
-        if self.lowwater is not None and not 0 < self.lowwater <= 1:
-            raise ValueError("lowwater must be in (0, 1]")
-        if self.headroom is not None and self.headroom < 0:
-            raise ValueError("headroom must be at least 0 requests")
-        if self.protect_count is not None and self.protect_count < 1:
-            raise ValueError("protect_count must be at least 1")
 
 
 def plan_fit(messages: Sequence[Message], *, budget: int, fixed: Sequence[Message] = (),

@@ -21,14 +21,13 @@ from typing import TYPE_CHECKING, Callable, NamedTuple
 
 from ..core import choice
 from ..core.estimate import TranscriptEstimate, by_script
-from ..core.fitting import FitOptions
 from ..core.model import Transcript
+from ..core.options import DEFAULT_LOWWATER, FitOptions
 from ..counters.seed import SEED, Counter
 from ..errors import EXIT_BAD_INPUT, BadInput, CtxfitError, NoConversation
 from ..formats import parallel, read_transcripts
 from ..formats.reading import DEFAULT_LINE_LIMIT_MB, open_input, read_records, set_line_limit
-from ..replay.policies import DEFAULT_POLICIES, POLICIES
-from ..replay.simulation import Prices, replay
+from ..replay.prices import Prices
 
 if TYPE_CHECKING:
     from .meta import SessionMeta
@@ -51,10 +50,11 @@ class Job:
     fixed_tokens: int | None = None
     tokenizer: str | None = None
     profile: str | None = None
-    lowwater: float | None = FitOptions(budget=1).lowwater
+    lowwater: float | None = DEFAULT_LOWWATER
     top: int = 5
     compare: bool = False
-    policies: tuple[str, ...] = DEFAULT_POLICIES
+    #: The policies `replay` compares, by name; None: `replay.policies.DEFAULT_POLICIES`.
+    policies: tuple[str, ...] | None = None
     prices: Prices = Prices()
     min_cacheable: int = 1024
     #: Read one big file on every core (off when files are already spread over processes).
@@ -259,10 +259,12 @@ def _options(job: Job, chosen: choice.Choice) -> FitOptions:
 
 
 def _replay(transcript: Transcript, path: str, job: Job, given: Counter | None) -> dict:
+    from ..replay.policies import DEFAULT_POLICIES, POLICIES  # (the fitter: not for `estimate`)
+    from ..replay.simulation import replay
     transcript, chosen = _choose(transcript.materialize(), job, given)
     options = _options(job, chosen)
     results = {name: replay(transcript, POLICIES[name], options, prices=job.prices, min_cacheable=job.min_cacheable)
-               for name in job.policies}
+               for name in job.policies or DEFAULT_POLICIES}
     recorded = None
     if transcript.calls:
         from ..core.usage import recorded_by_call
@@ -303,6 +305,7 @@ def _session_part(transcript: Transcript, path: str, job: Job, given: Counter | 
 def _walk(policy: str, transcript: Transcript, options: FitOptions) -> dict:
     """Every request a policy would send: the largest, how many the window rejects, the furthest
     stage reached and how many results the last request clears."""
+    from ..replay.policies import POLICIES
     peak = calls = rejected = 0
     stage, cleared = "none", 0
     for request in POLICIES[policy].requests(transcript, options):

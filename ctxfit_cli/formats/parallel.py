@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from ..counters.seed import SEED, Counter
 from ..errors import BadInput, NoConversation
@@ -23,8 +23,10 @@ from . import NO_MESSAGES, PARSERS, anthropic
 from .common import Where
 from ..core.model import Message, Part, PartKind, Role, Transcript
 from ..core.notes import TRIMMED_HISTORY
-from ..core.plan import Plan
 from .reading import BUFFER, as_sent, lines_of, numbered_lines, parse_line
+
+if TYPE_CHECKING:
+    from ..core.plan import Plan
 
 #: Files smaller than this are read in one process: starting workers costs more than it saves.
 MIN_BYTES = 64 << 20

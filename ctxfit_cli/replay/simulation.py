@@ -34,19 +34,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from ..core.fitting import FitOptions
+from ..core.options import FitOptions
 from ..core.model import Transcript
 from .policies import Policy, Request
-
-
-@dataclass(frozen=True, slots=True)
-class Prices:
-    input: float = 1.0
-    cache_write: float = 1.25
-    cache_read: float = 0.1
-
-    def cost(self, *, read: int, write: int, uncached: int) -> float:
-        return read * self.cache_read + write * self.cache_write + uncached * self.input
+from .prices import Prices
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ from aiohttp import web
 from multidict import CIMultiDict
 from yarl import URL
 
-from ..core.fitting import DEFAULT_WINDOW
+from ..core.options import DEFAULT_WINDOW
 from .body import Readers
 from .conversations import Conversations, Stats, conversation_key
 from .fitting import DIALECTS, Limits, Outcome, fit_body, parse, provider_error
