@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 
 import orjson
 import pytest
@@ -160,3 +163,71 @@ def test_the_cli_fits_big_files_in_outline_and_writes_the_same(tmp_path, monkeyp
     one_plan = run_cli("plan", str(path), "--budget", "3000", "--json")
     many_plan = CliRunner().invoke(app, ["plan", str(path), "--budget", "3000", "--json"])
     assert len(calls) == 2 and orjson.loads(many_plan.stdout) == orjson.loads(one_plan.stdout)
+
+
+# --- broken big files are repaired in outline as in one process --------------------------------
+
+
+def broken_file(tmp_path, dialect: str) -> tuple:
+    """A big file that needs every kind of repair: an assistant first message (Anthropic), a
+    result with no call, results after text (Anthropic: rebuilt, so read in full), a call
+    answered twice, and a call left open at the end (a live log)."""
+    path, _ = transcript_file(tmp_path, dialect, rounds=120)
+    lines = path.read_bytes().splitlines(keepends=True)
+    head, body = lines[:1], lines[1:]
+    if dialect == "anthropic":
+        body.insert(0, b'{"role":"assistant","content":"Starting."}\n')
+        body.insert(40, b'{"role":"assistant","content":[{"type":"tool_use","id":"x1","name":"r","input":{}}]}\n')
+        body.insert(41, b'{"role":"user","content":[{"type":"text","text":"look"},'
+                        b'{"type":"tool_result","tool_use_id":"x1","content":"late"},'
+                        b'{"type":"tool_result","tool_use_id":"x1","content":"again"}]}\n')
+        tail = b'{"role":"assistant","content":[{"type":"tool_use","id":"open","name":"r","input":{}}]}\n'
+    else:
+        body.insert(30, b'{"role":"tool","tool_call_id":"nobody","content":"orphan"}\n')
+        tail = (b'{"role":"assistant","content":null,"tool_calls":[{"id":"open","type":"function",'
+                b'"function":{"name":"r","arguments":"{}"}}]}\n')
+    path.write_bytes(b"".join(head + body) + tail)
+    return path, dialect
+
+
+@pytest.mark.parametrize("dialect", ["anthropic", "openai"])
+@pytest.mark.parametrize("budget", [10**7, 20_000, 3_000])
+def test_a_big_file_that_needs_repairs_is_repaired_the_same_in_outline(tmp_path, dialect, budget):
+    path, _ = broken_file(tmp_path, dialect)
+    with open(path, "rb") as stream:
+        [transcript] = read_transcripts(str(path), stream)
+        transcript = transcript.materialize()
+    one = fit_transcript(transcript, FitOptions(budget=budget, window=10**7))
+    outline = parallel.read_outline(str(path), str(path), dialect, dialect, workers=3)
+    fitted = fit_outline(outline, FitOptions(budget=budget, window=10**7))
+    assert fitted.payload == one.payload and fitted.plan.to_dict() == one.plan.to_dict()
+    assert outline.transcript.repairs == transcript.repairs and len(transcript.repairs) >= 2
+
+
+def _cli_in_outline(*args: str) -> subprocess.CompletedProcess:
+    """The real CLI in a subprocess, with every file big enough to be read on several cores."""
+    code = "import ctxfit_cli.formats.parallel as p; p.MIN_BYTES = 1; from ctxfit_cli.cli import main; main()"
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, timeout=120,
+                          env={**os.environ, "COLUMNS": "120"})
+
+
+@pytest.mark.parametrize("dialect", ["anthropic", "openai"])
+def test_replay_reads_big_files_in_outline_and_reports_the_same(tmp_path, dialect):
+    path, _ = broken_file(tmp_path, dialect)
+    args = ("replay", str(path), "--json", "--steps", "--budget", "6000", "--window", "12000")
+    one, many = run_cli(*args), _cli_in_outline(*args)
+    assert one.returncode == many.returncode == 0, many.stderr
+    assert many.stdout == one.stdout and many.stderr == one.stderr
+    report = orjson.loads(one.stdout)["files"][0]
+    assert report["repairs"] and len(report["policies"]) > 1
+
+
+def test_replay_in_outline_reports_a_history_the_provider_would_refuse(tmp_path):
+    path, _ = transcript_file(tmp_path, "openai", rounds=60)
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines.insert(20, b'{"role":"user","content":[]}\n')  # an empty message: the provider refuses it
+    path.write_bytes(b"".join(lines))
+    one, many = run_cli("replay", str(path), "--json"), _cli_in_outline("replay", str(path), "--json")
+    assert one.returncode == many.returncode == 3
+    assert many.stderr == one.stderr and b"not a valid openai request as read" in one.stderr
+    assert many.stdout == one.stdout == b""

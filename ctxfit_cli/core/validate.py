@@ -68,6 +68,15 @@ class Checked(NamedTuple):
     empty: bool  # no content at all (allowed only for a final assistant message)
 
 
+def memo_key(dialect: str) -> tuple[str, str]:
+    """Where a message keeps its `check_message` result in its memo (a replay checks every
+    request; a big file read on several cores has its messages checked where they are read)."""
+    return _MEMO_KEYS.get(dialect) or ("checked", dialect)
+
+
+_MEMO_KEYS = {dialect: ("checked", dialect) for dialect in ("openai", "anthropic")}  # one tuple per dialect
+
+
 def validate_request(payload: dict, dialect: str) -> list[str]:
     """The problems of a request payload (an empty list when it is valid).
 

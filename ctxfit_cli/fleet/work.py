@@ -14,7 +14,7 @@ import functools
 import io
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import chain
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Callable, NamedTuple
@@ -261,7 +261,7 @@ def _options(job: Job, chosen: choice.Choice) -> FitOptions:
 def _replay(transcript: Transcript, path: str, job: Job, given: Counter | None) -> dict:
     from ..replay.policies import DEFAULT_POLICIES, POLICIES  # (the fitter: not for `estimate`)
     from ..replay.simulation import replay
-    transcript, chosen = _choose(transcript.materialize(), job, given)
+    transcript, chosen = _choose(_whole(transcript, path, job, given), job, given)
     options = _options(job, chosen)
     results = {name: replay(transcript, POLICIES[name], options, prices=job.prices, min_cacheable=job.min_cacheable)
                for name in job.policies or DEFAULT_POLICIES}
@@ -272,6 +272,15 @@ def _replay(transcript: Transcript, path: str, job: Job, given: Counter | None) 
     return {"name": transcript_name(transcript), "format": transcript.format, "results": results,
             "choice": chosen.to_dict(), "by_script": by_script(chain(transcript.fixed, transcript.messages)), "budget": options.budget, "window": options.window,
             "recorded": recorded, "repairs": list(transcript.repairs)}
+
+
+def _whole(transcript: Transcript, path: str, job: Job, given: Counter | None) -> Transcript:
+    """Every message of a transcript, held. A big JSON Lines chat file is read on every core, in
+    outline (estimates and validator checks, no text: all a replay needs)."""
+    if job.split_big_files and parallel.worth_it(path, transcript.format, given or SEED):
+        outline = parallel.read_outline(path, transcript.path, transcript.format, transcript.dialect, checks=True)
+        return replace(outline.transcript, messages=tuple(outline.messages()))
+    return transcript.materialize()
 
 
 def _session_part(transcript: Transcript, path: str, job: Job, given: Counter | None) -> dict:

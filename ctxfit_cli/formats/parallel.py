@@ -186,59 +186,103 @@ class Outline:
     """A big transcript read in outline (see the module's docstring).
 
     `transcript` holds the system prompt (its leading system lines, read in full); `messages`
-    reads the conversation, in outline, and yields each piece's messages as soon as the piece
-    is read, so the caller can work on them while later pieces are still being read. Outline
-    messages carry their exact estimates (in their memo) but no text and no raw bytes:
+    reads the conversation, in outline, repaired as any transcript is (`core.repair`), and
+    yields each piece's messages as soon as the piece is read, so the caller can work on them
+    while later pieces are still being read. Outline messages carry their exact estimates (in
+    their memo; with `checks`, the validator's checks too) but no text and no raw bytes:
     `complete` reads in full the ones a plan sends.
     """
 
     def __init__(self, path: str, transcript: Transcript, start: int, lines_before: int,
-                 workers: int | None = None) -> None:
+                 workers: int | None = None, checks: bool = False) -> None:
         self.path, self.transcript = path, transcript
         self.start, self.lines_before = start, lines_before  # where the conversation begins
         self.workers = workers or min(cores(), 8)
-        self.offsets: list[int] = []  # byte offset of each conversation message's line
+        self.checks = checks
+        self.offsets: dict[int, int] = {}  # byte offset of each conversation message's line, by line
 
     def messages(self) -> Iterator[Message]:
-        """The conversation in outline, in order (reading it again starts over)."""
+        """The conversation in outline, repaired, in order (reading it again starts over)."""
+        from ..core.repair import repair
+        from .repair_writers import WRITERS
         name, dialect = self.transcript.path, self.transcript.dialect
-        self.offsets = []
+        self.transcript.repairs.clear()
+        yield from repair(self._outline(), _ReadsInFull(WRITERS[dialect], self), name, self.transcript.repairs)
+
+    def _outline(self) -> Iterator[Message]:
+        name, dialect = self.transcript.path, self.transcript.dialect
+        self.offsets = {}
         # Four pieces per worker: the caller works on the first while the rest are read.
-        jobs = _jobs(self.path, 4 * self.workers, name, dialect, start=self.start)
+        jobs = _jobs(self.path, 4 * self.workers, name, dialect, self.checks, start=self.start)
+        checks_key, make_checked = _checks(dialect) if self.checks else (None, None)
         lines_before, found = self.lines_before, False
         for records, lines, error in _run(_outline_piece, jobs, self.workers):
             _raise_first(name, error, lines_before)
-            for role, number, offset, parts, cost in records:
+            costs: dict[int, MessageCost] = {}  # a piece sends an estimate once per shape (`_outline_piece`)
+            for role, number, offset, parts, cost, checks in records:
                 parts = tuple([Part(_KINDS[kind], text, tool, call_id, images, is_error)
                                for kind, text, tool, call_id, images, is_error in parts])
-                self.offsets.append(offset)
+                line = number + lines_before
+                self.offsets[line] = offset
                 found = True
-                yield Message(_ROLES[role], parts, b"", number + lines_before, {_SEED: MessageCost._make(cost)})
+                made = costs.get(id(cost))
+                if made is None:
+                    made = costs[id(cost)] = MessageCost._make(cost)
+                memo = {_SEED: made}
+                if checks_key is not None:
+                    memo[checks_key] = make_checked(checks)
+                yield Message(_ROLES[role], parts, b"", line, memo)
             lines_before += lines
         if not found:
             raise NoConversation(name, None, NO_MESSAGES)
+
+    def full(self, message: Message) -> Message:
+        """A message of the conversation read in full (itself if it already is: one a repair made)."""
+        if message.raw:
+            return message
+        name, offset = self.transcript.path, self.offsets[message.line]
+        with open(self.path, "rb") as file:
+            file.seek(offset)
+            [(_, line)] = numbered_lines(name, [file.readline()], at_start=offset == 0)
+        full = PARSERS[self.transcript.dialect](parse_line(name, message.line, line), as_sent(line),
+                                                Where(name, message.line))
+        if message_cost(full).tokens != message_cost(message).tokens:
+            raise BadInput(name, message.line, "changed while it was being read; run ctxfit again")
+        return full
 
     def complete(self, transcript: Transcript, plan: Plan) -> Transcript:
         """`transcript` (its messages those `messages` gave, its system prompt perhaps with a
         note added) with the messages `plan` sends read in full."""
         messages = list(transcript.messages)
-        parse = PARSERS[transcript.dialect]
-        name = transcript.path
-        with open(self.path, "rb") as file:
-            for i in plan.sent():
-                outline = messages[i]
-                file.seek(self.offsets[i])
-                [(_, line)] = numbered_lines(name, [file.readline()], at_start=self.offsets[i] == 0)
-                full = parse(parse_line(name, outline.line, line), as_sent(line), Where(name, outline.line))
-                if message_cost(full).tokens != message_cost(outline).tokens:
-                    raise BadInput(name, outline.line, "changed while it was being read; run ctxfit again")
-                messages[i] = full
+        for i in plan.sent():
+            messages[i] = self.full(messages[i])
         return replace(transcript, messages=tuple(messages))
 
 
-def read_outline(path: str, name: str, format: str, dialect: str, *, workers: int | None = None) -> Outline:
+class _ReadsInFull:
+    """A dialect's repair writer that first reads in full a message it rebuilds: an outline
+    message has no text to rebuild it from."""
+
+    def __init__(self, writer, outline: Outline) -> None:
+        self.writer, self.outline = writer, outline
+        self.user_first, self.results_in_user = writer.user_first, writer.results_in_user
+
+    def answers(self, call_ids: list[str], line: int) -> list[Message]:
+        return self.writer.answers(call_ids, line)
+
+    def reorder(self, message: Message, order: list[int | str]) -> Message | None:
+        return self.writer.reorder(self.outline.full(message), order)
+
+    def opener(self, line: int) -> Message:
+        return self.writer.opener(line)
+
+
+def read_outline(path: str, name: str, format: str, dialect: str, *, workers: int | None = None,
+                 checks: bool = False) -> Outline:
     """Start reading a JSON Lines chat transcript in outline, on several processes (see
-    `worth_it`): the system prompt now, the conversation from `Outline.messages`."""
+    `worth_it`): the system prompt now, the conversation from `Outline.messages`. With
+    `checks`, each message's validator checks (`core.validate.check_message`) are made where
+    it is read, for a replay that checks every request."""
     parse = PARSERS[dialect]
     system: list[Message] = []
     with open(path, "rb", buffering=BUFFER) as file:
@@ -249,27 +293,48 @@ def read_outline(path: str, name: str, format: str, dialect: str, *, workers: in
                 if dialect == "anthropic":
                     system = list(anthropic.one_system_prompt(system, name))
                 transcript = Transcript(name, format, dialect, (), tuple(system))
-                return Outline(path, transcript, piece.line_start, piece.lines - 1, workers)
+                return Outline(path, transcript, piece.line_start, piece.lines - 1, workers, checks)
             system.append(message)  # leading system lines are the system prompt, as always
     raise NoConversation(name, None, NO_MESSAGES)
 
 
+def _checks(dialect: str) -> tuple:
+    """Where a message keeps its checks, and how they are made from the tuple a piece sends."""
+    from ..core.validate import Checked, memo_key  # (only a replay asks for checks)
+    return memo_key(dialect), Checked._make
+
+
+def _items(mapping: dict) -> tuple:
+    return tuple(mapping.items())
+
+
 def _outline_piece(job: tuple) -> tuple[list | None, int, tuple[int, str] | None]:
     """One piece in outline: plain tuples per message, cheap to send back."""
-    path, name, dialect, start, end = job
+    path, name, dialect, checks, start, end = job
     parse = PARSERS[dialect]
+    if checks:
+        from ..core.validate import check_message
     records = []
+    # Equal estimates are sent as one object (pickle sends an object it has sent once as a
+    # reference): messages of the same shape have the same estimate, and sending every one's
+    # two dicts was a third of a piece's time.
+    costs: dict[tuple, tuple] = {}
     with open(path, "rb", buffering=BUFFER) as file:
         file.seek(start)
         piece = _Piece(file, end)
         try:
             for number, line in numbered_lines(name, piece, at_start=start == 0):
-                message = parse(parse_line(name, number, line), line, Where(name, number))
+                value = parse_line(name, number, line)
+                # (checked before the dialect's parser reads it, as a replay checks the bytes as read)
+                checked = tuple(check_message(value, dialect)) if checks else None  # (a plain tuple pickles 3× faster)
+                message = parse(value, line, Where(name, number))
                 # Texts are left out but for ctxfit's own note, which the fitter looks for.
                 parts = tuple([(_VALUES[kind], text if text == TRIMMED_HISTORY else "", tool, call_id, images, is_error)
                                for kind, text, tool, call_id, images, is_error in message.parts])
-                records.append((_VALUES[message.role], number, piece.line_start, parts,
-                                tuple(message_cost(message))))
+                cost = message_cost(message)
+                key = (*cost[:1], *map(_items, cost[1:3]), *cost[3:])
+                cost = costs.get(key) or costs.setdefault(key, tuple(cost))
+                records.append((_VALUES[message.role], number, piece.line_start, parts, cost, checked))
         except BadInput as error:
             return None, 0, (error.line or 0, error.problem)
     return records, piece.lines, None

@@ -29,17 +29,13 @@ from __future__ import annotations
 import orjson
 
 from ..core.model import Message, Transcript
-from ..core.validate import Checked, check_message, first_problem, scan
+from ..core.validate import Checked, check_message, first_problem, memo_key, scan
 from ..errors import BadInput, InvalidRequest
-
-
-#: The key of a message's checks in its memo, per dialect (one tuple, not one per message).
-_KEYS = {dialect: ("checked", dialect) for dialect in ("openai", "anthropic")}
 
 
 def checked(message: Message, dialect: str) -> Checked:
     """The validator's checks of one message, made once and kept with it."""
-    key = _KEYS.get(dialect) or ("checked", dialect)
+    key = memo_key(dialect)
     found = message.memo.get(key)
     if found is None:
         found = message.memo[key] = check_message(orjson.loads(message.raw), dialect)
