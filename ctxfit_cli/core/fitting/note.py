@@ -1,0 +1,30 @@
+"""What the trimmed-history note costs the first message it is added to (stages 2 and 3)."""
+
+from __future__ import annotations
+
+from ...counters.seed import SEED, Counter
+from ..estimate import MessageCost, merged_cost, message_cost, parts_cost
+from ..model import Message, Part, PartKind
+from ..notes import TRIMMED_HISTORY
+
+#: The trimmed-history note as a part of the first message.
+TRIM_NOTE_PART = Part(PartKind.TEXT, TRIMMED_HISTORY)
+
+
+def noted_cost(first: Message, counter: Counter = SEED) -> MessageCost:
+    """The estimate of the first message once it carries the note, from its own estimate (a
+    big transcript's messages may be held without their text)."""
+    cost = message_cost(first, counter)
+    if has_trim_note(first):
+        return cost
+    return merged_cost([cost, parts_cost(first.role, (TRIM_NOTE_PART,), counter)], counter)
+
+
+def note_cost(first: Message, counter: Counter = SEED) -> int:
+    """What adding the trimmed-history note to the first message costs (0 if it has it)."""
+    return noted_cost(first, counter).tokens - message_cost(first, counter).tokens
+
+
+def has_trim_note(message: Message) -> bool:
+    """Whether a first message already carries the note (a payload fitted before)."""
+    return any(p.kind is PartKind.TEXT and p.text == TRIMMED_HISTORY for p in message.parts)

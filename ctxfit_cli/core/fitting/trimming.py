@@ -1,0 +1,152 @@
+"""Stages 2 and 3: leave out the oldest history, keeping the first message with a note (DESIGN §4).
+
+Stage 2 keeps the newest whole user turns; stage 3, inside the newest turn, keeps the turn's
+own opening message (the *anchor*) and the newest whole tool rounds. The kept history may start
+only at a turn or round start (no call open, `history.OpenCalls`), in steps of at least
+`drop_step` of the budget, and never moves back: after a cut the request is well under the
+budget and the next requests reuse the cache.
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import Iterator
+
+from ..estimate import merged_cost, message_cost
+from ..model import Role
+from .clearing import Clearing
+from .history import History
+from .note import noted_cost
+
+
+class Trimming:
+    """Where a request's kept history may start, and what a request kept from there costs."""
+
+    def __init__(self, history: History, clearing: Clearing, dialect: str) -> None:
+        self.history, self.clearing, self.dialect = history, clearing, dialect
+        self._merge_memo: dict[int, int] = {}
+
+    def kept_tokens(self, start: int, end: int, batches: int) -> int:
+        """Upper bound of the request keeping the head, the note, an anchor and [start, end)."""
+        h = self.history
+        tokens = h.fixed_tokens + h.cost_prefix[h.first + 1] + h.note_tokens
+        tokens += self.anchor_tokens(start) + h.cost_prefix[end] - h.cost_prefix[start]
+        return tokens - self.clearing.saved_from(start, self.clearing.batch_end(batches))
+
+    def choose_start(self, end: int, batches: int, current: int) -> int:
+        """The oldest allowed start, never before `current`, whose request fits."""
+        budget = self.history.options.budget
+        for start in self._start_options(end, current):
+            if self.kept_tokens(start, end, batches) <= budget:
+                return start
+        # None fits: the smallest request, from the newest cut -- unless it would be the first cut
+        # and what it leaves out costs no more than the note it adds (trimming must not enlarge a
+        # request). Judged on the history alone, not on the walk so far, so that fitting the
+        # payload again makes the same choice.
+        newest = self.newest_cut(end)
+        if newest is None or newest <= current:
+            return current
+        if not self.history.trimmed(current) and self.left_out(newest) <= self.history.note_tokens:
+            return current
+        return newest
+
+    def anchor(self, start: int) -> int | None:
+        """The opening message of the turn that `start` is inside of (kept in stage 3)."""
+        turn_starts = self.history.turn_starts
+        at = bisect.bisect_right(turn_starts, start) - 1
+        if at < 0:
+            return None
+        turn = turn_starts[at]
+        return None if turn == start else turn
+
+    def anchor_tokens(self, start: int) -> int:
+        """Tokens of the anchor a cut at `start` keeps (0 when it keeps none)."""
+        anchor = self.anchor(start)
+        return 0 if anchor is None else self.history.message_tokens(anchor)
+
+    def left_out(self, start: int) -> int:
+        """Tokens of the history a cut at `start` leaves out (before any clearing): what lies
+        between the first message and `start`, but the turn's opening message kept as anchor."""
+        h = self.history
+        return h.cost_prefix[start] - h.cost_prefix[h.first + 1] - self.anchor_tokens(start)
+
+    def _start_options(self, end: int, current: int) -> Iterator[int]:
+        """Starts to try, oldest first: the current one, turn steps, then the newest turn's rounds."""
+        h = self.history
+        if h.trimmed(current):
+            yield current
+        for step in h.turn_steps[bisect.bisect_right(h.turn_steps, current):]:
+            if step >= end:
+                return
+            yield step
+        last_turn = _last_before(h.turn_starts, end)
+        if last_turn is not None and last_turn > current:
+            yield last_turn
+        for step in h.round_steps[bisect.bisect_right(h.round_steps, current):]:
+            if step < end and (last_turn is None or step > last_turn):
+                yield step
+
+    def newest_cut(self, end: int) -> int | None:
+        """The newest place a request can start: the newest round or turn before `end`."""
+        h = self.history
+        cuts = [c for c in (_last_before(h.round_starts, end), _last_before(h.turn_starts, end)) if c is not None]
+        return max(cuts) if cuts else None
+
+    def stage(self, start: int, batches: int) -> str:
+        """The stage a request with this kept start and these cleared batches reached."""
+        if self.history.trimmed(start):
+            turn_starts = self.history.turn_starts
+            at = bisect.bisect_left(turn_starts, start)
+            is_turn = at < len(turn_starts) and turn_starts[at] == start
+            return "turns" if is_turn and self.anchor(start) is None else "rounds"
+        return "clear" if batches else "none"
+
+    def dropped(self, start: int) -> tuple[int | None, list[tuple[int, int]]]:
+        """The anchor a cut at `start` keeps, and the ranges of the history it leaves out."""
+        h = self.history
+        anchor, dropped = self.anchor(start), []
+        upto = anchor if anchor is not None else start
+        if upto > h.first + 1:
+            dropped.append((h.first + 1, upto))
+        if anchor is not None and start > anchor + 1:
+            dropped.append((anchor + 1, start))
+        return anchor, dropped
+
+    # --- Anthropic: the first message and a user message after it are sent as one --------------
+
+    def merge_partner(self, start: int) -> int | None:
+        """The user message merged into the first message when the request is trimmed to
+        `start` (Anthropic needs alternating roles): the anchor, or the message at `start`."""
+        h = self.history
+        if not h.trimmed(start):
+            return None
+        anchor = self.anchor(start)
+        follows = anchor if anchor is not None else start
+        if follows < len(h.messages) and h.messages[follows].role is Role.USER:
+            return follows
+        return None
+
+    def merge_correction(self, start: int) -> int:
+        """Anthropic needs alternating roles: a user message right after the first message is
+        merged into it. The plan's sum counted them apart; this is the (≤ 0) difference."""
+        if self.dialect != "anthropic":
+            return 0
+        if start not in self._merge_memo:
+            self._merge_memo[start] = self._merged_minus_apart(start)
+        return self._merge_memo[start]
+
+    def _merged_minus_apart(self, start: int) -> int:
+        partner = self.merge_partner(start)
+        if partner is None:
+            return 0
+        h = self.history
+        counter = h.counter
+        head, following = h.messages[h.first], h.messages[partner]
+        merged = merged_cost([noted_cost(head, counter), message_cost(following, counter)], counter).tokens
+        apart = message_cost(head, counter).tokens + h.note_tokens + message_cost(following, counter).tokens
+        return merged - apart
+
+
+def _last_before(positions: list[int], end: int) -> int | None:
+    at = bisect.bisect_left(positions, end) - 1
+    return positions[at] if at >= 0 else None
