@@ -11,8 +11,9 @@ list of millions of empty objects); `estimate`, `fit` and `replay` on a file of 
 (an OpenAI agent transcript: a system prompt, one instruction, then rounds of a call `{}` and a
 result "ok"), run `--repeat` times interleaved: medians, and each repetition's ratio to the
 `estimate` run next to it. CPU is user + system time of the process and the workers it waited
-for (`estimate` and `fit` read a file of 64 MB or more on every core, `replay` on one), so on a
-shared machine it shows what the wall time cannot: how much work each command does.
+for (all three read a file of 64 MB or more on every core; `replay` walks its first policy while
+the pieces are read, the others after), so on a shared machine it shows what the wall time
+cannot: how much work each command does.
 """
 
 from __future__ import annotations

@@ -231,3 +231,25 @@ def test_replay_in_outline_reports_a_history_the_provider_would_refuse(tmp_path)
     assert one.returncode == many.returncode == 3
     assert many.stderr == one.stderr and b"not a valid openai request as read" in one.stderr
     assert many.stdout == one.stdout == b""
+
+
+@pytest.mark.parametrize("policies", [["turns", "none", "ctxfit"], ["turns"]])
+def test_replay_in_outline_streams_the_first_policy_that_can_and_holds_for_the_rest(tmp_path, policies):
+    # `turns` looks back over the history: it is replayed on the held history, whichever comes first.
+    path, _ = broken_file(tmp_path, "anthropic")
+    args = ("replay", str(path), "--json", "--budget", "5000", *[a for p in policies for a in ("-p", p)])
+    one, many = run_cli(*args), _cli_in_outline(*args)
+    assert one.returncode == many.returncode == 0, many.stderr
+    assert many.stdout == one.stdout
+    assert list(orjson.loads(one.stdout)["files"][0]["policies"]) == policies
+
+
+def test_a_bad_line_late_in_a_big_file_stops_its_replay_as_in_one_process(tmp_path):
+    path, _ = transcript_file(tmp_path, "openai", rounds=80)
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[-4] = b'{"role": "tool", "content": "no call id"}\n'
+    path.write_bytes(b"".join(lines))
+    one, many = run_cli("replay", str(path), "--json"), _cli_in_outline("replay", str(path), "--json")
+    assert one.returncode == many.returncode == 3
+    assert many.stderr == one.stderr and f":{len(lines) - 3}: ".encode() in one.stderr
+    assert many.stdout == one.stdout == b""

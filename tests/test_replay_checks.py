@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from ctxfit_cli.errors import InvalidRequest
+from ctxfit_cli.errors import BadInput, InvalidRequest
 from ctxfit_cli.replay import validity
 from ctxfit_cli.replay.validity import RequestCheck
 from conftest import read
@@ -57,3 +59,15 @@ def test_a_bad_junction_is_refused_every_time(scans):
     for _ in range(2):  # a cut at a result: the result has no call before it
         with pytest.raises(InvalidRequest, match="does not follow its call"):
             check.trimmed(call=2, first=0, anchor=None, start=2, end=3)
+
+
+def test_a_streamed_history_is_checked_whole_once_it_is_all_read():
+    held = read(HISTORY, "openai").materialize()
+    broken = replace(held, messages=held.messages + held.messages[2:3])  # a result whose call is long past
+    with pytest.raises(BadInput, match="not a valid openai request as read"):
+        RequestCheck(broken)
+    streamed = RequestCheck(replace(broken, messages=iter(broken.messages)))  # nothing checked yet
+    for message in broken.messages:
+        streamed.add(message)
+    with pytest.raises(BadInput, match="not a valid openai request as read"):
+        streamed.finish()

@@ -17,11 +17,11 @@ import sys
 from dataclasses import dataclass, field, replace
 from itertools import chain
 from pathlib import PurePath
-from typing import TYPE_CHECKING, Callable, NamedTuple
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, NamedTuple
 
 from ..core import choice
 from ..core.estimate import TranscriptEstimate, by_script
-from ..core.model import Transcript
+from ..core.model import Message, Transcript
 from ..core.options import DEFAULT_LOWWATER, FitOptions
 from ..counters.seed import SEED, Counter
 from ..errors import EXIT_BAD_INPUT, BadInput, CtxfitError, NoConversation
@@ -30,6 +30,7 @@ from ..formats.reading import DEFAULT_LINE_LIMIT_MB, open_input, read_records, s
 from ..replay.prices import Prices
 
 if TYPE_CHECKING:
+    from ..replay.simulation import PolicyReplay
     from .meta import SessionMeta
 
 COMMANDS = ("estimate", "replay", "sessions")
@@ -261,26 +262,52 @@ def _options(job: Job, chosen: choice.Choice) -> FitOptions:
 def _replay(transcript: Transcript, path: str, job: Job, given: Counter | None) -> dict:
     from ..replay.policies import DEFAULT_POLICIES, POLICIES  # (the fitter: not for `estimate`)
     from ..replay.simulation import replay
-    transcript, chosen = _choose(_whole(transcript, path, job, given), job, given)
-    options = _options(job, chosen)
-    results = {name: replay(transcript, POLICIES[name], options, prices=job.prices, min_cacheable=job.min_cacheable)
-               for name in job.policies or DEFAULT_POLICIES}
+    names = job.policies or DEFAULT_POLICIES
+
+    def run(transcript: Transcript, name: str) -> PolicyReplay:
+        return replay(transcript, POLICIES[name], options, prices=job.prices, min_cacheable=job.min_cacheable)
+
+    done = {}
+    outline = _outline(transcript, path, job, given)
+    if outline is None:
+        transcript, chosen = _choose(transcript.materialize(), job, given)
+        options = _options(job, chosen)
+    else:
+        # A big file: the first policy that walks the history once walks it while later pieces
+        # are still being read (on the other cores); the others replay the held history.
+        transcript, chosen = _choose(outline.transcript, job, given)
+        options = _options(job, chosen)
+        held: list[Message] = []
+        streaming = next((name for name in names if POLICIES[name].streams), None)
+        if streaming is not None:
+            done[streaming] = run(replace(transcript, messages=_holding(outline.messages(), held)), streaming)
+        else:
+            held = list(outline.messages())
+        transcript = replace(transcript, messages=tuple(held))
+    results = {name: done[name] if name in done else run(transcript, name) for name in names}
     recorded = None
     if transcript.calls:
         from ..core.usage import recorded_by_call
         recorded = recorded_by_call(transcript)
     return {"name": transcript_name(transcript), "format": transcript.format, "results": results,
-            "choice": chosen.to_dict(), "by_script": by_script(chain(transcript.fixed, transcript.messages)), "budget": options.budget, "window": options.window,
-            "recorded": recorded, "repairs": list(transcript.repairs)}
+            "choice": chosen.to_dict(), "by_script": by_script(chain(transcript.fixed, transcript.messages)),
+            "budget": options.budget, "window": options.window, "recorded": recorded,
+            "repairs": list(transcript.repairs)}
 
 
-def _whole(transcript: Transcript, path: str, job: Job, given: Counter | None) -> Transcript:
-    """Every message of a transcript, held. A big JSON Lines chat file is read on every core, in
-    outline (estimates and validator checks, no text: all a replay needs)."""
+def _outline(transcript: Transcript, path: str, job: Job, given: Counter | None) -> parallel.Outline | None:
+    """A big JSON Lines chat file, read on every core in outline (estimates and validator
+    checks, no text: all a replay needs), or None: read it in one process."""
     if job.split_big_files and parallel.worth_it(path, transcript.format, given or SEED):
-        outline = parallel.read_outline(path, transcript.path, transcript.format, transcript.dialect, checks=True)
-        return replace(outline.transcript, messages=tuple(outline.messages()))
-    return transcript.materialize()
+        return parallel.read_outline(path, transcript.path, transcript.format, transcript.dialect, checks=True)
+    return None
+
+
+def _holding(messages: Iterable[Message], held: list[Message]) -> Iterator[Message]:
+    """The messages, each also put in `held` as it passes."""
+    for message in messages:
+        held.append(message)
+        yield message
 
 
 def _session_part(transcript: Transcript, path: str, job: Job, given: Counter | None) -> dict:

@@ -28,6 +28,7 @@ from typing import Callable, Iterator, NamedTuple, Protocol
 from ..core.estimate import merged_cost, message_cost
 from ..core.fitting import FitOptions, Fitter, OpenCalls, Shape, overlapping_ranges, note_cost, noted_cost
 from ..core.model import Role, Transcript
+from ..errors import InvalidRequest
 from .validity import RequestCheck
 
 
@@ -47,6 +48,9 @@ class Request(NamedTuple):
 
 class Policy(Protocol):
     name: str
+    #: Whether `requests` walks the messages once, in order, so that they may be streamed (a
+    #: big file's replay walks while later pieces are read); else they must be a tuple.
+    streams: bool
 
     def describe(self) -> str: ...
 
@@ -64,6 +68,9 @@ class FitterPolicy:
     def describe(self) -> str:
         return self.summary
 
+    #: Walks the history once, in order: it may be streamed (`simulation.replay`).
+    streams = True
+
     def requests(self, transcript: Transcript, options: FitOptions) -> Iterator[Request]:
         shapes: list[Shape] = []
         fitter = Fitter(self.adjust(options), transcript.fixed, dialect=transcript.dialect,
@@ -71,21 +78,36 @@ class FitterPolicy:
 
         shared, still_sent = fitter.shared_tokens, fitter.still_sent_tokens
         check = RequestCheck(transcript)
-        for message in transcript.messages:
-            fitter.extend((message,))
-            for shape in shapes:
-                if shape.start:
-                    check.trimmed(call=fitter.requests, first=fitter.first, anchor=shape.anchor,
-                                  start=shape.start, end=shape.end)
-                yield Request(fitter.requests, shape.tokens, shape.stage,
-                              lambda earlier, current=shape: shared(earlier.shape, current),
-                              lambda earlier, current=shape: still_sent(earlier.shape, current), shape)
-            shapes.clear()
+        streamed = not isinstance(transcript.messages, tuple)
+        messages = iter(transcript.messages)
+        try:
+            for message in messages:
+                if streamed:
+                    check.add(message)
+                fitter.extend((message,))
+                for shape in shapes:
+                    if shape.start:
+                        check.trimmed(call=fitter.requests, first=fitter.first, anchor=shape.anchor,
+                                      start=shape.start, end=shape.end)
+                    yield Request(fitter.requests, shape.tokens, shape.stage,
+                                  lambda earlier, current=shape: shared(earlier.shape, current),
+                                  lambda earlier, current=shape: still_sent(earlier.shape, current), shape)
+                shapes.clear()
+        except InvalidRequest:
+            if streamed:  # the history itself may be what is invalid: as for a held one, say so
+                for message in messages:
+                    check.add(message)
+                check.finish()
+            raise
+        if streamed:
+            check.finish()
 
 
 @dataclass(frozen=True)
 class SendAll:
     name: str = "none"
+    #: Walks the history once, in order: it may be streamed (`simulation.replay`).
+    streams = True
 
     def describe(self) -> str:
         return "send everything"
@@ -109,6 +131,8 @@ class OldTurns:
     """
 
     name: str = "turns"
+    #: Looks back over the history at each request: it needs the history held.
+    streams = False
 
     def describe(self) -> str:
         return "first message + note + newest whole user turns (the old behaviour)"

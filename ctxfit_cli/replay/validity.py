@@ -43,18 +43,35 @@ def checked(message: Message, dialect: str) -> Checked:
 
 
 class RequestCheck:
-    """The validity of every request of one replayed (materialized) transcript."""
+    """The validity of every request of one replayed transcript.
+
+    A held transcript (its messages a tuple) is checked whole at once: a history that is not a
+    valid request as read is `BadInput` before any request is made. A streamed one (a big file
+    read on several cores while the walk goes on) is checked as its messages come (`add`), and
+    whole once they are all read (`finish`); a trimmed request can only be checked once the
+    messages it sends were added, which they are: it is made before the next message.
+    """
 
     def __init__(self, transcript: Transcript) -> None:
         self.path, self.dialect = transcript.path, transcript.dialect
-        self.messages = transcript.messages
-        self.items = [checked(m, self.dialect) for m in self.messages]
-        problems = scan(self.items, self.dialect) if self.items else []
-        if problems:
-            raise BadInput(self.path, None, f"not a valid {self.dialect} request as read: {first_problem(problems)}")
+        self.items: list[Checked] = []
         #: Cuts (first, anchor, start) whose junctions were scanned up to a place where no call
         #: is open, and passed: later requests with that cut send the same junctions.
         self._passed: set[tuple[int, int | None, int]] = set()
+        if isinstance(transcript.messages, tuple):
+            for message in transcript.messages:
+                self.add(message)
+            self.finish()
+
+    def add(self, message: Message) -> None:
+        """The next message of a streamed history."""
+        self.items.append(checked(message, self.dialect))
+
+    def finish(self) -> None:
+        """Check the whole history as read: `BadInput` naming its first problem."""
+        problems = scan(self.items, self.dialect) if self.items else []
+        if problems:
+            raise BadInput(self.path, None, f"not a valid {self.dialect} request as read: {first_problem(problems)}")
 
     def trimmed(self, *, call: int, first: int, anchor: int | None, start: int, end: int) -> None:
         """Check the request of model call `call` that sends messages[:first + 1] (the first
