@@ -267,7 +267,7 @@ def _replay(transcript: Transcript, path: str, job: Job, given: Counter | None) 
     def run(transcript: Transcript, name: str) -> PolicyReplay:
         return replay(transcript, POLICIES[name], options, prices=job.prices, min_cacheable=job.min_cacheable)
 
-    done = {}
+    done: dict[str, PolicyReplay] = {}
     outline = _outline(transcript, path, job, given)
     if outline is None:
         transcript, chosen = _choose(transcript.materialize(), job, given)
