@@ -350,11 +350,9 @@ def by_script(messages) -> dict:
     >>> by_script([Message(Role.USER, (Part(PartKind.TEXT, "Привет"),), raw=b"")])["other"]
     {'chars': 6, 'tokens': 3, 'chars_per_token': 2.0}
     """
-    chars, tokens = [0, 0, 0], [0, 0, 0]
-    for message in messages:
-        cost = message_cost(message, SEED)
-        chars = list(map(_add, chars, cost.script_chars))
-        tokens = list(map(_add, tokens, cost.script_tokens))
+    costs = [message_cost(message, SEED) for message in messages]
+    chars = [sum(column) for column in zip(*[cost.script_chars for cost in costs])] or [0, 0, 0]
+    tokens = [sum(column) for column in zip(*[cost.script_tokens for cost in costs])] or [0, 0, 0]
     return _by_script(chars, tokens)
 
 

@@ -76,7 +76,7 @@ class FitterPolicy:
         fitter = Fitter(self.adjust(options), transcript.fixed, dialect=transcript.dialect,
                         on_shape=shapes.append)
 
-        shared, still_sent = fitter.shared_tokens, fitter.still_sent_tokens
+        shared, still_sent = fitter.sharing.shared_tokens, fitter.sharing.still_sent_tokens
         check = RequestCheck(transcript)
         streamed = not isinstance(transcript.messages, tuple)
         messages = iter(transcript.messages)

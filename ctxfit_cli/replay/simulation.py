@@ -32,7 +32,8 @@ Prices are relative to one uncached input token (defaults: cache write 1.25, cac
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ..core.options import FitOptions
 from ..core.model import Transcript
@@ -40,8 +41,9 @@ from .policies import Policy, Request
 from .prices import Prices
 
 
-@dataclass(frozen=True, slots=True)
-class Step:
+class Step(NamedTuple):
+    """One model call of a replay. (A NamedTuple: a replay makes one per model call.)"""
+
     call: int
     tokens: int
     stage: str
@@ -116,7 +118,7 @@ class PolicyReplay:
             "relative_cost": round(self.cost / (self.total_input * prices.input), 4) if self.total_input else 0.0,
         }
         if steps:
-            document["steps"] = [asdict(step) for step in self.steps]
+            document["steps"] = [step._asdict() for step in self.steps]
         return document
 
 
