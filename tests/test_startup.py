@@ -22,6 +22,7 @@ from ctxfit_cli.cli.defaults import DEFAULTS
 #: What the whole library, the readers and rich would add to `ctxfit --help`.
 HEAVY_FOR_HELP = {
     "ctxfit_cli.api", "ctxfit_cli.core.estimate", "ctxfit_cli.core.fitting", "ctxfit_cli.core.model",
+    "ctxfit_cli.core.options", "dataclasses",
     "ctxfit_cli.core.validate", "ctxfit_cli.formats", "ctxfit_cli.fleet", "ctxfit_cli.replay",
     "ctxfit_cli.cli.many", "ctxfit_cli.cli.render", "orjson", "regex", "rich",
 }
@@ -90,9 +91,9 @@ def test_estimate_json_loads_no_rich(tmp_path):
 
 def test_the_help_shows_fit_options_own_defaults():
     from ctxfit_cli.core.fitting import FitOptions
-    for field in dataclasses.fields(FitOptions):
-        if field.default is not dataclasses.MISSING:
-            assert getattr(DEFAULTS, field.name) == field.default
+    defaults = {f.name: f.default for f in dataclasses.fields(FitOptions)}
+    assert {name: defaults[name] for name in vars(DEFAULTS)} == vars(DEFAULTS)
+    assert f"[default: {DEFAULTS.lowwater};" in CliRunner().invoke(app, ["fit", "--help"], terminal_width=200).stdout
     assert f"[default: {DEFAULTS.lowwater};" in CliRunner().invoke(app, ["fit", "--help"], terminal_width=200).stdout
 
 
