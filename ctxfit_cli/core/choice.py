@@ -9,7 +9,8 @@ says what was used and why (`Choice.to_dict`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from typing import NamedTuple
 
 from .options import DEFAULT_WINDOW, FitOptions
 from ..core.model import Transcript
@@ -23,8 +24,7 @@ USAGE_FORMATS = ("claude-code", "codex", "openhands")
 AUTO = "auto"
 
 
-@dataclass(frozen=True)
-class Choice:
+class Choice(NamedTuple):
     counter: Counter
     counter_reason: str
     window: int

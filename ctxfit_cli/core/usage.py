@@ -27,7 +27,7 @@ Plain data in, plain data out; nothing here prints.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import NamedTuple, Sequence
 
 from ..counters.seed import SEED, Counter, Vector
@@ -129,8 +129,7 @@ def recorded_by_call(transcript: Transcript) -> dict[int, int]:
     return {numbers[c.message]: c.prompt_tokens for c in usable(transcript.calls) if c.message in numbers}
 
 
-@dataclass(frozen=True, slots=True)
-class Growth:
+class Growth(NamedTuple):
     """The messages added between two consecutive calls, and what the log says they cost."""
 
     #: Unrounded measurement of every string of those messages (the counter's vector).

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from typing import Callable, Iterator
 
 from ..formats.parallel import _die_with_parent, cores
@@ -28,7 +27,7 @@ def run_files(paths: list[str], job: Job, *, jobs: int = 1,
         return
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
-    spread = replace(job, split_big_files=False)
+    spread = job._replace(split_big_files=False)
     # Forked, and killed with this process (as parallel.py's): a killed ctxfit leaves no worker behind.
     with ProcessPoolExecutor(jobs, mp_context=get_context("fork"), initializer=_die_with_parent,
                              initargs=(os.getpid(),)) as pool:

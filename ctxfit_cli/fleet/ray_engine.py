@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import replace
 from typing import Callable, Iterator
 from urllib.parse import unquote, urlparse
 
@@ -69,7 +68,7 @@ def run_files(paths: list[str], job, *, run: Callable | None = None,
     connect(address)
     # Every file is one task's: a big file is not itself split over a node's cores again.
     if hasattr(job, "split_big_files"):
-        job = replace(job, split_big_files=False)
+        job = job._replace(split_big_files=False)
     remote = ray.remote(num_cpus=1, max_retries=2)(run_chunk)
     size = chunk_size(len(paths), int(ray.cluster_resources().get("CPU", 1)))
     pending = []

@@ -38,8 +38,7 @@ COMMANDS = ("estimate", "replay", "sessions")
 STAGES = ("none", "clear", "turns", "rounds")
 
 
-@dataclass(frozen=True)
-class Job:
+class Job(NamedTuple):
     """What to do with each file: plain, picklable settings (no open files, no counters)."""
 
     command: str

@@ -7,11 +7,10 @@ input token, a cache read a tenth.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class Prices:
+class Prices(NamedTuple):
     input: float = 1.0
     cache_write: float = 1.25
     cache_read: float = 0.1
