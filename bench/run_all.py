@@ -3,8 +3,9 @@
     python bench/run_all.py [--size-mb 1000] [--small-mb 250] [--keep] [--only NAME,...]
 
 Runs, one after the other, each in its own process (so none inherits another's memory or
-caches): estimator_speed, incremental_fit, replay_scaling, big_file. Each writes its own section;
+caches): estimator_speed, incremental_fit, replay_scaling, big_file. Each rewrites its own section;
 this script first writes the header (date, machine, commands) and then a summary of every target.
+Every other section, and notes by hand between sections, are kept.
 """
 
 from __future__ import annotations
@@ -45,11 +46,14 @@ def main() -> None:
 
     started = time.strftime("%Y-%m-%d %H:%M")
     commands = [" ".join(["python", f"bench/{n}.py", *extra[n]]) for n in names]
-    # A fresh document: the header, then each script appends its section.
+    # A new header and summary; the sections (and the notes by hand between them) are kept, each
+    # script rewrites its own, and the sections of benchmarks this script does not run stay.
     c.DOC.parent.mkdir(parents=True, exist_ok=True)
+    old = c.DOC.read_text(encoding="utf-8") if c.DOC.exists() else ""
+    sections = old[old.index("<!-- bench:"):] if "<!-- bench:" in old else ""
     c.DOC.write_text(c.header(started) + "\n**Commands** (in this order, by `python bench/run_all.py "
                      + " ".join(sys.argv[1:]) + "`):\n\n```\n" + "\n".join(commands) + "\n```\n"
-                     + "\n<!-- summary -->\n", encoding="utf-8")
+                     + "\n<!-- summary -->\n\n" + sections, encoding="utf-8")
     durations = {}
     for name in names:
         print(f"\n=== {name} ===", flush=True)
