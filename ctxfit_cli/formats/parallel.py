@@ -238,25 +238,29 @@ class Outline:
 
     def full(self, message: Message) -> Message:
         """A message of the conversation read in full (itself if it already is: one a repair made)."""
-        if message.raw:
-            return message
-        name, offset = self.transcript.path, self.offsets[message.line]
         with open(self.path, "rb") as file:
-            file.seek(offset)
-            [(_, line)] = numbered_lines(name, [file.readline()], at_start=offset == 0)
-        full = PARSERS[self.transcript.dialect](parse_line(name, message.line, line), as_sent(line),
-                                                Where(name, message.line))
-        if message_cost(full).tokens != message_cost(message).tokens:
-            raise BadInput(name, message.line, "changed while it was being read; run ctxfit again")
-        return full
+            return self._read_in_full(file, message)
 
     def complete(self, transcript: Transcript, plan: Plan) -> Transcript:
         """`transcript` (its messages those `messages` gave, its system prompt perhaps with a
         note added) with the messages `plan` sends read in full."""
         messages = list(transcript.messages)
-        for i in plan.sent():
-            messages[i] = self.full(messages[i])
+        with open(self.path, "rb") as file:
+            for i in plan.sent():
+                messages[i] = self._read_in_full(file, messages[i])
         return replace(transcript, messages=tuple(messages))
+
+    def _read_in_full(self, file, message: Message) -> Message:
+        if message.raw:
+            return message
+        name, offset = self.transcript.path, self.offsets[message.line]
+        file.seek(offset)
+        [(_, line)] = numbered_lines(name, [file.readline()], at_start=offset == 0)
+        full = PARSERS[self.transcript.dialect](parse_line(name, message.line, line), as_sent(line),
+                                                Where(name, message.line))
+        if message_cost(full).tokens != message_cost(message).tokens:
+            raise BadInput(name, message.line, "changed while it was being read; run ctxfit again")
+        return full
 
 
 class _ReadsInFull:
