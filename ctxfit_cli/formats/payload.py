@@ -141,9 +141,7 @@ def sent_messages(transcript: Transcript, plan: Plan) -> tuple[Message, ...]:
     """
     messages = transcript.messages
     dialect = transcript.dialect
-    cleared: dict[int, frozenset[str]] = {}
-    for ref in plan.cleared:
-        cleared[ref.index] = cleared.get(ref.index, frozenset()) | {ref.call_id}
+    cleared = _cleared_calls(plan)
     sent = plan.sent()
     if not plan.dropped:
         return tuple(_cleared(messages[i], cleared.get(i), dialect) for i in sent)
@@ -157,6 +155,20 @@ def sent_messages(transcript: Transcript, plan: Plan) -> tuple[Message, ...]:
         else:
             sent.append(message)
     return tuple(sent)
+
+
+def _cleared_calls(plan: Plan) -> dict[int, str | frozenset[str]]:
+    """The calls whose results each message has cleared: one call id (nearly always: a tool
+    message, or a user message answering one call) or a set of them. An agent loop builds a
+    request at every step with thousands of results cleared; a set per message was most of it."""
+    cleared: dict[int, str | frozenset[str]] = {}
+    for ref in plan.cleared:
+        found = cleared.get(ref.index)
+        if found is None:
+            cleared[ref.index] = ref.call_id
+        else:
+            cleared[ref.index] = (found if isinstance(found, frozenset) else frozenset((found,))) | {ref.call_id}
+    return cleared
 
 
 def request_bytes(transcript: Transcript, messages: tuple[Message, ...]) -> bytes:
@@ -200,14 +212,21 @@ def _variant(message: Message, key: tuple, make) -> Message:
     return variant
 
 
-def _cleared(message: Message, call_ids: frozenset[str] | None, dialect: str) -> Message:
-    """The message with the results of these calls replaced by the constant note."""
+def _cleared(message: Message, call_ids: str | frozenset[str] | None, dialect: str) -> Message:
+    """The message with the results of these calls replaced by the constant note (made once and
+    kept in its memo, as `_variant` does; written out: it runs for every cleared message sent)."""
     if not call_ids:
         return message
-    return _variant(message, ("cleared", dialect, call_ids), lambda: _make_cleared(message, call_ids, dialect))
+    key = ("cleared", dialect, call_ids)
+    variant = message.memo.get(key)
+    if variant is None:
+        variant = message.memo[key] = _make_cleared(message, call_ids, dialect)
+    return variant
 
 
-def _make_cleared(message: Message, call_ids: frozenset[str], dialect: str) -> Message:
+def _make_cleared(message: Message, call_ids: str | frozenset[str], dialect: str) -> Message:
+    if isinstance(call_ids, str):
+        call_ids = frozenset((call_ids,))
     value = orjson.loads(message.raw)
     if dialect == "openai":
         value["content"] = CLEARED_RESULT
