@@ -16,7 +16,8 @@ parses a fresh copy, so no message carries a cached estimate from an earlier rep
 - the agent loop: the same over the last `--steps` steps of the history, mean and median per step.
 
 Target: one more step ≤ 10% of the first fit. The incremental payload is checked byte for byte
-against `payload.fit_transcript` on the whole history.
+against `payload.fit_transcript` on the whole history. Each call is timed with the cyclic GC off
+(`timed`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,18 @@ from ctxfit_cli.core.fitting import FitOptions, Fitter
 from ctxfit_cli.formats.payload import build, fit_transcript
 
 TARGET = 0.10
+
+
+def timed(fn) -> float:
+    """Seconds of one call with the cyclic GC off, as `timeit` times: a full collection of the
+    millions of objects the earlier repetitions left can land in any one call (~80 ms here, in
+    the single "one more step" call of a repetition or not, by chance). The loop's GC pauses are
+    measured on their own by bench/loop.py."""
+    gc.disable()
+    try:
+        return c.clock(fn)
+    finally:
+        gc.enable()
 
 
 def main() -> None:
@@ -60,14 +73,14 @@ def main() -> None:
             fitter = Fitter(options, transcript.fixed, dialect=transcript.dialect)
             holder["fitter"], holder["plan"] = fitter, fitter.update(messages[:-2])
 
-        first.append(c.clock(first_fit))
+        first.append(timed(first_fit))
         fitter = holder["fitter"]
-        first_build.append(c.clock(lambda: build(transcript, holder["plan"])))
+        first_build.append(timed(lambda: build(transcript, holder["plan"])))
 
         def one_more():
             holder["fitted"] = build(transcript, fitter.update(messages))
 
-        step.append(c.clock(one_more))
+        step.append(timed(one_more))
         if rep == 0:
             expected = fit_transcript(c.HistoryMaker.read(data), options).payload
             if holder["fitted"].payload != expected:
@@ -86,7 +99,7 @@ def main() -> None:
         per_step = []
         for k in range(1, args.steps + 1):
             history = messages[:n + 2 * k]
-            per_step.append(c.clock(lambda: build(transcript, fitter.update(history))))
+            per_step.append(timed(lambda: build(transcript, fitter.update(history))))
         loop_mean.append(sum(per_step) / len(per_step))
         loop_median.append(c.median(per_step))
         print(f"  run {rep + 1}/{args.repeat}: first fit {c.fmt_s(first[-1])}, first build "
