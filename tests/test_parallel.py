@@ -171,7 +171,7 @@ def test_the_cli_fits_big_files_in_outline_and_writes_the_same(tmp_path, monkeyp
 def broken_file(tmp_path, dialect: str) -> tuple:
     """A big file that needs every kind of repair: an assistant first message (Anthropic), a
     result with no call, results after text (Anthropic: rebuilt, so read in full), a call
-    answered twice, and a call left open at the end (a live log)."""
+    answered twice, and a call left open at the end (a live log); and a blank line."""
     path, _ = transcript_file(tmp_path, dialect, rounds=120)
     lines = path.read_bytes().splitlines(keepends=True)
     head, body = lines[:1], lines[1:]
@@ -186,6 +186,7 @@ def broken_file(tmp_path, dialect: str) -> tuple:
         body.insert(30, b'{"role":"tool","tool_call_id":"nobody","content":"orphan"}\n')
         tail = (b'{"role":"assistant","content":null,"tool_calls":[{"id":"open","type":"function",'
                 b'"function":{"name":"r","arguments":"{}"}}]}\n')
+    body.insert(60, b"\n")  # a blank line: the outline's offsets skip it
     path.write_bytes(b"".join(head + body) + tail)
     return path, dialect
 

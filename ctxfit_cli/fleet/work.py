@@ -262,20 +262,17 @@ def _replay(transcript: Transcript, path: str, job: Job, given: Counter | None) 
     from ..replay.policies import DEFAULT_POLICIES, POLICIES  # (the fitter: not for `estimate`)
     from ..replay.simulation import replay
     names = job.policies or DEFAULT_POLICIES
+    outline = _outline(transcript, path, job, given)
+    transcript, chosen = _choose(transcript.materialize() if outline is None else outline.transcript, job, given)
+    options = _options(job, chosen)
 
     def run(transcript: Transcript, name: str) -> PolicyReplay:
         return replay(transcript, POLICIES[name], options, prices=job.prices, min_cacheable=job.min_cacheable)
 
     done: dict[str, PolicyReplay] = {}
-    outline = _outline(transcript, path, job, given)
-    if outline is None:
-        transcript, chosen = _choose(transcript.materialize(), job, given)
-        options = _options(job, chosen)
-    else:
+    if outline is not None:
         # A big file: the first policy that walks the history once walks it while later pieces
         # are still being read (on the other cores); the others replay the held history.
-        transcript, chosen = _choose(outline.transcript, job, given)
-        options = _options(job, chosen)
         held: list[Message] = []
         streaming = next((name for name in names if POLICIES[name].streams), None)
         if streaming is not None:

@@ -59,8 +59,6 @@ class Fitter:
                  dialect: str = "openai", on_request: Callable[[Plan], None] | None = None,
                  on_shape: Callable[[Shape], None] | None = None) -> None:
         self.options = options
-        self.counter = options.counter
-        self.dialect = dialect
         #: Called with the plan of every request the walk passes (used by replay).
         self.on_request = on_request
         #: Called with the light `Shape` of every request the walk passes (used by replay:

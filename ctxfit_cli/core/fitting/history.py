@@ -50,9 +50,6 @@ class History:
         self._cleared_memo: dict[int, int] = {}  # ASCII name and id lengths -> a cleared result's tokens
         self._note_vector: tuple[int, ...] | None = None
 
-    def __len__(self) -> int:
-        return len(self.messages)
-
     def append(self, message: Message) -> None:
         # Runs for every message of every history fitted: one pass over the parts, locals.
         i = len(self.messages)
