@@ -25,7 +25,7 @@ from .core.fitting import FitOptions, Fitter
 from .core.model import Dialect, Message, Part, PartKind, Role, Transcript
 from .core.notes import TOO_LONG
 from .core.plan import Plan
-from .core.validate import MAX_BREAKPOINTS, Checked, check_message, scan, validate_request
+from .core.validate import MAX_BREAKPOINTS, Checked, check_message, memo_key, scan, validate_request
 from .errors import BadInput, CannotFit, InvalidRequest
 from .formats import PARSERS, anthropic
 from .formats.common import Where, dumps, json_text
@@ -179,7 +179,7 @@ class Session:
 
 def _check(message: Message, value: dict, dialect: Dialect) -> Checked:
     """The checks of one message on its own, made once and kept with it."""
-    key = ("checked", dialect)
+    key = memo_key(dialect)
     checked = message.memo.get(key)
     if checked is None:
         checked = message.memo[key] = check_message(value, dialect)

@@ -69,12 +69,10 @@ class Checked(NamedTuple):
 
 
 def memo_key(dialect: str) -> tuple[str, str]:
-    """Where a message keeps its `check_message` result in its memo (a replay checks every
-    request; a big file read on several cores has its messages checked where they are read)."""
-    return _MEMO_KEYS.get(dialect) or ("checked", dialect)
-
-
-_MEMO_KEYS = {dialect: ("checked", dialect) for dialect in ("openai", "anthropic")}  # one tuple per dialect
+    """Where a message keeps its `check_message` result in its memo (the library and a replay
+    check each message once; a big file read on several cores has its messages checked where
+    they are read)."""
+    return ("checked", dialect)
 
 
 def validate_request(payload: dict, dialect: str) -> list[str]:

@@ -180,13 +180,15 @@ def calibrate_from_growth(
     framed = blocks is not None and any(blocks)
     if framed:
         X = np.hstack([X, np.array(blocks, dtype=float)[:, None]])
-    fitted, weights, X, target, names = _fit_growth(X, y, groups, base, framed, margin,
-                                                    max_under_share, steps)
+    fitted, weights, kept, target, names = _fit_growth(X, y, groups, base, framed, margin,
+                                                       max_under_share, steps)
     if framed and not np.isfinite(weights).all():
-        # No feasible fit with a framing weight (e.g. a log whose text is redacted): without.
+        # No fit found with a framing weight (a Codex log in ../shared/realworld): without it,
+        # on all the pairs again (`kept` may hold fewer).
         framed = False
-        fitted, weights, X, target, names = _fit_growth(X[:, :-1], y, groups, base, framed, margin,
-                                                        max_under_share, steps)
+        fitted, weights, kept, target, names = _fit_growth(X[:, :-1], y, groups, base, framed, margin,
+                                                           max_under_share, steps)
+    X = kept
     if not np.isfinite(weights).all():
         raise ValueError("the recorded growth could not be fitted (too few or too similar call pairs)")
     rates = {c: (_round_down(1 / float(weights[i])) if fitted[i] else base.rates[i])

@@ -91,7 +91,7 @@ def read_transcripts(name: str, stream: BinaryIO, format: str | None = None) -> 
     transcript = Transcript(name, format, dialect, ())
     messages = (parse(r.value, r.raw, Where(name, r.line)) for r in records)
     if dialect == "anthropic":
-        messages = anthropic.one_system_prompt(messages, name)
+        messages = anthropic.one_system_prompt(messages)
     transcript.messages = _require_messages(name, repair(messages, WRITERS[dialect], name, transcript.repairs))
     yield transcript
 

@@ -17,7 +17,7 @@ import orjson
 
 from ..counters.images import DEFAULT_IMAGE_TOKENS, image_tokens_from_base64, pdf_tokens_from_base64
 from ..core.model import Message, Part, PartKind, Role
-from .common import Where, dumps, expect_dict, expect_str, json_text, type_name
+from .common import Where, as_blocks, dumps, expect_dict, expect_str, json_text, type_name
 
 ROLES = {"system": Role.SYSTEM, "user": Role.USER, "assistant": Role.ASSISTANT}
 
@@ -55,13 +55,13 @@ def system_message(system: object, raw: bytes, where: Where) -> Message:
     return Message(Role.SYSTEM, content_parts(system, where), raw, where.line)
 
 
-def one_system_prompt(messages: Iterable[Message], name: str) -> Iterator[Message]:
+def one_system_prompt(messages: Iterable[Message]) -> Iterator[Message]:
     """The messages with their leading system lines as one system message: a request has one
     `system` (their blocks in order, as the payload sends them), so it is counted as one.
 
     >>> lines = [Message(Role.SYSTEM, (Part(PartKind.TEXT, t),), dumps({"role": "system", "content": t}), n)
     ...          for n, t in enumerate(["Be kind.", "Be brief."], 1)]
-    >>> [m.raw for m in one_system_prompt(lines, "t")]
+    >>> [m.raw for m in one_system_prompt(lines)]
     [b'{"role":"system","content":[{"type":"text","text":"Be kind."},{"type":"text","text":"Be brief."}]}']
     """
     leading: list[Message] = []
@@ -71,25 +71,23 @@ def one_system_prompt(messages: Iterable[Message], name: str) -> Iterator[Messag
             leading.append(message)
             continue
         if leading:
-            yield _joined(leading, name)
+            yield _joined(leading)
         yield message
         break
     else:
         if leading:
-            yield _joined(leading, name)
+            yield _joined(leading)
         return
     yield from messages
 
 
-def _joined(system: list[Message], name: str) -> Message:
+def _joined(system: list[Message]) -> Message:
+    """Several system messages as one: their parts (already read) and their blocks, in order."""
     if len(system) == 1:
         return system[0]
-    blocks: list = []
-    for message in system:
-        content = orjson.loads(message.raw)["content"]
-        blocks += ([{"type": "text", "text": content}] if content else []) if isinstance(content, str) else content
-    where = Where(name, system[0].line)
-    return Message(Role.SYSTEM, content_parts(blocks, where), dumps({"role": "system", "content": blocks}), system[0].line)
+    blocks = [block for message in system for block in as_blocks(orjson.loads(message.raw)["content"])]
+    parts = tuple(part for message in system for part in message.parts)
+    return Message(Role.SYSTEM, parts, dumps({"role": "system", "content": blocks}), system[0].line)
 
 
 def content_parts(content: object, where: Where) -> tuple[Part, ...]:

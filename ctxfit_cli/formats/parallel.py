@@ -145,7 +145,7 @@ def _estimate_piece(job: tuple) -> tuple[TranscriptEstimate | None, int, tuple[i
             messages = (parse(parse_line(name, number, line), line, Where(name, number))
                         for number, line in numbered_lines(name, piece, at_start=start == 0))
             if dialect == "anthropic" and start == 0:  # the system lines, counted as the one prompt they are
-                messages = anthropic.one_system_prompt(messages, name)
+                messages = anthropic.one_system_prompt(messages)
             for message in messages:
                 estimate.add(message)
         except BadInput as error:
@@ -301,7 +301,7 @@ def read_outline(path: str, name: str, format: str, dialect: str, *, workers: in
             message = parse(parse_line(name, number, line), as_sent(line), Where(name, number))
             if message.role is not Role.SYSTEM:
                 if dialect == "anthropic":
-                    system = list(anthropic.one_system_prompt(system, name))
+                    system = list(anthropic.one_system_prompt(system))
                 transcript = Transcript(name, format, dialect, (), tuple(system))
                 return Outline(path, transcript, piece.line_start, piece.lines - 1, workers, checks)
             system.append(message)  # leading system lines are the system prompt, as always

@@ -78,7 +78,7 @@ class FitterPolicy:
 
         shared, still_sent = fitter.sharing.shared_tokens, fitter.sharing.still_sent_tokens
         check = RequestCheck(transcript)
-        streamed = not isinstance(transcript.messages, tuple)
+        streamed = check.streamed
         messages = iter(transcript.messages)
         try:
             for message in messages:

@@ -58,7 +58,9 @@ class RequestCheck:
         #: Cuts (first, anchor, start) whose junctions were scanned up to a place where no call
         #: is open, and passed: later requests with that cut send the same junctions.
         self._passed: set[tuple[int, int | None, int]] = set()
-        if isinstance(transcript.messages, tuple):
+        #: The messages come one by one (`add` each, then `finish`); else they were all checked now.
+        self.streamed = not isinstance(transcript.messages, tuple)
+        if not self.streamed:
             for message in transcript.messages:
                 self.add(message)
             self.finish()
