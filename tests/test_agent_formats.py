@@ -12,9 +12,8 @@ from ctxfit_cli.cli.app import app
 from ctxfit_cli.core.validate import validate_request
 from ctxfit_cli.formats import read_transcripts
 
-from conftest import ROOT, needs_realworld
+from conftest import REALWORLD, ROOT, needs_realworld
 
-REALWORLD = ROOT.parent / "shared" / "realworld"
 pytestmark = needs_realworld
 SWE = sorted((REALWORLD / "swe-agent").glob("*.traj"))
 OPENHANDS = [REALWORLD / "openhands" / "basic.json", REALWORLD / "openhands" / "multi_swe_bench_output.jsonl"]

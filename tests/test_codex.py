@@ -4,7 +4,6 @@ rollouts shaped as the real ones are and on the real rollouts."""
 from __future__ import annotations
 
 import io
-from pathlib import Path
 
 import orjson
 import pytest
@@ -14,10 +13,9 @@ from ctxfit_cli.core.model import PartKind, Role
 from ctxfit_cli.core.validate import validate_request
 from ctxfit_cli.formats import read_transcripts
 from ctxfit_cli.formats.payload import fit_transcript
+from conftest import REALWORLD, needs_realworld
 from test_formats import records
 
-from conftest import needs_realworld  # noqa: E402
-REALWORLD = Path(__file__).resolve().parent.parent.parent / "shared" / "realworld"
 CODEX = sorted((REALWORLD / "codex").glob("*.jsonl"))
 
 

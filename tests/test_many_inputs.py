@@ -18,9 +18,8 @@ from ctxfit_cli.cli.app import app
 from ctxfit_cli.core.validate import validate_request
 from ctxfit_cli.fleet.discovery import default_folders
 
-from conftest import ROOT, needs_realworld
+from conftest import REALWORLD, ROOT, needs_realworld
 
-REALWORLD = ROOT.parent / "shared" / "realworld"
 pytestmark = needs_realworld
 CLAUDE = REALWORLD / "claude-code" / "ccviewer_5c0375b4.jsonl"
 SUBAGENT = REALWORLD / "claude-code" / "spotter_4d5611e5_agent-a2898e3.jsonl"

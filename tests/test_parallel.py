@@ -16,7 +16,7 @@ from ctxfit_cli.core.fitting import FitOptions
 from ctxfit_cli.formats import read_transcripts
 from ctxfit_cli.core.notes import TRIMMED_HISTORY
 from ctxfit_cli.formats.payload import fit_outline, fit_transcript
-from conftest import Chat, run_cli
+from conftest import ROOT, Chat, run_cli
 from test_fit_properties import SCRIPTS
 
 
@@ -168,7 +168,7 @@ def test_the_cli_fits_big_files_in_outline_and_writes_the_same(tmp_path, monkeyp
 # --- broken big files are repaired in outline as in one process --------------------------------
 
 
-def broken_file(tmp_path, dialect: str) -> tuple:
+def broken_file(tmp_path, dialect: str):
     """A big file that needs every kind of repair: an assistant first message (Anthropic), a
     result with no call, results after text (Anthropic: rebuilt, so read in full), a call
     answered twice, and a call left open at the end (a live log); and a blank line."""
@@ -188,13 +188,13 @@ def broken_file(tmp_path, dialect: str) -> tuple:
                 b'"function":{"name":"r","arguments":"{}"}}]}\n')
     body.insert(60, b"\n")  # a blank line: the outline's offsets skip it
     path.write_bytes(b"".join(head + body) + tail)
-    return path, dialect
+    return path
 
 
 @pytest.mark.parametrize("dialect", ["anthropic", "openai"])
 @pytest.mark.parametrize("budget", [10**7, 20_000, 3_000])
 def test_a_big_file_that_needs_repairs_is_repaired_the_same_in_outline(tmp_path, dialect, budget):
-    path, _ = broken_file(tmp_path, dialect)
+    path = broken_file(tmp_path, dialect)
     with open(path, "rb") as stream:
         [transcript] = read_transcripts(str(path), stream)
         transcript = transcript.materialize()
@@ -206,15 +206,17 @@ def test_a_big_file_that_needs_repairs_is_repaired_the_same_in_outline(tmp_path,
 
 
 def _cli_in_outline(*args: str) -> subprocess.CompletedProcess:
-    """The real CLI in a subprocess, with every file big enough to be read on several cores."""
-    code = "import ctxfit_cli.formats.parallel as p; p.MIN_BYTES = 1; from ctxfit_cli.cli import main; main()"
-    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, timeout=120,
-                          env={**os.environ, "COLUMNS": "120"})
+    """The real CLI in a subprocess as `run_cli` runs it, with every file big enough to be read
+    on several cores, and two of them (so the parallel path is taken on a one-core runner too)."""
+    code = ("import ctxfit_cli.formats.parallel as p; p.MIN_BYTES = 1; p.cores = lambda: 2; "
+            "from ctxfit_cli.cli import main; main()")
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, timeout=120, cwd=ROOT,
+                          env={**os.environ, "COLUMNS": "120", "PYTHONIOENCODING": "utf-8"})
 
 
 @pytest.mark.parametrize("dialect", ["anthropic", "openai"])
 def test_replay_reads_big_files_in_outline_and_reports_the_same(tmp_path, dialect):
-    path, _ = broken_file(tmp_path, dialect)
+    path = broken_file(tmp_path, dialect)
     args = ("replay", str(path), "--json", "--steps", "--budget", "6000", "--window", "12000")
     one, many = run_cli(*args), _cli_in_outline(*args)
     assert one.returncode == many.returncode == 0, many.stderr
@@ -237,7 +239,7 @@ def test_replay_in_outline_reports_a_history_the_provider_would_refuse(tmp_path)
 @pytest.mark.parametrize("policies", [["turns", "none", "ctxfit"], ["turns"]])
 def test_replay_in_outline_streams_the_first_policy_that_can_and_holds_for_the_rest(tmp_path, policies):
     # `turns` looks back over the history: it is replayed on the held history, whichever comes first.
-    path, _ = broken_file(tmp_path, "anthropic")
+    path = broken_file(tmp_path, "anthropic")
     args = ("replay", str(path), "--json", "--budget", "5000", *[a for p in policies for a in ("-p", p)])
     one, many = run_cli(*args), _cli_in_outline(*args)
     assert one.returncode == many.returncode == 0, many.stderr

@@ -13,9 +13,8 @@ import sys
 
 import pytest
 
-from conftest import ROOT, needs_realworld
+from conftest import REALWORLD, ROOT, needs_realworld
 
-REALWORLD = ROOT.parent / "shared" / "realworld"
 pytestmark = needs_realworld
 
 

@@ -1,8 +1,8 @@
 """Every real log of ../shared/realworld through `fit` at 100%, 50%, 20% and 5% of its size
 (issue #9, DESIGN §8): exit 0 or 4; every payload accepted by `validate_request` *and* by the
 independent check below (written from the providers' rules, sharing no code with ctxfit's
-validator); read back by `estimate -` at exactly the size `fit` promised; fitted again to the same
-bytes. The commands run in-process through the Typer app (as the fuzz test does), and once through
+validator); read back by `estimate -` at exactly the size `fit` promised (less the unlogged part it counted,
+which the payload does not hold); fitted again to the same bytes. The commands run in-process through the Typer app (as the fuzz test does), and once through
 real processes and a real pipe.
 """
 
@@ -15,17 +15,16 @@ from pathlib import Path
 import orjson
 import pytest
 
-from conftest import ROOT
+from conftest import REALWORLD, ROOT, needs_realworld
 from fuzzing import check_payloads, invoke, sent_in_payload
 
-REALWORLD = ROOT.parent / "shared" / "realworld"
 #: (Empty where ../shared is not beside the project: CI has it, a fresh clone elsewhere may not.)
 LOGS = sorted(p for kind in ("claude-code", "codex", "openhands", "swe-agent")
               for p in (REALWORLD / kind).glob("*") if p.suffix in (".jsonl", ".json", ".traj"))
 SHARES = (1.0, 0.5, 0.2, 0.05)
 
 
-@pytest.mark.skipif(not REALWORLD.exists(), reason="the shared real logs are not beside the project")
+@needs_realworld
 def test_the_real_logs_are_there():
     assert len(LOGS) >= 14, f"expected the logs of {REALWORLD}/SOURCES.md"
 
@@ -158,7 +157,7 @@ def test_fit_at_every_share_is_valid_reads_back_and_refits_the_same(path):
         assert check_payloads(reports, raws, str(budget)) == [], share
 
 
-@pytest.mark.skipif(not REALWORLD.exists(), reason="the shared real logs are not beside the project")
+@needs_realworld
 def test_a_real_log_through_real_processes_and_a_pipe(tmp_path):
     """`ctxfit fit LOG --budget B | ctxfit estimate -` in a shell pipe, counted with the profile of
     the log's model: the size read back is the promised one less the unlogged part."""

@@ -15,9 +15,8 @@ from typer.testing import CliRunner
 
 from ctxfit_cli.cli.app import app
 
-from conftest import ROOT, needs_realworld
+from conftest import REALWORLD, ROOT, needs_realworld
 
-REALWORLD = ROOT.parent / "shared" / "realworld"
 pytestmark = needs_realworld
 runner = CliRunner()
 

@@ -23,11 +23,10 @@ from ctxfit_cli.counters.models import family, profile_for, window_for
 from ctxfit_cli.counters.profiles import ProfileCounter, load_profile
 from ctxfit_cli.formats import read_transcripts
 from ctxfit_cli.formats.usage import claude_code_call
+from conftest import REALWORLD, needs_realworld
 
-REALWORLD = Path(__file__).resolve().parent.parent.parent / "shared" / "realworld"
 CODEX_LOG = REALWORLD / "codex" / "localpush_rollout-2026-02-23T12-41-04-019c8a4d-8f45-7010-8b5d-7fad920aa6f9.jsonl"
 CLAUDE_LOG = REALWORLD / "claude-code" / "ccviewer_5c0375b4.jsonl"
-needs_realworld = pytest.mark.skipif(not REALWORLD.is_dir(), reason="../shared/realworld not present")
 
 
 def excerpt(path: Path, lines: int) -> bytes:

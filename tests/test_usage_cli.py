@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 
 from ctxfit_cli.cli.app import app
 from ctxfit_cli.core.validate import validate_request
-from test_usage import CLAUDE_LOG, CODEX_LOG, REALWORLD, needs_realworld
+from conftest import REALWORLD, needs_realworld
+from test_usage import CLAUDE_LOG, CODEX_LOG
 
 runner = CliRunner()
 LOG = str(CODEX_LOG)
