@@ -204,6 +204,21 @@ def test_growth_counts_tool_blocks_and_the_counter_frames_them():
     assert 0 <= (second - first) - growth_estimate(sample, framed) <= 2
 
 
+def test_growth_frames_thinking_blocks_as_the_estimate_does():
+    framed = ProfileCounter({"name": "framed-thinking", "version": 1, "rates": load_profile("seed").data["rates"],
+                             "framing": {"thinking": 9, "tool_calls": 7}})
+    thought = Message(Role.ASSISTANT, (Part(PartKind.THINKING, "t" * 40), Part(PartKind.TEXT, "ok")), b"")
+    messages = (message(Role.USER, "x" * 400), *tool_round("y" * 36, "z" * 396, "a1"), thought)
+    t = Transcript("t", "claude-code", "anthropic", messages,
+                   calls=[RecordedCall(1, "a", "m", 20000), RecordedCall(4, "b", "m", 21500)])
+    [sample] = growth_samples(t, framed)
+    assert sample.thinking == 1
+    unframed = growth_estimate(sample, load_profile("seed"))
+    assert growth_estimate(sample, framed) == unframed + 9 + 7
+    [(_, first), (_, second)] = call_estimates(t, framed)
+    assert 0 <= (second - first) - growth_estimate(sample, framed) <= 2
+
+
 def test_pairs_across_a_model_switch_are_left_out():
     seed = load_profile("seed")
     calls = [RecordedCall(1, "a", "claude-opus-4-6", 20000), RecordedCall(3, "b", "claude-haiku-4-5", 26000)]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Iterable, NamedTuple
 
 from operator import add as _add
 
@@ -93,6 +93,22 @@ def block_framing(counter: Counter) -> dict[str, int]:
     {}
     """
     return getattr(counter, "framing", None) or {}
+
+
+def block_counts(messages: Iterable[Message]) -> dict[str, int]:
+    """How many parts of each kind of content the messages hold, as the estimate frames them
+    (`block_framing` is per block of these kinds).
+
+    >>> block_counts([Message(Role.ASSISTANT, (Part(PartKind.THINKING, "hm"), Part(PartKind.TEXT, "ok")), b"")])
+    {'thinking': 1, 'assistant_text': 1}
+    """
+    counts: dict[str, int] = {}
+    for message in messages:
+        kinds = _KIND_OF[message.role]
+        for part in message.parts:
+            kind = kinds[part.kind]
+            counts[kind] = counts.get(kind, 0) + 1
+    return counts
 
 
 def part_texts(part: Part) -> tuple[str, ...]:

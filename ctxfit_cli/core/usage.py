@@ -31,8 +31,8 @@ from dataclasses import replace
 from typing import NamedTuple, Sequence
 
 from ..counters.seed import SEED, Counter, Vector
-from .estimate import MESSAGE_OVERHEAD, MessageCost, block_framing, message_cost
-from .model import Message, PartKind, RecordedCall, Role, Transcript
+from .estimate import MESSAGE_OVERHEAD, MessageCost, block_counts, block_framing, message_cost
+from .model import Message, RecordedCall, Role, Transcript
 
 #: Below this many recorded tokens of growth a call pair says little (a few tokens of framing
 #: decide its ratio), so calibration and its scores leave it out.
@@ -142,9 +142,11 @@ class Growth(NamedTuple):
     #: Where: the transcript's path and the index of the later call's message.
     path: str
     message: int
-    #: Tool calls and tool results among the added messages (a counter may frame each block).
+    #: Tool calls, tool results and thinking blocks among the added messages (a counter may
+    #: frame each block: `estimate.block_framing`).
     tool_calls: int = 0
     tool_results: int = 0
+    thinking: int = 0
 
     @property
     def framing(self) -> int:
@@ -159,8 +161,8 @@ class Growth(NamedTuple):
     def block_tokens(self, counter: Counter) -> int:
         """Tokens of `counter`'s per-block framing (`estimate.block_framing`) for these blocks."""
         per_block = block_framing(counter)
-        return (self.tool_calls * per_block.get("tool_calls", 0)
-                + self.tool_results * per_block.get("tool_results", 0))
+        return (self.tool_calls * per_block.get("tool_calls", 0) + self.tool_results * per_block.get("tool_results", 0)
+                + self.thinking * per_block.get("thinking", 0))
 
 
 def growth_samples(transcript: Transcript, counter: Counter) -> list[Growth]:
@@ -179,10 +181,10 @@ def growth_samples(transcript: Transcript, counter: Counter) -> list[Growth]:
         if grew <= 0 or a.model != b.model:
             continue
         added = messages[a.message:b.message]
-        kinds = [p.kind for m in added for p in m.parts]
+        blocks = block_counts(added)
         out.append(Growth(_measure(added, counter), len(added), sum(_images(m) for m in added),
-                          grew, transcript.path, b.message, kinds.count(PartKind.TOOL_CALL),
-                          kinds.count(PartKind.TOOL_RESULT)))
+                          grew, transcript.path, b.message, blocks.get("tool_calls", 0),
+                          blocks.get("tool_results", 0), blocks.get("thinking", 0)))
     return out
 
 
