@@ -2,8 +2,10 @@
 
     python bench/hostile.py [--mb 200] [--messages 1000000] [--repeat 3] [--keep]
 
-Each case runs the real CLI in its own process; peak memory is that process's own (`wait4`; the
-inputs are made in a child process, so the bench's own memory is not in it).
+Each case runs the real CLI in its own process; peak memory is the largest single process's
+(`wait4`: the CLI's, or one of its workers' when a file is read on every core, whichever is
+larger; not their sum), and the inputs are made in a child process, so the bench's own memory
+is not in it.
 Cases: a file with no newline (`/dev/zero`, stopped by the line limit); a big JSON Lines file
 whose *first* line is broken (reported without reading on); a line holding one big base64 image
 (its size is read from the header; the line limit raised to let it in); a JSON bomb (a one-line
@@ -28,6 +30,8 @@ import time
 from pathlib import Path
 
 import _common as c
+
+from ctxfit_cli.formats.parallel import cores  # noqa: E402
 
 CTXFIT = [c.PYTHON, "-m", "ctxfit_cli"]
 
@@ -156,7 +160,7 @@ def main() -> None:
     targets = (f"Targets (issue #10): memory bounded by the line limit (64 MiB by default) whatever the input; "
                f"`fit` and `replay` on {args.messages:,} tiny messages within 3× of `estimate`'s wall time: "
                f"{ratios} (ratios of medians). `estimate` had {base_cpu / base_wall:.1f} cores' worth of CPU "
-               f"(CPU ÷ wall; on an idle 2-core machine about 2): where it gets fewer, the wall ratios flatter "
+               f"(CPU ÷ wall; on an idle machine about {min(cores(), 8)}, its workers): where it gets fewer, the wall ratios flatter "
                f"`fit` and `replay`, the CPU ratios do not.")
     body = c.section("Hostile inputs: memory and time", __doc__.split("\n\n", 2)[2].strip(),
                      f"python bench/hostile.py --mb {args.mb} --messages {args.messages} --repeat {args.repeat}", results, targets)

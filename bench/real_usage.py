@@ -35,6 +35,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
+from ctxfit_cli.core.estimate import total_tokens  # noqa: E402
 from ctxfit_cli.core.usage import (  # noqa: E402
     MIN_GROWTH, call_estimates, growth_estimate, growth_samples, infer_fixed,
 )
@@ -152,9 +153,11 @@ def last_call_errors(data: dict, counter) -> list[tuple[str, float]]:
     with two or more calls."""
     out = []
     for path, (convs, _samples) in data.items():
+        if path.parent.name != "claude-code":
+            continue
         for t in convs:
             pairs = call_estimates(t, counter)
-            if path.parent.name == "claude-code" and len(pairs) > 1:
+            if len(pairs) > 1:
                 last, estimated = pairs[-1]
                 out.append((conversation_name(path, t), estimated / last.prompt_tokens - 1))
     return out
@@ -371,7 +374,7 @@ def thinking_note(data: dict, claude) -> list[str]:
                 thinking = "".join(p.text for m in added for p in m.parts if p.kind is PartKind.THINKING)
                 grew = b.prompt_tokens - a.prompt_tokens
                 if thinking and grew >= MIN_GROWTH and a.model == b.model:
-                    estimate = sum(claude_message_tokens(m, claude) for m in added)
+                    estimate = total_tokens(added, claude)
                     found.append((estimate, claude.tokens(claude.measure(thinking)), grew))
     if not found:
         return []
@@ -382,11 +385,6 @@ def thinking_note(data: dict, claude) -> list[str]:
             f"thinking, their aggregate ratio is {kept:.2f}; leaving it out (as if earlier turns' "
             f"thinking were dropped from the prompt) it would be {stripped:.2f}. The recorded growth "
             "holds the thinking, so it stays counted.\n"]
-
-
-def claude_message_tokens(message, counter) -> int:
-    from ctxfit_cli.core.estimate import message_cost
-    return message_cost(message, counter).tokens
 
 
 def trade_off(data: dict, samples: list) -> list[tuple[str, dict, list]]:
