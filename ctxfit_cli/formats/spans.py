@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, Iterator, NamedTuple
 
 _DECODER = json.JSONDecoder()
 WHITESPACE = " \t\n\r"
@@ -89,38 +89,57 @@ def skip(text: str, i: int) -> int:
     return i
 
 
-def members(document: bytes, *, split: str | None = None) -> dict[str, bytes | list[bytes]]:
-    """The exact bytes of each member of a top-level JSON object, by key (the last of a repeated
-    key, as orjson reads it). The array member named `split` comes as the bytes of each of its
-    elements instead, in the same pass (each value is scanned once)."""
-    text = document.decode("utf-8")
+class Member(NamedTuple):
+    """One member of a JSON object: its key, its value, where the value's bytes start and end,
+    and, for the array member split into elements, each element's byte span."""
+
+    key: str
+    value: Any
+    start: int
+    end: int
+    elements: list[tuple[int, int]] | None
+
+
+def object_members(text: str, *, split: str | None = None) -> Iterator[Member]:
+    """The members of the JSON object that is all of `text` (whitespace aside), in order, each
+    value scanned once; an array member named `split` comes with its elements' byte spans."""
     byte = Offsets(text)
     i = skip(text, 0)
     if text[i:i + 1] != "{":
         raise SpanError("not a JSON object")
-    out: dict[str, bytes | list[bytes]] = {}
     i = skip(text, i + 1)
     if text[i:i + 1] == "}":
-        return out
-    while True:
-        key, i = string(text, skip(text, i))
-        i = skip(text, i)
-        if text[i:i + 1] != ":":
-            raise SpanError("not valid JSON (expected ':')")
-        i = skip(text, i + 1)
-        if key == split and text[i:i + 1] == "[":
-            _, spans, i = elements(text, i + 1, byte, first=True)
-            out[key] = [document[a:b] for a, b in spans]
-        else:
-            start = byte.at(i)
-            _, i = value(text, i)
-            out[key] = document[start:byte.at(i)]
-        i = skip(text, i)
-        if text[i:i + 1] == "}":
-            return out
-        if text[i:i + 1] != ",":
-            raise SpanError("not valid JSON (expected ',' or '}')")
         i += 1
+    else:
+        while True:
+            key, i = string(text, skip(text, i))
+            i = skip(text, i)
+            if text[i:i + 1] != ":":
+                raise SpanError("not valid JSON (expected ':')")
+            i = skip(text, i + 1)
+            start, spans = byte.at(i), None
+            if key == split and text[i:i + 1] == "[":
+                item, spans, i = elements(text, i + 1, byte, first=True)
+            else:
+                item, i = value(text, i)
+            yield Member(key, item, start, byte.at(i), spans)
+            i = skip(text, i)
+            if text[i:i + 1] == "}":
+                i += 1
+                break
+            if text[i:i + 1] != ",":
+                raise SpanError("not valid JSON (expected ',' or '}')")
+            i += 1
+    if text[i:].strip(WHITESPACE):
+        raise SpanError("not valid JSON (expected ',' or '}')")
+
+
+def members(document: bytes, *, split: str | None = None) -> dict[str, bytes | list[bytes]]:
+    """The exact bytes of each member of a top-level JSON object, by key (the last of a repeated
+    key, as orjson reads it). The array member named `split` comes as the bytes of each of its
+    elements instead, in the same pass (each value is scanned once)."""
+    return {m.key: [document[a:b] for a, b in m.elements] if m.elements is not None else document[m.start:m.end]
+            for m in object_members(document.decode("utf-8"), split=split)}
 
 
 def minified(raw: bytes) -> bytes:

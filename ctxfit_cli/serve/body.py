@@ -28,8 +28,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from ..formats.spans import WHITESPACE as _WHITESPACE, Offsets as _Bytes, SpanError
-from ..formats.spans import elements as _elements, skip as _skip, string as _string, value as _value
+from ..formats.spans import WHITESPACE, Offsets, SpanError, elements, object_members
 #: Chunk size of the common-prefix search: equal chunks are skipped at memcmp speed.
 _CHUNK = 1 << 18
 
@@ -103,37 +102,15 @@ class BodyReader:
             text = body.decode("utf-8")
         except UnicodeDecodeError as error:
             raise BodyError(f"not UTF-8 ({error.reason} at byte {error.start})") from None
-        i = _skip(text, 0)
-        if text[i:i + 1] != "{":
-            raise BodyError("not a JSON object")
         head: dict[str, Any] = {}
         fields: dict[str, Any] = {}
-        i, found, opened, closed = _skip(text, i + 1), False, -1, -1
-        byte = _Bytes(text)
-        if text[i:i + 1] == "}":
-            raise BodyError('no "messages" list')
-        while True:
-            i = _skip(text, i)
-            key, i = _string(text, i)
-            i = _skip(text, i)
-            if text[i:i + 1] != ":":
-                raise BodyError("not valid JSON (expected ':')")
-            i = _skip(text, i + 1)
-            if key == "messages" and text[i:i + 1] == "[" and not found:
+        found = False
+        for member in object_members(text, split="messages"):
+            if member.elements is not None and not found:  # the first "messages" array
                 found = True
-                opened = byte.at(i)
-                messages, spans, i = _elements(text, i + 1, byte, first=True)
-                closed = byte.at(i - 1)
+                messages, spans, opened, closed = member.value, member.elements, member.start, member.end - 1
             else:
-                value, i = _value(text, i)
-                (fields if found else head)[key] = value
-            i = _skip(text, i)
-            if text[i:i + 1] == ",":
-                i += 1
-                continue
-            if text[i:i + 1] == "}" and not text[i + 1:].strip(_WHITESPACE):
-                break
-            raise BodyError("not valid JSON (expected ',' or '}')")
+                (fields if found else head)[member.key] = member.value
         if not found:
             raise BodyError('no "messages" list')
         self._keep(body, head, messages, spans, 0, opened, closed)
@@ -143,9 +120,9 @@ class BodyReader:
         """Keep the first `kept` messages (their bytes are unchanged) and read the rest."""
         start = self.spans[kept - 1][1] if kept else self.open + 1
         text = body[start:].decode("utf-8")
-        byte = _Bytes(text, start)
-        new, spans, i = _elements(text, 0, byte, first=kept == 0)
-        rest = text[i:].strip(_WHITESPACE)
+        byte = Offsets(text, start)
+        new, spans, i = elements(text, 0, byte, first=kept == 0)
+        rest = text[i:].strip(WHITESPACE)
         closed = byte.at(i - 1)
         if rest == "}":
             fields = {}
