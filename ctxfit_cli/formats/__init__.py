@@ -290,10 +290,9 @@ def _request(name: str, record: Record) -> Transcript:
     items = value["messages"]
     dialect = _request_dialect(value)
     parse = PARSERS[dialect]
-    raw = _raw_fields(record, len(items))
-    item_raws = raw["messages"] if raw else [dumps(item) for item in items]
+    raw = _raw_fields(record, value)
     messages = tuple(
-        parse(item, item_raw, where.at("messages").at(i)) for i, (item, item_raw) in enumerate(zip(items, item_raws))
+        parse(item, item_raw, where.at("messages").at(i)) for i, (item, item_raw) in enumerate(zip(items, raw["messages"]))
     )
     system: tuple[Message, ...] = ()
     if "system" in value:
@@ -303,27 +302,32 @@ def _request(name: str, record: Record) -> Transcript:
     tools = None
     if value.get("tools") is not None:
         tools = Message(Role.TOOLS, (Part(PartKind.TEXT, json_text(value["tools"])),),
-                        raw["tools"] if raw else dumps(value["tools"]), record.line)
-    extra = tuple((k, raw[k] if raw else dumps(v)) for k, v in value.items() if k not in ("messages", "system", "tools"))
+                        raw["tools"], record.line)
+    extra = tuple((k, raw[k]) for k in value if k not in ("messages", "system", "tools"))
     transcript = Transcript(name, "request", dialect, (), system, tools, extra, record.line)
     transcript.messages = list(_require_messages(name, repair(messages, WRITERS[dialect], name, transcript.repairs)))
     return transcript
 
 
-def _raw_fields(record: Record, messages: int) -> dict | None:
-    """The exact bytes of each field of a request document and of each of its `messages`, each
-    on one line (`spans.one_line`); None when the document is a bare list of messages or
-    ctxfit's own serialization of the values would give the same bytes anyway (the common case:
-    checked with one `dumps`, cheaper than scanning the document again)."""
-    if not isinstance(record.value, dict) or dumps(record.value) == record.raw.strip():
-        return None
+def _raw_fields(record: Record, request: dict) -> dict:
+    """The bytes of each field of a request and of each of its `messages`: ctxfit's own
+    serialization of each (`dumps`) when, joined, they are the document's own bytes (the common
+    case, and always for a bare list of messages), else the document's exact bytes of each, on
+    one line (`spans.one_line`)."""
+    dumped = {key: [dumps(m) for m in value] if key == "messages" else dumps(value) for key, value in request.items()}
+    if not isinstance(record.value, dict):
+        return dumped
+    joined = b"{" + b",".join(dumps(key) + b":" + (b"[" + b",".join(value) + b"]" if key == "messages" else value)
+                              for key, value in dumped.items()) + b"}"
+    if joined == record.raw.strip():
+        return dumped
     from .spans import SpanError, members, one_line  # (json's scanner: only for such documents)
     try:
         raw = members(record.raw, split="messages")
     except (SpanError, UnicodeDecodeError, RecursionError):  # orjson read it: keep its reading
-        return None
-    if not isinstance(raw.get("messages"), list) or len(raw["messages"]) != messages:
-        return None
+        return dumped
+    if not isinstance(raw.get("messages"), list) or len(raw["messages"]) != len(request["messages"]):
+        return dumped
     return {key: [one_line(m) for m in value] if key == "messages" else one_line(value)
             for key, value in raw.items()}
 
