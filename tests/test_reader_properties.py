@@ -14,7 +14,8 @@ from ctxfit_cli.core.fitting import FitOptions
 from ctxfit_cli.core.model import Role
 from ctxfit_cli.core.notes import ABORTED_CALL
 from ctxfit_cli.core.validate import validate_request
-from ctxfit_cli.formats import _SNIFF_LIMIT, read_transcripts
+from ctxfit_cli.formats import read_transcripts
+from ctxfit_cli.formats.detection import SNIFF_LIMIT
 from ctxfit_cli.formats.payload import fit_transcript
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -188,7 +189,7 @@ def test_codex_rollouts_read_back_as_meant_and_fit_validly(rollout):
 
 
 @settings(max_examples=5, deadline=None)
-@given(st.integers(_SNIFF_LIMIT - 2, _SNIFF_LIMIT + 300))
+@given(st.integers(SNIFF_LIMIT - 2, SNIFF_LIMIT + 300))
 def test_a_late_first_anthropic_block_is_read_as_anthropic(plain_lines):
     lines = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"m{i}"} for i in range(plain_lines)]
     if lines and lines[-1]["role"] == "assistant":
