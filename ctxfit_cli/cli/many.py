@@ -54,7 +54,8 @@ def inputs(paths: list[str] | None, *, defaults: bool) -> Inputs:
     if not files:
         raise UsageProblem("no input: give a transcript path or a folder, or pipe one in; no logs were found in "
                            "the default folders (~/.claude/projects, ~/.config/claude/projects or "
-                           "$CLAUDE_CONFIG_DIR/projects; ~/.codex/sessions or $CODEX_HOME/sessions)")
+                           "$CLAUDE_CONFIG_DIR/projects; ~/.codex/sessions or $CODEX_HOME/sessions; Cline's and Roo "
+                           "Code's tasks; ~/.local/share/opencode/storage)")
     return Inputs(files, many=True)
 
 

@@ -5,6 +5,18 @@
 | Claude Code | `$CLAUDE_CONFIG_DIR/projects` for each entry of the comma list; otherwise        |
 |             | `~/.claude/projects` and `~/.config/claude/projects`                           |
 | Codex       | `$CODEX_HOME/sessions`; otherwise `~/.codex/sessions`                            |
+| Cline       | `tasks` of `$CLINE_DATA_DIR`, else of `$CLINE_DIR/data`, else of `~/.cline/data` (the CLI); |
+|             | and `globalStorage/saoudrizwan.claude-dev/tasks` of VS Code (and its forks)    |
+| Roo Code    | `globalStorage/rooveterinaryinc.roo-cline/tasks` of VS Code (and its forks)      |
+| OpenCode    | `$XDG_DATA_HOME/opencode/storage`; otherwise `~/.local/share/opencode/storage`   |
+
+VS Code's user folder is `~/.config/<app>/User` on Linux and `~/Library/Application Support/<app>/User`
+on macOS, for each of Code, Code - Insiders, VSCodium, Cursor and Windsurf. aider writes its
+history into the project folder, so it has no default folder: give the project folder (or its
+`.aider.chat.history.md`).
+
+In a folder, a Cline task folder is read as its `api_conversation_history.json` (not its other
+files), and an OpenCode storage folder as its session files (each reads its messages and parts).
 """
 
 from __future__ import annotations
@@ -15,6 +27,12 @@ from typing import Mapping
 
 #: What a directory is searched for, recursively.
 LOG_SUFFIXES = (".jsonl", ".json", ".traj")
+#: Files found by their name: aider's history (hidden), and Cline's task history.
+AIDER_HISTORY = ".aider.chat.history.md"
+CLINE_HISTORY = "api_conversation_history.json"
+#: VS Code and the forks whose global storage may hold Cline or Roo Code tasks.
+VSCODE_APPS = ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf")
+CLINE_EXTENSIONS = ("saoudrizwan.claude-dev", "rooveterinaryinc.roo-cline")
 
 
 def default_folders(environ: Mapping[str, str] | None = None) -> list[str]:
@@ -29,11 +47,27 @@ def default_folders(environ: Mapping[str, str] | None = None) -> list[str]:
     claude = claude or [home / ".claude", home / ".config" / "claude"]
     codex = Path(environ["CODEX_HOME"]).expanduser() if environ.get("CODEX_HOME") else home / ".codex"
     folders = [c / "projects" for c in claude] + [codex / "sessions"]
+    folders += _cline_folders(environ, home) + [_opencode_storage(environ, home)]
     seen: list[str] = []
     for folder in folders:
         if folder.is_dir() and str(folder) not in seen:
             seen.append(str(folder))
     return seen
+
+
+def _cline_folders(environ: Mapping[str, str], home: Path) -> list[Path]:
+    if environ.get("CLINE_DATA_DIR"):
+        cli = Path(environ["CLINE_DATA_DIR"]).expanduser()
+    else:
+        cli = (Path(environ["CLINE_DIR"]).expanduser() if environ.get("CLINE_DIR") else home / ".cline") / "data"
+    users = [root / app / "User" for root in (home / ".config", home / "Library" / "Application Support")
+             for app in VSCODE_APPS]
+    return [cli / "tasks"] + [user / "globalStorage" / ext / "tasks" for user in users for ext in CLINE_EXTENSIONS]
+
+
+def _opencode_storage(environ: Mapping[str, str], home: Path) -> Path:
+    data = Path(environ["XDG_DATA_HOME"]).expanduser() if environ.get("XDG_DATA_HOME") else home / ".local" / "share"
+    return data / "opencode" / "storage"
 
 
 def expand(paths: list[str]) -> list[str]:
@@ -56,6 +90,16 @@ def _walk(folder: str) -> list[str]:
     found = []
     for root, dirs, names in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        if _is_opencode_storage(root, dirs):
+            dirs[:] = ["session"]  # each session file reads its own messages and parts
+            continue
+        if CLINE_HISTORY in names:  # a Cline task: its other files are the agent's bookkeeping
+            found.append(os.path.join(root, CLINE_HISTORY))
+            continue
         found.extend(os.path.join(root, n) for n in sorted(names)
-                     if n.endswith(LOG_SUFFIXES) and not n.startswith("."))
+                     if (n.endswith(LOG_SUFFIXES) and not n.startswith(".")) or n == AIDER_HISTORY)
     return found
+
+
+def _is_opencode_storage(root: str, dirs: list[str]) -> bool:
+    return "session" in dirs and "message" in dirs and os.path.basename(root) != "session"

@@ -8,10 +8,14 @@ Read from the records the agents write (plain data, no messages built):
 | claude-code | `sessionId` (+ `agentId` of a sub-agent's log) | `cwd` | `message.model` | `timestamp` |
 | codex       | `session_meta.payload.id`  | `cwd`              | `turn_context.model`    | `timestamp`  |
 | openhands   | `instance_id` (evaluation output) | `instance.repo` | `llm_config.model`, responses' `model` | events' `timestamp` |
-| swe-agent   | `replay_config.problem_statement.id` | `environment` | `replay_config.agent.model.name` | none in the file |
+| swe-agent   | `replay_config.problem_statement.id` + the file's digest | `environment` | `replay_config.agent.model.name` | none in the file |
+| cline       | the task folder's name (Cline's task id) | `# Current Working Directory` of the first prompt | `modelInfo.modelId` | `ts` |
+| aider       | `aider@` + the start time of each run | the history's folder | `> Model:` | `# aider chat started at` |
+| opencode    | the session's `id`        | `directory`        | its calls' models       | `time.created`, `time.updated` |
 
 A log without an id is given one by the caller (a digest of its bytes, so that an exact copy is
-still recognised).
+still recognised), and so is a log whose id names its task rather than the run (`unique` false:
+a SWE-agent trajectory names the instance it worked on, which every run of it shares).
 """
 
 from __future__ import annotations
@@ -26,7 +30,10 @@ import orjson
 
 from ..formats.reading import Record
 
-AGENTS = {"claude-code": "Claude Code", "codex": "Codex", "openhands": "OpenHands", "swe-agent": "SWE-agent"}
+AGENTS = {"claude-code": "Claude Code", "codex": "Codex", "openhands": "OpenHands", "swe-agent": "SWE-agent",
+          "cline": "Cline", "aider": "aider", "opencode": "OpenCode"}
+#: Roo Code's folder in VS Code's global storage: its task histories are Cline's format.
+ROO_CODE_FOLDER = "rooveterinaryinc.roo-cline"
 
 
 @dataclass
@@ -46,6 +53,8 @@ class SessionMeta:
     line: int = 0
     #: For a log that names no id: a digest of its bytes, which is then what identifies it.
     digest: str = ""
+    #: Whether `id` names this one run (False: it names the task, so the digest is added).
+    unique: bool = True
 
     @property
     def key(self) -> tuple[str, str]:
@@ -94,6 +103,8 @@ def describe(path: str, format: str, records: Iterable[Record]) -> list[SessionM
     for session in sessions:
         if not session.project and path not in ("-", "<stdin>"):
             session.project = PurePath(path).parent.name
+        if format == "cline":
+            _cline_task(session, path)
     return sessions
 
 
@@ -192,6 +203,7 @@ def _swe_agent(records: Iterable[Record]) -> list[SessionMeta]:
         problem = config.get("problem_statement") if isinstance(config, dict) else None
         if isinstance(problem, dict) and problem.get("id"):
             session.id = str(problem["id"])
+        session.unique = False  # every run of this instance has the same id
         session.model(model_name(value))
         # SWE-bench instance ids are owner__repo-number.
         repo = re.fullmatch(r"(.+?)__(.+)-\d+", session.id)
@@ -200,4 +212,78 @@ def _swe_agent(records: Iterable[Record]) -> list[SessionMeta]:
     return sessions
 
 
-_READERS = {"claude-code": _claude_code, "codex": _codex, "openhands": _openhands, "swe-agent": _swe_agent}
+def _cline(records: Iterable[Record]) -> list[SessionMeta]:
+    session = SessionMeta("", AGENTS["cline"])
+    for record in records:
+        history = record.value if isinstance(record.value, list) else []
+        for message in history:
+            if not isinstance(message, dict):
+                continue
+            session.saw(_from_epoch_ms(message.get("ts")))
+            info = message.get("modelInfo")
+            if isinstance(info, dict):
+                session.model(info.get("modelId"))
+            if not session.project and message.get("role") == "user":
+                session.project = _working_directory(message.get("content"))
+    return [session]
+
+
+def _cline_task(session: SessionMeta, path: str) -> None:
+    """Cline's task id is the name of the folder holding the history; Roo Code's are the same."""
+    if path in ("-", "<stdin>"):
+        return
+    where = PurePath(path)
+    session.id = session.id or where.parent.name
+    if ROO_CODE_FOLDER in where.parts:
+        session.agent = "Roo Code"
+
+
+def _working_directory(content: object) -> str:
+    """The folder Cline names in the environment details of a prompt."""
+    blocks = content if isinstance(content, list) else [{"text": content}] if isinstance(content, str) else []
+    for block in blocks:
+        text = block.get("text") if isinstance(block, dict) else None
+        found = re.search(r"# Current Working Directory \((.+?)\)", text) if isinstance(text, str) else None
+        if found:
+            return found[1]
+    return ""
+
+
+def _aider(records: Iterable[Record]) -> list[SessionMeta]:
+    from ..formats.aider import HEADER
+    sessions: list[SessionMeta] = []
+    for record in records:
+        line = record.value if isinstance(record.value, str) else ""
+        if line.startswith(HEADER):
+            started = line[len(HEADER):].strip()
+            sessions.append(SessionMeta(f"aider@{started}", AGENTS["aider"], line=record.line))
+            sessions[-1].saw(started.replace(" ", "T"))
+        elif sessions and (model := re.match(r"> (?:Main model|Model): (\S+)", line)):
+            sessions[-1].model(model[1])
+    return sessions
+
+
+def _opencode(records: Iterable[Record]) -> list[SessionMeta]:
+    sessions = []
+    for record in records:
+        value = record.value if isinstance(record.value, dict) else {}
+        session = SessionMeta(str(value.get("id") or ""), AGENTS["opencode"], str(value.get("directory") or ""))
+        times = value.get("time") if isinstance(value.get("time"), dict) else {}
+        for key in ("created", "updated"):
+            session.saw(_from_epoch_ms(times.get(key)))
+        sessions.append(session)
+    return sessions
+
+
+def _from_epoch_ms(value: object) -> str | None:
+    """A time in milliseconds since 1970 (as Cline and OpenCode write them), as ISO 8601 UTC."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
+        return None
+    try:
+        return datetime.fromtimestamp(value / 1000, timezone.utc).isoformat()
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+_READERS = {"claude-code": _claude_code, "codex": _codex, "openhands": _openhands, "swe-agent": _swe_agent,
+            "cline": _cline, "aider": _aider, "opencode": _opencode}

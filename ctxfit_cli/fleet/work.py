@@ -145,22 +145,28 @@ def _read(path: str, data: bytes | None, job: Job) -> list[Unit]:
         return [Unit(None, [item for _, item in items])]
     sessions = _describe(name, path, data, format or "")
     units = [Unit(meta) for meta in sessions]
-    by_line = {meta.line: unit for meta, unit in zip(sessions, units)}
+    starts = sorted((meta.line, k) for k, meta in enumerate(sessions))
     for line, item in items:
-        # A file of several sessions names each by its line; any other file is one session.
-        by_line.get(line, units[0]).items.append(item)
+        # A file of several sessions names each by the line it starts at: a transcript is the
+        # last session's that starts at or before it (a log compacted or cleared is one session).
+        owner = max((k for start, k in starts if start <= line), default=0)
+        units[owner].items.append(item)
     return [unit for unit in units if unit.items]
 
 
 def _describe(name: str, path: str, data: bytes | None, format: str) -> list[SessionMeta]:
     from .meta import describe  # with datetime: only when sessions are described (many files, `sessions`)
+    from ..formats import aider
     stream = io.BytesIO(data) if data is not None else open_input(path)
     with stream:
-        sessions = describe(name, format, read_records(name, stream))
+        records = aider.records(name, stream) if format == aider.FORMAT else read_records(name, stream)
+        sessions = describe(name, format, records)
     for session in sessions:
-        if not session.id:  # the log names none: its bytes do, so an exact copy is still one session
+        if not session.id or not session.unique:
+            # The log names no id of this one run: its bytes do, so an exact copy is still one
+            # session and another run (of the same task, say) is another.
             session.digest = _digest(path, data)
-            session.id = f"{PurePath(name).stem}#{session.digest}"
+            session.id = f"{session.id or PurePath(name).stem}#{session.digest}"
     return sessions
 
 

@@ -9,6 +9,9 @@
 | `request`     | a whole request object `{"messages": [...], ...}` (one per file or per line), or a JSON list of messages | its own |
 | `swe-agent`   | SWE-agent trajectory (`*.traj`)                          | openai     |
 | `openhands`   | OpenHands event list, or evaluation output (one instance per line) | openai |
+| `cline`       | Cline / Roo Code task history (`api_conversation_history.json`) | anthropic |
+| `aider`       | aider chat history (`.aider.chat.history.md`, markdown)  | openai     |
+| `opencode`    | OpenCode session (its storage folder, or a session file in it) | anthropic for Claude models, else openai |
 """
 
 from __future__ import annotations
@@ -21,14 +24,17 @@ from ..errors import NoConversation
 from ..core.model import Dialect, Message, Part, PartKind, RecordedCall, Role, Transcript
 from ..core.repair import repair
 from .reading import Record, read_records
-from . import anthropic, claude_code, codex, openai, openhands, swe_agent, usage
+from . import aider, anthropic, claude_code, cline, codex, openai, openhands, opencode, swe_agent, usage
 from .common import COMPACTED, Where, dumps, json_text
-from .detection import chat_dialect, detect
+from .detection import chat_dialect, described, detect, detect_text
 from .repair_writers import WRITERS
 
 from ..input_formats import FORMATS  # noqa: E402 (apart: the CLI's help needs no reader)
 #: Formats read a whole document at a time by their own module (no streaming: a document is one JSON value).
-DOCUMENT_READERS = {"swe-agent": swe_agent.read, "openhands": openhands.read}
+DOCUMENT_READERS = {"swe-agent": swe_agent.read, "openhands": openhands.read, "cline": cline.read,
+                    "opencode": opencode.read}
+#: Formats that are not JSON, read from the stream by their own module.
+TEXT_READERS = {"aider": aider.read}
 #: Each request dialect's message parser: (value, raw bytes, where) -> Message.
 PARSERS = {"openai": openai.parse_message, "anthropic": anthropic.parse_message}
 NO_MESSAGES = "has no messages: nothing from a user, assistant or tool was found"
@@ -45,12 +51,16 @@ def read_transcripts(name: str, stream: BinaryIO, format: str | None = None) -> 
     >>> t.format, [m.role.value for m in t.messages]
     ('openai', ['user', 'assistant'])
     """
+    format = format or detect_text(name, stream)
+    if format in TEXT_READERS:
+        yield from described(format, TEXT_READERS[format](name, stream))
+        return
     records = read_records(name, stream)
     first = next(records)
     records = chain([first], records)
     format = format or detect(name, first)
     if format in DOCUMENT_READERS:
-        yield from DOCUMENT_READERS[format](name, records)
+        yield from described(format, DOCUMENT_READERS[format](name, records))
         return
     if format == "request":
         for record in records:

@@ -18,7 +18,7 @@ import orjson
 
 from ..core.model import Dialect
 from ..errors import BadInput
-from . import claude_code, codex, openai, openhands, swe_agent
+from . import aider, claude_code, cline, codex, openai, openhands, opencode, swe_agent
 from .common import type_name
 from .reading import Record
 
@@ -33,12 +33,16 @@ def detect(name: str, first: Record) -> str:
         return "openhands"
     if swe_agent.sniff(value):
         return "swe-agent"
+    if cline.sniff(value):
+        return "cline"
     if isinstance(value, list):
         return "request"
     if not isinstance(value, dict):
         raise BadInput(name, first.line, f"expected a JSON object per line, got {type_name(value)}")
     if isinstance(value.get("messages"), list):
         return "request"
+    if opencode.sniff(value):
+        return "opencode"
     if codex.sniff(value):
         return "codex"
     if claude_code.sniff(value):
@@ -47,6 +51,49 @@ def detect(name: str, first: Record) -> str:
         return "chat"
     raise BadInput(name, first.line, 'not a transcript: expected a message with "role", a Claude Code '
                    'or Codex record, or a request object with "messages" (see --format)')
+
+
+def detect_text(name: str, stream: BinaryIO) -> str | None:
+    """The format of an input that is not JSON, from its first bytes (the stream is left where
+    it was), or None: aider's markdown history, or a file named as one."""
+    if aider.sniff_bytes(_head(stream)) or name.endswith(aider.FILE_NAME):
+        return "aider"
+    return None
+
+
+#: What each agent's log looks like, for the message of one that cannot be read.
+LOOKS_LIKE = {
+    "cline": "a Cline / Roo Code task history (api_conversation_history.json)",
+    "aider": "an aider chat history (.aider.chat.history.md)",
+    "opencode": "an OpenCode session (from its storage folder)",
+}
+
+
+def described(format: str, transcripts: Iterator) -> Iterator:
+    """The transcripts of a reader, its problems saying which agent's log the input looked like."""
+    try:
+        yield from transcripts
+    except BadInput as error:
+        if format not in LOOKS_LIKE or error.problem.startswith("this looks like"):
+            raise
+        raise type(error)(error.path, error.line,
+                          f"this looks like {LOOKS_LIKE[format]}, but {error.problem}") from None
+
+
+def _head(stream: BinaryIO, size: int = 64) -> bytes:
+    """The first bytes of a stream, without consuming them (nothing if it can neither peek nor seek)."""
+    try:
+        if hasattr(stream, "peek"):
+            return stream.peek(size)[:size]
+        if _seekable(stream):
+            start = stream.tell()
+            try:
+                return stream.read(size)
+            finally:
+                stream.seek(start)
+    except (OSError, ValueError):
+        pass
+    return b""
 
 
 def chat_dialect(records: Iterator[Record], stream: BinaryIO) -> tuple[Dialect, Iterator[Record]]:
