@@ -121,10 +121,10 @@ def call_estimates(transcript: Transcript, counter: Counter = SEED,
 
 def recorded_by_call(transcript: Transcript) -> dict[int, int]:
     """Recorded prompt size by model call, numbered as replays number them: call *k* is the
-    one that produced the *k*-th assistant message (1-based)."""
+    one that produced the *k*-th assistant message (1-based) after the given history."""
     numbers = {}
     for index, message in enumerate(transcript.messages):
-        if message.role is Role.ASSISTANT:
+        if message.role is Role.ASSISTANT and index >= transcript.given:
             numbers[index] = len(numbers) + 1
     return {numbers[c.message]: c.prompt_tokens for c in usable(transcript.calls) if c.message in numbers}
 

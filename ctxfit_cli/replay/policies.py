@@ -1,7 +1,8 @@
 """Context policies to compare in a replay: ctxfit's and the ones it replaces.
 
 Each policy turns a recorded history into the requests the agent would have sent, one before
-each assistant message. Policies that clear tool results are presets of the same `Fitter`, so a
+each assistant message (none before those of a history the conversation was given:
+`Transcript.given`). Policies that clear tool results are presets of the same `Fitter`, so a
 comparison isolates exactly the parameter that differs.
 
 | name              | what it does                                                             |
@@ -74,7 +75,7 @@ class FitterPolicy:
     def requests(self, transcript: Transcript, options: FitOptions) -> Iterator[Request]:
         shapes: list[Shape] = []
         fitter = Fitter(self.adjust(options), transcript.fixed, dialect=transcript.dialect,
-                        on_shape=shapes.append)
+                        on_shape=shapes.append, replies_from=transcript.given)
 
         shared, still_sent = fitter.sharing.shared_tokens, fitter.sharing.still_sent_tokens
         check = RequestCheck(transcript)
@@ -116,7 +117,7 @@ class SendAll:
         fixed_tokens = sum(message_cost(m, options.counter).tokens for m in transcript.fixed)
         tokens, call = fixed_tokens, 0
         for i, message in enumerate(transcript.messages):
-            if message.role is Role.ASSISTANT and i:
+            if message.role is Role.ASSISTANT and i and i >= transcript.given:
                 call += 1
                 only_appends = lambda earlier: earlier.tokens  # noqa: E731
                 yield Request(call, tokens, "none", only_appends, only_appends)
@@ -148,7 +149,7 @@ class OldTurns:
         check = RequestCheck(transcript)
         for i, message in enumerate(messages):
             boundary = open_calls.add(message)
-            if message.role is Role.ASSISTANT and i:
+            if message.role is Role.ASSISTANT and i and i >= transcript.given:
                 call += 1
                 start = self._start(messages, prefix, first, turns, turn_prefix, i, fixed_tokens, options)
                 if start is not None:

@@ -57,8 +57,11 @@ class Fitter:
 
     def __init__(self, options: FitOptions, fixed: Sequence[Message] = (), *,
                  dialect: str = "openai", on_request: Callable[[Plan], None] | None = None,
-                 on_shape: Callable[[Shape], None] | None = None) -> None:
+                 on_shape: Callable[[Shape], None] | None = None, replies_from: int = 0) -> None:
         self.options = options
+        #: Assistant messages before this index were given as history (a compaction's): no
+        #: request was made before them.
+        self.replies_from = replies_from
         #: Called with the plan of every request the walk passes (used by replay).
         self.on_request = on_request
         #: Called with the light `Shape` of every request the walk passes (used by replay:
@@ -101,7 +104,7 @@ class Fitter:
         """Add messages; the request made before each assistant message is walked through."""
         history = self.history
         for message in new:
-            if message.role is _ASSISTANT and history.messages:
+            if message.role is _ASSISTANT and history.messages and len(history.messages) >= self.replies_from:
                 self._commit(len(history.messages))
             history.append(message)
 
