@@ -31,6 +31,7 @@ from dataclasses import replace
 from typing import NamedTuple, Sequence
 
 from ..counters.seed import SEED, Counter, Vector
+from .anchor import Anchoring, log_anchors
 from .estimate import MESSAGE_OVERHEAD, MessageCost, block_counts, block_framing, message_cost
 from .model import Message, RecordedCall, Role, Transcript
 
@@ -117,6 +118,18 @@ def call_estimates(transcript: Transcript, counter: Counter = SEED,
     fixed = fixed if fixed is not None else infer_fixed(transcript, counter, sums)
     return [(c, fixed.tokens + sums[c.message]) for c in usable(transcript.calls)
             if 0 <= c.message < len(sums)]
+
+
+def log_anchoring(transcript: Transcript, counter: Counter = SEED) -> Anchoring | None:
+    """The anchoring (DESIGN §11) a (materialized) log's recorded calls give its requests: each
+    request is sized from the newest call before it (never from its own recorded size); None
+    when the log recorded no usage."""
+    if not usable(transcript.calls) or not isinstance(transcript.messages, tuple):
+        return None
+    sums = prefix_tokens(transcript, counter)
+    fixed = sum(message_cost(m, counter).tokens for m in transcript.fixed) - sums[0]
+    turns = [i for i, m in enumerate(transcript.messages) if i and m.is_human_turn]
+    return Anchoring(log_anchors(transcript.calls, sums, fixed, turns), turn_starts=turns, earlier_only=True)
 
 
 def recorded_by_call(transcript: Transcript) -> dict[int, int]:

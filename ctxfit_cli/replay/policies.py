@@ -29,6 +29,7 @@ from typing import Callable, Iterator, NamedTuple, Protocol
 from ..core.estimate import merged_cost, message_cost
 from ..core.fitting import FitOptions, Fitter, OpenCalls, Shape, overlapping_ranges, note_cost, noted_cost
 from ..core.model import Role, Transcript
+from ..core.usage import log_anchoring
 from ..errors import InvalidRequest
 from .validity import RequestCheck
 
@@ -45,6 +46,8 @@ class Request(NamedTuple):
     #: Tokens of `earlier` this request still sends, wherever they are in it (the cache bound).
     still_sent: Callable[["Request"], int]
     shape: object = None
+    #: The recorded size of an earlier call that `tokens` is anchored on (0: all estimated).
+    confirmed: int = 0
 
 
 class Policy(Protocol):
@@ -75,7 +78,8 @@ class FitterPolicy:
     def requests(self, transcript: Transcript, options: FitOptions) -> Iterator[Request]:
         shapes: list[Shape] = []
         fitter = Fitter(self.adjust(options), transcript.fixed, dialect=transcript.dialect,
-                        on_shape=shapes.append, replies_from=transcript.given)
+                        on_shape=shapes.append, replies_from=transcript.given,
+                        anchoring=log_anchoring(transcript, options.counter))
 
         shared, still_sent = fitter.sharing.shared_tokens, fitter.sharing.still_sent_tokens
         check = RequestCheck(transcript)
@@ -92,7 +96,8 @@ class FitterPolicy:
                                       start=shape.start, end=shape.end)
                     yield Request(fitter.requests, shape.tokens, shape.stage,
                                   lambda earlier, current=shape: shared(earlier.shape, current),
-                                  lambda earlier, current=shape: still_sent(earlier.shape, current), shape)
+                                  lambda earlier, current=shape: still_sent(earlier.shape, current), shape,
+                                  fitter.confirmed(shape.end))
                 shapes.clear()
         except InvalidRequest:
             if streamed:  # the history itself may be what is invalid: as for a held one, say so
@@ -115,13 +120,18 @@ class SendAll:
 
     def requests(self, transcript: Transcript, options: FitOptions) -> Iterator[Request]:
         fixed_tokens = sum(message_cost(m, options.counter).tokens for m in transcript.fixed)
-        tokens, call = fixed_tokens, 0
+        anchoring = log_anchoring(transcript, options.counter)
+        prefix, call = [0], 0
         for i, message in enumerate(transcript.messages):
             if message.role is Role.ASSISTANT and i and i >= transcript.given:
                 call += 1
+                tokens = fixed_tokens + prefix[i]
+                confirmed = 0
+                if anchoring is not None:
+                    tokens, confirmed = tokens + anchoring.offset(i, prefix), anchoring.confirmed(i)
                 only_appends = lambda earlier: earlier.tokens  # noqa: E731
-                yield Request(call, tokens, "none", only_appends, only_appends)
-            tokens += message_cost(message, options.counter).tokens
+                yield Request(call, tokens, "none", only_appends, only_appends, None, confirmed)
+            prefix.append(prefix[-1] + message_cost(message, options.counter).tokens)
 
 
 @dataclass(frozen=True)
