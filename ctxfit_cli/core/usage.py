@@ -31,7 +31,7 @@ from dataclasses import replace
 from typing import NamedTuple, Sequence
 
 from ..counters.seed import SEED, Counter, Vector
-from .anchor import Anchoring, log_anchors
+from .anchor import Anchoring, Count, log_anchors
 from .estimate import MESSAGE_OVERHEAD, MessageCost, block_counts, block_framing, message_cost
 from .model import Message, RecordedCall, Role, Transcript
 
@@ -130,6 +130,18 @@ def log_anchoring(transcript: Transcript, counter: Counter = SEED) -> Anchoring 
     fixed = sum(message_cost(m, counter).tokens for m in transcript.fixed) - sums[0]
     turns = [i for i, m in enumerate(transcript.messages) if i and m.is_human_turn]
     return Anchoring(log_anchors(transcript.calls, sums, fixed, turns), turn_starts=turns, earlier_only=True)
+
+
+def next_request(transcript: Transcript, counter: Counter = SEED) -> Count:
+    """The size of the request the (materialized) log would send next, everything kept:
+    anchored on its last recorded call (DESIGN §11), or the estimate alone without usage."""
+    estimate = sum(message_cost(m, counter).tokens for m in (*transcript.fixed, *transcript.messages))
+    anchoring = log_anchoring(transcript, counter)
+    if anchoring is None:
+        return Count(estimate)
+    end = len(transcript.messages)
+    sums = prefix_tokens(transcript, counter)
+    return Count(estimate + anchoring.offset(end, sums), anchoring.confirmed(end))
 
 
 def recorded_by_call(transcript: Transcript) -> dict[int, int]:

@@ -134,6 +134,11 @@ class Fitter:
             history.fixed_tokens = history.estimated_fixed + offset
             self._cut = None  # the cuts were sized with the old correction
 
+    @property
+    def correction(self) -> int:
+        """What the anchoring adds to the estimate of the request weighed last (0: none)."""
+        return self.history.fixed_tokens - self.history.estimated_fixed
+
     def confirmed(self, end: int) -> int:
         """The reported size the request before message `end` is anchored on (0: none)."""
         return self.anchoring.confirmed(end) if self.anchoring is not None else 0
