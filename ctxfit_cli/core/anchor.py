@@ -31,7 +31,6 @@ Plain data in, plain data out.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from typing import Iterable, NamedTuple, Sequence
 
@@ -83,6 +82,7 @@ class Count(NamedTuple):
 
 def prefix_digest(fixed: Iterable[Message], messages: Iterable[Message]) -> bytes:
     """What an anchor compares: the bytes of the fixed part and of the messages, in order."""
+    import hashlib  # (only where anchors are checked: `estimate` never needs it)
     digest = hashlib.blake2b(digest_size=16)
     for part in (fixed, messages):
         for message in part:
