@@ -120,25 +120,91 @@ def token_count(prompt, total, window=200000) -> dict:
         "model_context_window": window}})
 
 
-def test_codex_calls_made_up_records():
+def reply_run(call_id: str) -> list[dict]:
+    """The items of one model response: reasoning, then a call."""
+    return [codex("response_item", {"type": "reasoning", "summary": []}),
+            codex("response_item", {"type": "function_call", "name": "shell", "arguments": "{}", "call_id": call_id})]
+
+
+def result(call_id: str) -> dict:
+    return codex("response_item", {"type": "function_call_output", "call_id": call_id, "output": "ok"})
+
+
+def answer(words: str) -> dict:
+    return codex("response_item", {"type": "message", "role": "assistant",
+                                    "content": [{"type": "output_text", "text": words}]})
+
+
+USER = codex("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]})
+CONTEXT = codex("turn_context", {"model": "gpt-5-codex"})
+
+
+def test_codex_events_after_their_items_as_later_versions_write_them():
     lines = [
         codex("session_meta", {"id": "s"}),
         codex("event_msg", {"type": "token_count", "info": None}),   # no info: nothing recorded
-        token_count(50, 50),                                          # before any reply: dropped
-        codex("turn_context", {"model": "gpt-5-codex"}),
-        codex("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}),
-        codex("response_item", {"type": "reasoning", "summary": []}),
-        codex("response_item", {"type": "function_call", "name": "shell", "arguments": "{}", "call_id": "c1"}),
+        USER, CONTEXT, *reply_run("c1"),
         token_count(1000, 1050),
-        token_count(1000, 1050),                                      # the repeat
-        codex("response_item", {"type": "function_call_output", "call_id": "c1", "output": "ok"}),
-        codex("response_item", {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "done"}]}),
+        result("c1"), CONTEXT,
+        token_count(1000, 1050),                                      # the repeat after a turn context
+        answer("done"), answer("really done"),                        # one response, two messages
         token_count(1200, 2250, window=None),
     ]
     [t] = transcript_of(b"".join(orjson.dumps(x) + b"\n" for x in lines))
     assert [(c.message, c.prompt_tokens, c.model, c.window) for c in t.calls] == [
         (1, 1000, "gpt-5-codex", 200000), (3, 1200, "gpt-5-codex", None)]
     assert [m.role for m in t.messages] == [Role.USER, Role.ASSISTANT, Role.TOOL, Role.ASSISTANT]
+
+
+def test_codex_events_before_their_items_as_codex_0_40_writes_them():
+    """Codex 0.40: turn context, token_count, then the response's items. The first event is
+    the first call's, not one left over from before any reply."""
+    lines = [
+        codex("session_meta", {"id": "s"}), USER,
+        CONTEXT, token_count(1000, 1000), *reply_run("c1"), result("c1"),
+        CONTEXT, token_count(1300, 2300), *reply_run("c2"), result("c2"),
+        CONTEXT, token_count(1500, 3800), answer("done"),
+    ]
+    [t] = transcript_of(b"".join(orjson.dumps(x) + b"\n" for x in lines))
+    assert [(c.message, c.prompt_tokens) for c in t.calls] == [(1, 1000), (3, 1300), (5, 1500)]
+
+
+@needs_realworld
+@pytest.mark.parametrize("path", sorted((REALWORLD / "codex").glob("*rollout*.jsonl")), ids=lambda p: p.name[:30])
+def test_every_codex_call_is_one_reply_with_its_own_usage(path):
+    """On the real rollouts (0.40 and 0.104), each distinct token_count event is one call on its
+    own assistant message; the replay makes one request per call, a compaction's history none."""
+    from ctxfit_cli.core.fitting import FitOptions
+    from ctxfit_cli.replay.policies import POLICIES
+    from ctxfit_cli.replay.simulation import replay
+    events, last = 0, None
+    for line in path.read_bytes().splitlines():
+        record = orjson.loads(line)
+        info = record["payload"].get("info") if record["type"] == "event_msg" else None
+        if record["payload"].get("type") == "token_count" and isinstance(info, dict) and info["last_token_usage"]["input_tokens"]:
+            events += info["total_token_usage"] != last
+            last = info["total_token_usage"]
+    calls = replayed = 0
+    for t in read_transcripts(str(path), path.open("rb")):
+        t = t.materialize()
+        assert len({c.message for c in t.calls}) == len(t.calls)
+        assert all(t.messages[c.message].role is Role.ASSISTANT and c.message >= t.given for c in t.calls)
+        calls += len(t.calls)
+        for name in ("none", "ctxfit", "turns"):
+            run = replay(t, POLICIES[name], FitOptions(budget=400_000))
+            assert run.calls == len(t.calls), name
+        replayed += run.calls
+    assert calls == replayed == events > 0
+
+
+@needs_realworld
+def test_a_codex_compaction_gives_history_not_calls():
+    path = next((REALWORLD / "codex").glob("localpush_rollout-2026-02-23T12-54-34-*.jsonl"))
+    before, after = [t.materialize() for t in read_transcripts(str(path), path.open("rb"))]
+    assert before.given == 0 and after.given == 39  # the replacement history (its encrypted summary is not sent)
+    assert sum(m.role is Role.ASSISTANT for m in after.messages[:after.given]) == 15
+    assert after.calls[0].message > after.given - 1 and after.calls[0].prompt_tokens == 48297
+    assert len(before.calls) + len(after.calls) == 286
 
 
 # --- The fixed part and growth ------------------------------------------------------------------

@@ -502,7 +502,8 @@ def fit(
     for transcript, fitted, chosen in conversations:
         if fitted.plan.cannot_fit:
             raise _cannot_fit(transcript.path, fitted.plan)
-        outputs.append(payload.with_fields(fitted.payload, transcript.extra, fields) if fields else fitted.payload)
+        extra = payload.with_log_model(transcript).extra  # the fields the payload was written with
+        outputs.append(payload.with_fields(fitted.payload, extra, fields) if fields else fitted.payload)
         reports.append(_fit_report(transcript, fitted, chosen))
     if json:
         document = {"reports": reports, "payloads": [orjson.Fragment(p) for p in outputs]}
@@ -543,6 +544,10 @@ def _fit_report(transcript, fitted, chosen: dict) -> dict:
     from ..core.estimate import by_script
     plan = fitted.plan.to_dict()
     plan["tokens_sent"] = fitted.tokens
+    # The two parts of what is sent: what this payload holds, and what the agent adds to it
+    # that its log does not show (system prompt, tools, anchored on the recorded size).
+    plan["tokens_in_payload"] = fitted.in_payload
+    plan["tokens_added_by_agent"] = fitted.tokens - fitted.in_payload
     return {"path": transcript.path, "format": transcript.format, "dialect": transcript.dialect,
             "messages_sent": len(fitted.messages), "repairs": list(transcript.repairs), **plan,
             **{k: v for k, v in chosen.items() if k != "window"},

@@ -169,6 +169,10 @@ def usage_lines(out: Console, report: dict) -> None:
         models = ", ".join(recorded["models"]) or "model not named"
         out.print(f"  recorded by the log: last prompt {recorded['last_prompt']:,} tokens, peak "
                   f"{recorded['peak_prompt']:,}, over {recorded['calls']:,} calls ({escape(models)})")
+        anchored = recorded.get("next_request")
+        if anchored:
+            out.print(f"  next request: {_parts(anchored['confirmed'], anchored['tokens'])} "
+                      "(the last recorded prompt + what the log added since)")
         if recorded.get("last_prompt_estimate"):
             estimate = recorded["last_prompt_estimate"]
             out.print(f"  estimate of the last call's prompt (unlogged part + messages): {estimate:,} "
@@ -193,6 +197,15 @@ def fit_summary(err: Console, report: dict) -> None:
         f"; {report['tokens_before']:,} → {report['tokens_sent']:,} tokens (budget {report['budget']:,})",
     )
     err.print(line)
+    added = report.get("tokens_added_by_agent")
+    if added and added > 0:
+        err.print(Text(f"  {report['tokens_in_payload']:,} in this payload + {added:,} "
+                       "the agent adds (system prompt, tools)"))
+    elif added:
+        err.print(Text(f"  {report['tokens_in_payload']:,} estimated in this payload − {-added:,}: the provider "
+                       "counted the log's last request smaller than ctxfit's estimate"))
+    if report.get("confirmed"):
+        err.print(Text(f"  {_parts(report['confirmed'], report['tokens_sent'])}"))
     unlogged = report.get("unlogged", {}).get("tokens", 0)
     if "counter_reason" in report and (unlogged or not report["counter_reason"].startswith("seed rule")
                                        or report["window_source"] != "default"):
@@ -206,6 +219,13 @@ def fit_summary(err: Console, report: dict) -> None:
             style="yellow"))
 
 
+def _parts(confirmed: int, tokens: int) -> str:
+    """A size said as its two parts (DESIGN §11): "164,831 recorded + 2,310 estimated = 167,141"."""
+    estimated = tokens - confirmed
+    sign = "+" if estimated >= 0 else "−"
+    return f"{confirmed:,} recorded {sign} {abs(estimated):,} estimated = {tokens:,} tokens"
+
+
 def plan_report(out: Console, report: dict) -> None:
     """The `ctxfit plan` report."""
     budget = report["budget"]
@@ -214,6 +234,9 @@ def plan_report(out: Console, report: dict) -> None:
     out.print(f"  stage reached: {report['stage']} — {STAGE_WORDS[report['stage']]}")
     out.print(Text("  before: ").append_text(limit_line(report["tokens_before"], budget, report["window"])))
     out.print(Text("  after:  ").append_text(limit_line(report["tokens_sent"], budget, report["window"])))
+    if report.get("confirmed"):
+        out.print(f"  counted as: {_parts(report['confirmed'], report['tokens_sent'])} (anchored on the "
+                  "log's last recorded call)")
     unlogged = report.get("unlogged", {}).get("tokens", 0)
     if unlogged:
         out.print(f"  fixed part (system prompt, tools): {report['fixed_tokens']:,} tokens, of which "

@@ -1,7 +1,7 @@
 """Which counter, window and unlogged fixed part a command uses for one transcript.
 
 The user's options win (`--tokenizer`, `--profile`, `--window`, `--fixed-tokens N`). Otherwise
-a log that names its model is counted with that family's profile and window
+a log (or a request's `model` field) that names its model is counted with that family's profile and window
 (`counters.models`), and a log that records usage has its unlogged fixed part inferred from
 the first recorded call (`core.usage.infer_fixed`) and counted in every budget. Every report
 says what was used and why (`Choice.to_dict`).
@@ -64,7 +64,7 @@ def given_counter(tokenizer: str | None, profile: str | None) -> Counter | None:
 def choose(transcript: Transcript, *, counter: Counter | None, window: int | None,
            fixed_tokens: int | None) -> Choice:
     """The choice for one transcript (materialized when its format records usage)."""
-    models = [c.model for c in transcript.calls if c.model]
+    models = [c.model for c in transcript.calls if c.model] or _request_model(transcript)
     if counter is not None:
         reason = "given"
     elif models:
@@ -87,6 +87,18 @@ def choose(transcript: Transcript, *, counter: Counter | None, window: int | Non
     else:
         fixed = NO_FIXED
     return Choice(counter, reason, window, window_source, fixed)
+
+
+def _request_model(transcript: Transcript) -> list[str]:
+    """The model a request object names in its `model` field (`ctxfit fit` writes the log's),
+    as a list of one; [] when it names none."""
+    import orjson
+    raw = dict(transcript.extra).get("model")
+    try:
+        model = orjson.loads(raw) if raw is not None else None
+    except orjson.JSONDecodeError:
+        return []
+    return [model] if isinstance(model, str) and model else []
 
 
 def apply(transcript: Transcript, choice: Choice) -> Transcript:

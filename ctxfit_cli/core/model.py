@@ -98,6 +98,9 @@ class RecordedCall(NamedTuple):
     output_tokens: int | None = None
     #: The model's context window as the log recorded it (Codex `model_context_window`), or None.
     window: int | None = None
+    #: Reasoning tokens the call produced (Codex `reasoning_output_tokens`), or None: its
+    #: reasoning is sent back encrypted within a turn, so it grows the next prompt by about this.
+    reasoning_tokens: int | None = None
 
 
 @dataclass(slots=True)
@@ -126,6 +129,10 @@ class Transcript:
     #: of an agent whose log records usage), as one stand-in message that is counted but never
     #: sent (`core.usage.with_unlogged`); None when not known or not counted.
     unlogged: Message | None = None
+    #: How many leading messages were given as the conversation's history rather than made by
+    #: its model calls (a Codex compaction's replacement history): no request is made before
+    #: an assistant message among them.
+    given: int = 0
 
     def materialize(self) -> "Transcript":
         """Hold every message, with leading system messages moved to `system`."""
@@ -146,6 +153,7 @@ class Transcript:
             calls=[c._replace(message=c.message - split) for c in self.calls] if split else self.calls,
             repairs=self.repairs,
             unlogged=self.unlogged,
+            given=max(self.given - split, 0),
         )
 
     @property

@@ -52,6 +52,13 @@ class Plan:
     messages: int  # messages in the history
     overrun: bool  # smallest request is over the budget but within the window: sent anyway
     cannot_fit: bool  # smallest request is over the window: nothing can be sent
+    #: The provider's reported size the sizes are anchored on (0: all estimated; DESIGN §11).
+    confirmed: int = 0
+
+    @property
+    def estimated(self) -> int:
+        """The estimated part of `tokens_after`: what changed since the confirmed request."""
+        return self.tokens_after - self.confirmed
 
     @property
     def cleared(self) -> tuple[ResultRef, ...]:
@@ -79,6 +86,8 @@ class Plan:
             "tokens_before": self.tokens_before,
             "tokens_after": self.tokens_after,
             "fixed_tokens": self.fixed_tokens,
+            "confirmed": self.confirmed,
+            "estimated": self.estimated,
             "fits": self.fits,
             "overrun": self.overrun,
             "cannot_fit": self.cannot_fit,

@@ -31,6 +31,7 @@ from dataclasses import replace
 from typing import NamedTuple, Sequence
 
 from ..counters.seed import SEED, Counter, Vector
+from .anchor import Anchoring, Count, log_anchors
 from .estimate import MESSAGE_OVERHEAD, MessageCost, block_counts, block_framing, message_cost
 from .model import Message, RecordedCall, Role, Transcript
 
@@ -119,12 +120,36 @@ def call_estimates(transcript: Transcript, counter: Counter = SEED,
             if 0 <= c.message < len(sums)]
 
 
+def log_anchoring(transcript: Transcript, counter: Counter = SEED) -> Anchoring | None:
+    """The anchoring (DESIGN §11) a (materialized) log's recorded calls give its requests: each
+    request is sized from the newest call before it (never from its own recorded size); None
+    when the log recorded no usage."""
+    if not usable(transcript.calls) or not isinstance(transcript.messages, tuple):
+        return None
+    sums = prefix_tokens(transcript, counter)
+    fixed = sum(message_cost(m, counter).tokens for m in transcript.fixed) - sums[0]
+    turns = [i for i, m in enumerate(transcript.messages) if i and m.is_human_turn]
+    return Anchoring(log_anchors(transcript.calls, sums, fixed, turns), turn_starts=turns, earlier_only=True)
+
+
+def next_request(transcript: Transcript, counter: Counter = SEED) -> Count:
+    """The size of the request the (materialized) log would send next, everything kept:
+    anchored on its last recorded call (DESIGN §11), or the estimate alone without usage."""
+    estimate = sum(message_cost(m, counter).tokens for m in (*transcript.fixed, *transcript.messages))
+    anchoring = log_anchoring(transcript, counter)
+    if anchoring is None:
+        return Count(estimate)
+    end = len(transcript.messages)
+    sums = prefix_tokens(transcript, counter)
+    return Count(estimate + anchoring.offset(end, sums), anchoring.confirmed(end))
+
+
 def recorded_by_call(transcript: Transcript) -> dict[int, int]:
     """Recorded prompt size by model call, numbered as replays number them: call *k* is the
-    one that produced the *k*-th assistant message (1-based)."""
+    one that produced the *k*-th assistant message (1-based) after the given history."""
     numbers = {}
     for index, message in enumerate(transcript.messages):
-        if message.role is Role.ASSISTANT:
+        if message.role is Role.ASSISTANT and index >= transcript.given:
             numbers[index] = len(numbers) + 1
     return {numbers[c.message]: c.prompt_tokens for c in usable(transcript.calls) if c.message in numbers}
 

@@ -237,13 +237,14 @@ def _estimate(transcript: Transcript, path: str, job: Job, given: Counter | None
 def _usage_entry(transcript: Transcript, chosen: choice.Choice) -> dict:
     """What a report adds for recorded usage: the counter and window used and why, the
     unlogged fixed part, and what the log recorded (with this estimate of its last prompt)."""
-    from ..core.usage import call_estimates, recorded_summary
+    from ..core.usage import call_estimates, next_request, recorded_summary
     entry = chosen.to_dict()
     recorded = recorded_summary(transcript.calls)
     if recorded is not None and isinstance(transcript.messages, tuple):
         pairs = call_estimates(transcript, chosen.counter, chosen.fixed)
         if pairs:
             recorded["last_prompt_estimate"] = pairs[-1][1]
+        recorded["next_request"] = next_request(transcript, chosen.counter).to_dict()
     entry["recorded"] = recorded
     return entry
 

@@ -80,7 +80,7 @@ def read_transcripts(name: str, stream: BinaryIO, format: str | None = None) -> 
     if format == "codex":
         recorded = usage.CodexCalls([])  # the token_count events: see formats/usage.py
         found = False
-        stream = codex.to_openai(recorded.records(records), name)
+        stream = codex.to_openai(records, name, recorded.on_usage)
         for number, (line, segment) in enumerate(_segments(stream)):
             transcript = Transcript(name, format, "openai", (), line=1 if number == 0 else line)
             transcript.messages = _require_messages(name, _codex_messages(name, segment, transcript, recorded))
@@ -105,10 +105,15 @@ def read_transcripts(name: str, stream: BinaryIO, format: str | None = None) -> 
 
 def _codex_messages(name: str, segment: Iterator[Record], transcript: Transcript,
                     recorded: usage.CodexCalls) -> Iterator[Message]:
-    """One conversation of a rollout, repaired, its calls (token_count events) filled in."""
-    recorded.calls = transcript.calls  # the events read from here on are this conversation's
+    """One conversation of a rollout, repaired, its calls (token_count events) filled in, and
+    the history a compaction gave it counted (`Transcript.given`)."""
+    recorded.calls = transcript.calls
     messages = (openai.parse_message(r.value, r.raw, Where(name, r.line)) for r in segment)
-    yield from recorded.messages(repair(messages, WRITERS["openai"], name, transcript.repairs))
+    given = transcript.line > 1  # a compacted conversation opens with the history it was given
+    for message in recorded.messages(repair(messages, WRITERS["openai"], name, transcript.repairs)):
+        given = given and message.line == transcript.line  # all of it carries the compaction's line
+        transcript.given += given
+        yield message
 
 
 def _with_calls(name: str, built: Iterator[claude_code.Built], transcript: Transcript) -> Iterator[Message]:

@@ -19,10 +19,17 @@ The log is read back into the request the model received, as OpenAI Chat Complet
 - **A message written between a call and its output** (Codex writes developer or user
   messages there; the Responses API accepts it, Chat Completions does not) is moved after
   the outputs of the open calls, as Codex does when it builds a request.
+- **One model call, one assistant message.** The items of one model response (its reasoning,
+  text and calls: a *run*, ended by the next input item or `turn_context`) become one assistant
+  message, whose line is the run's first item; its `token_count` event is the call's usage
+  (`usage.py` ties the two). Codex 0.40 writes that event before the run's items, later
+  versions after them: the first event that carries usage says which (`Runs`).
 - **Compaction.** A `compacted` record with `replacement_history` replaces what the model
   sees: it starts a new conversation made of that history (and the system prompt), exactly
-  like a Claude Code compaction (the CLI fits only the last one). A `compacted` record
-  without one (older Codex) starts a new conversation with its summary as a user message.
+  like a Claude Code compaction (the CLI fits only the last one). The history is given, not
+  made by a model call of the new conversation: its messages all carry the compaction's line,
+  and no call is ever tied to them. A `compacted` record without one (older Codex) starts a
+  new conversation with its summary as a user message.
 - Not sent, so skipped: `reasoning` (encrypted; Chat Completions has no place for it),
   server-side `web_search_call` and `image_generation_call`, `ghost_snapshot` (Codex's undo
   snapshot). An `agent_message` (a message from another agent of a collaboration) is sent
@@ -31,25 +38,31 @@ The log is read back into the request the model received, as OpenAI Chat Complet
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Callable, Iterator
 
 from .reading import Record
 from .common import COMPACTED, Where, dumps, json_text
 
 ITEM_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
 _OUTPUTS = ("function_call_output", "custom_tool_call_output", "tool_search_output")
+#: Response items that only the model writes: a run of them is one model response.
+_REPLY_ITEMS = ("function_call", "custom_tool_call", "local_shell_call", "tool_search_call", "reasoning",
+                "web_search_call", "image_generation_call")
+#: Called with (line of a model call's first item, its `token_count` info, the model then in use).
+OnUsage = Callable[[int, dict, str], None]
 
 
 def sniff(value: object) -> bool:
     return isinstance(value, dict) and value.get("type") in ITEM_TYPES and "payload" in value
 
 
-def to_openai(records: Iterator[Record], path: str) -> Iterator[Record | object]:
+def to_openai(records: Iterator[Record], path: str, on_usage: OnUsage | None = None) -> Iterator[Record | object]:
     """Records of a rollout as OpenAI message records, with `COMPACTED` between the
-    conversations of a compacted rollout (each of which starts with the system prompt)."""
+    conversations of a compacted rollout (each of which starts with the system prompt).
+    `on_usage` hears each model call's usage, by the line of the call's first item."""
     system: list[Record] = []
     compacted = False
-    for item in _items(records, path, system):
+    for item in _items(records, path, system, Runs(on_usage)):
         if item is COMPACTED:
             compacted = True
             continue
@@ -60,8 +73,8 @@ def to_openai(records: Iterator[Record], path: str) -> Iterator[Record | object]
         yield item
 
 
-def _items(records: Iterator[Record], path: str, system: list[Record]) -> Iterator[Record | object]:
-    order = _Order()
+def _items(records: Iterator[Record], path: str, system: list[Record], runs: "Runs") -> Iterator[Record | object]:
+    order = _Order(runs)
     for record in records:
         value = record.value
         if not isinstance(value, dict) or not isinstance(value.get("payload"), dict):
@@ -73,14 +86,22 @@ def _items(records: Iterator[Record], path: str, system: list[Record]) -> Iterat
                 system.append(_record(record.line, {"role": "system", "content": instructions}))
                 yield system[0]
             continue
+        if kind == "turn_context":
+            runs.context(payload)
+            continue
+        if kind == "event_msg":
+            if payload.get("type") == "token_count":
+                runs.usage(payload.get("info"))
+            continue
         if kind == "compacted":
             yield from order.flush()
+            runs.compacted()
             yield COMPACTED
             history = payload.get("replacement_history")
             if isinstance(history, list):
-                for item in history:
+                for item in history:  # given, not made by a call: no run
                     if isinstance(item, dict):
-                        yield from order.item(record.line, item, Where(path, record.line))
+                        yield from order.item(record.line, item, Where(path, record.line), given=True)
                 yield from order.flush()
             elif isinstance(payload.get("message"), str) and payload["message"]:
                 yield _record(record.line, {"role": "user", "content": payload["message"]})
@@ -88,6 +109,73 @@ def _items(records: Iterator[Record], path: str, system: list[Record]) -> Iterat
         if kind == "response_item":
             yield from order.item(record.line, payload, Where(path, record.line))
     yield from order.flush()
+
+
+class Runs:
+    """The model calls of a rollout as its items are read: a run of reply items is one call,
+    ended by an input item or a `turn_context`, and each call's `token_count` event is given
+    to `on_usage` with the line of the run's first item.
+
+    Which run an event belongs to depends on the version that wrote it: Codex 0.40 writes it
+    before the run, later versions after (right after its items, or after its outputs). The
+    first event with usage decides: written after a run, events follow their runs; written
+    before any, they precede them. An event repeated
+    after a `turn_context` (same `total_token_usage`) is read once; an event of no tokens
+    (written at a compaction) is no call.
+    """
+
+    def __init__(self, on_usage: OnUsage | None) -> None:
+        self.on_usage = on_usage
+        self.model = ""
+        self.run_line = 0  # the open run's first line, 0 when no run is open
+        self.last_run = 0  # the latest run's first line, while it may still take its event
+        self.after: bool | None = None  # events follow their runs; None until the first event
+        self.pending: dict | None = None  # an event waiting for its run (0.40 order)
+        self._last_total: object = None
+
+    def context(self, payload: dict) -> None:
+        if isinstance(payload.get("model"), str):
+            self.model = payload["model"]
+        self.end()
+
+    def reply(self, line: int) -> int:
+        """A reply item at `line`: the first line of its run."""
+        if not self.run_line:
+            self.run_line = self.last_run = line
+            if self.pending is not None:
+                self._give(line, self.pending)
+                self.pending = None
+        return self.run_line
+
+    def end(self) -> None:
+        """An input item or a new turn context: the open run is over."""
+        self.run_line = 0
+
+    def compacted(self) -> None:
+        """A compaction: no call before it takes an event after it."""
+        self.run_line = self.last_run = 0
+
+    def usage(self, info: object) -> None:
+        if not isinstance(info, dict) or not isinstance(info.get("last_token_usage"), dict):
+            return
+        total = info.get("total_token_usage")
+        if total is not None and total == self._last_total:
+            return  # the same event again, written after a turn context
+        self._last_total = total
+        if not info["last_token_usage"].get("input_tokens"):
+            return  # nothing was sent: no call (Codex writes one at a compaction)
+        if self.after is None:
+            self.after = bool(self.last_run)
+        if self.after:
+            if self.last_run:
+                self._give(self.last_run, info)
+        else:
+            self.pending = info
+
+    def _give(self, line: int, info: dict) -> None:
+        self.last_run = 0  # a run takes one event
+        if self.on_usage is not None:
+            self.on_usage(line, info, self.model)
 
 
 def _instructions(payload: dict) -> str:
@@ -101,26 +189,31 @@ def _instructions(payload: dict) -> str:
 
 
 class _Order:
-    """Response items into messages in the order a request sends them: a reply whose calls
-    are not all answered stays open (later calls join it, outputs wait with it), and messages
-    written meanwhile wait until its outputs are all in."""
+    """Response items into messages in the order a request sends them: the items of one model
+    call make one assistant message, a reply whose calls are not all answered stays open
+    (outputs wait with it), and messages written meanwhile wait until its outputs are all in."""
 
-    def __init__(self) -> None:
+    def __init__(self, runs: Runs) -> None:
+        self.runs = runs
         self.assistant: dict | None = None
         self.assistant_line = 0
+        self.run = -1  # the first line of the run that made `assistant` (-1: given history)
         self.open: list[str] = []  # calls of the assistant message not yet answered
         self.outputs: list[Record] = []  # their outputs so far
         self.deferred: list[Record] = []  # messages written while calls were open
 
-    def item(self, line: int, payload: dict, where: Where) -> Iterator[Record]:
+    def item(self, line: int, payload: dict, where: Where, *, given: bool = False) -> Iterator[Record]:
         kind = payload.get("type")
-        call = _tool_call(payload)
-        if call is not None:
+        if kind in _REPLY_ITEMS or (kind == "message" and payload.get("role") == "assistant"):
+            run = line if given else self.runs.reply(line)
+            if self.assistant is not None and (given or run != self.run):
+                yield from self.flush()  # another call's reply (or another message of the history)
             if self.assistant is None:
-                self.assistant, self.assistant_line = {"role": "assistant", "content": None}, line
-            self.assistant.setdefault("tool_calls", []).append(call)
-            self.open.append(call["id"])
+                self.assistant, self.assistant_line, self.run = {"role": "assistant", "content": None}, run, run
+            self._reply(payload)
             return
+        if not given:
+            self.runs.end()
         if kind in _OUTPUTS:
             call_id = str(payload.get("call_id", ""))
             self.outputs.append(_record(line, {"role": "tool", "tool_call_id": call_id, "content": _output(payload)}))
@@ -130,26 +223,30 @@ class _Order:
                 yield from self.flush()
             return
         if kind not in ("message", "agent_message"):
-            return  # reasoning, server-side calls, snapshots: not sent
+            return  # server-side items, snapshots: not sent
         if not isinstance(payload.get("content", []), (list, type(None))):
             raise where.fail("payload.content: a Codex message's content must be a list")
         message = _message(payload) if kind == "message" else {**_message(payload), "role": "user"}
-        if message["role"] == "assistant" and self.open:
-            # text written after the reply's calls, before their outputs: the same reply
-            self.assistant["content"] = _joined(self.assistant.get("content"), message["content"])
-        elif self.open:
+        if self.open:
             self.deferred.append(_record(line, message))
         else:
             yield from self.flush()
-            if message["role"] == "assistant":
-                self.assistant, self.assistant_line = message, line
-            else:
-                yield _record(line, message)
+            yield _record(line, message)
+
+    def _reply(self, payload: dict) -> None:
+        """One item of the model's reply, into the assistant message of its call."""
+        call = _tool_call(payload)
+        if call is not None:
+            self.assistant.setdefault("tool_calls", []).append(call)
+            self.open.append(call["id"])
+        elif payload.get("type") == "message":
+            self.assistant["content"] = _joined(self.assistant.get("content"), _message(payload)["content"])
 
     def flush(self) -> Iterator[Record]:
         """The open reply, its outputs and the messages that waited for them (calls still
-        unanswered are left for the repair to answer)."""
-        if self.assistant is not None:
+        unanswered are left for the repair to answer). A reply with nothing to send (only
+        reasoning or server-side items) is left out."""
+        if self.assistant is not None and (self.assistant.get("content") or self.assistant.get("tool_calls")):
             yield _record(self.assistant_line, self.assistant)
         yield from self.outputs
         yield from self.deferred

@@ -23,6 +23,7 @@ from ..core.fitting import FitOptions, Fitter, Plan, has_trim_note
 from . import to_message
 from .common import as_blocks, dumps
 from ..core.model import Message, Role, Transcript
+from ..core.usage import log_anchoring
 from ..core.validate import first_problem, validate_request
 from ..errors import BadInput, InvalidRequest
 from ..core.notes import AGENT_NOTE, CLEARED_RESULT, TRIMMED_HISTORY
@@ -35,8 +36,13 @@ class Fitted:
 
     plan: Plan
     payload: bytes
-    tokens: int
+    tokens: int  # the request's size: anchored on the log's last recorded call where it has one
     messages: tuple[Message, ...]  # the messages sent (system messages excluded)
+    #: Of `tokens`, what the payload itself holds (estimated); the rest is what the agent adds
+    #: that its log does not show (system prompt, tools: the unlogged part, and the anchoring).
+    in_payload: int = 0
+    #: The recorded size `tokens` is anchored on (0: all estimated; DESIGN §11).
+    confirmed: int = 0
 
 
 def fit_transcript(transcript: Transcript, options: FitOptions, *, tell_agent: bool = False) -> Fitted:
@@ -65,15 +71,30 @@ def fit_outline(outline: Outline, options: FitOptions, *, tell_agent: bool = Fal
 
 def _fit(transcript: Transcript, messages: Iterable[Message], options: FitOptions, tell_agent: bool,
          complete: Callable[[Transcript, Plan], Transcript] | None = None) -> Fitted:
+    anchoring = log_anchoring(transcript, options.counter)  # the log as the agent sent it: no note
+    transcript = with_log_model(transcript)
     if tell_agent:
         transcript = with_agent_note(transcript)
-    fitter = Fitter(options, transcript.fixed, dialect=transcript.dialect)
+    fitter = Fitter(options, transcript.fixed, dialect=transcript.dialect, anchoring=anchoring)
     fitter.extend(messages)
     plan = fitter.plan()
     transcript = replace(transcript, messages=tuple(fitter.messages))
     if complete is not None:
         transcript = complete(transcript, plan)
-    return checked(transcript, build(transcript, plan, options.counter))
+    fitted = checked(transcript, build(transcript, plan, options.counter))
+    unlogged = message_cost(transcript.unlogged, options.counter).tokens if transcript.unlogged is not None else 0
+    return replace(fitted, tokens=fitted.tokens + fitter.correction, in_payload=fitted.tokens - unlogged,
+                   confirmed=plan.confirmed)
+
+
+def with_log_model(transcript: Transcript) -> Transcript:
+    """A log's transcript with the model its calls name as the payload's `model` field, so the
+    payload is counted as the log was (`ctxfit fit LOG | ctxfit estimate -`); unchanged when
+    the input has its own or names none."""
+    models = [c.model for c in transcript.calls if c.model and c.model != "<synthetic>"]
+    if not models or any(name == "model" for name, _ in transcript.extra):
+        return transcript
+    return replace(transcript, extra=(("model", dumps(models[-1])), *transcript.extra))
 
 
 def checked(transcript: Transcript, fitted: Fitted) -> Fitted:
@@ -130,7 +151,7 @@ def build(transcript: Transcript, plan: Plan, counter: Counter = SEED, *,
         transcript = replace(transcript, messages=tuple(messages))
     sent = sent_messages(transcript, plan)
     tokens = sum(message_cost(m, counter).tokens for m in (*transcript.fixed, *sent))
-    return Fitted(plan, request_bytes(transcript, sent), tokens, sent)
+    return Fitted(plan, request_bytes(transcript, sent), tokens, sent, tokens)
 
 
 def sent_messages(transcript: Transcript, plan: Plan) -> tuple[Message, ...]:

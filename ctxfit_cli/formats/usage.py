@@ -4,18 +4,19 @@
   ``input_tokens + cache_creation_input_tokens + cache_read_input_tokens`` (a missing field
   counts 0; no usage at all: unknown). All records of one reply share `message.id` and the same
   usage, so one call per id. `claude_code_call` reads one record.
-- **Codex**: an `event_msg` of type `token_count` follows each model response; its
-  `info.last_token_usage.input_tokens` is the whole prompt of that call (OpenAI counts cached
-  input inside `input_tokens`), `info.model_context_window` the window the client assumed, and
-  the model is the one of the latest `turn_context`. Codex re-emits the same event (same
-  `total_token_usage`) after a turn context; repeats are dropped. `CodexCalls` watches the
-  records going into the reader and the messages coming out, and ties each event to the
-  assistant message holding the last reply item written before it.
+- **Codex**: an `event_msg` of type `token_count` goes with each model response (after its
+  items; before them in Codex 0.40); its `info.last_token_usage.input_tokens` is the whole
+  prompt of that call (OpenAI counts cached input inside `input_tokens`),
+  `reasoning_output_tokens` the reasoning it produced, `info.model_context_window` the window
+  the client assumed, and the model is the one of the latest `turn_context`. Codex re-emits
+  the same event (same `total_token_usage`) after a turn context; repeats are dropped. The
+  reader (`codex.Runs`) says which call each event belongs to; `CodexCalls` puts it on the
+  assistant message that call made.
 
 >>> claude_code_call({"message": {"id": "m1", "model": "claude-opus-4-6", "usage": {
 ...     "input_tokens": 3, "cache_creation_input_tokens": 10, "cache_read_input_tokens": 20000,
 ...     "output_tokens": 5}}}, 7)
-RecordedCall(message=7, id='m1', model='claude-opus-4-6', prompt_tokens=20013, output_tokens=5, window=None)
+RecordedCall(message=7, id='m1', model='claude-opus-4-6', prompt_tokens=20013, output_tokens=5, window=None, reasoning_tokens=None)
 """
 
 from __future__ import annotations
@@ -27,8 +28,6 @@ from .reading import Record
 
 #: Claude Code usage fields whose sum is the whole prompt of a call.
 PROMPT_FIELDS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-#: Codex response items that are the model's reply (what a `token_count` event follows).
-_REPLY_ITEMS = ("function_call", "custom_tool_call", "local_shell_call", "reasoning")
 
 
 def _count(value: object) -> int | None:
@@ -59,67 +58,31 @@ def claude_code_call(value: dict, message: int) -> RecordedCall | None:
 class CodexCalls:
     """Fills `calls` from a Codex rollout while it is read.
 
-    Wrap the records before the reader (`records`) and the messages after it (`messages`); the
-    calls are known once the messages are exhausted.
+    Give `on_usage` to the reader (`codex.to_openai`: it knows which model call each
+    `token_count` event belongs to, by the line of the call's first item) and wrap the
+    messages coming out of it (`messages`): the assistant message made by a call carries that
+    line, so it gets the call. The calls are known once the messages are exhausted.
     """
 
     def __init__(self, calls: list[RecordedCall]) -> None:
         self.calls = calls
-        self._model = ""
-        self._reply_line = 0
-        self._last_total: object = None
-        #: (line of the last reply item before the event, prompt, output, model, window)
-        self._events: list[tuple[int, int | None, int | None, str, int | None]] = []
+        #: The call of each run, by the line of its first item.
+        self._by_line: dict[int, tuple[int | None, int | None, str, int | None, int | None]] = {}
 
-    def records(self, records: Iterable[Record]) -> Iterator[Record]:
-        for record in records:
-            if isinstance(record.value, dict):
-                self._see(record.line, record.value)
-            yield record
-
-    def _see(self, line: int, value: dict) -> None:
-        kind, payload = value.get("type"), value.get("payload")
-        if not isinstance(payload, dict):
-            return
-        if kind == "turn_context" and isinstance(payload.get("model"), str):
-            self._model = payload["model"]
-        elif kind == "response_item" and (payload.get("type") in _REPLY_ITEMS or (
-                payload.get("type") == "message" and payload.get("role") == "assistant")):
-            self._reply_line = line
-        elif kind == "event_msg" and payload.get("type") == "token_count":
-            info = payload.get("info")
-            if not isinstance(info, dict) or not isinstance(info.get("last_token_usage"), dict):
-                return
-            total = info.get("total_token_usage")
-            if total is not None and total == self._last_total:
-                return  # the same event again, written after a turn context
-            self._last_total = total
-            last = info["last_token_usage"]
-            self._events.append((self._reply_line, _count(last.get("input_tokens")),
-                                 _count(last.get("output_tokens")), self._model,
-                                 _count(info.get("model_context_window")) or None))
+    def on_usage(self, line: int, info: dict, model: str) -> None:
+        last = info["last_token_usage"]
+        self._by_line[line] = (_count(last.get("input_tokens")), _count(last.get("output_tokens")), model,
+                               _count(info.get("model_context_window")) or None,
+                               _count(last.get("reasoning_output_tokens")))
 
     def messages(self, messages: Iterable[Message]) -> Iterator[Message]:
         replies: list[tuple[int, int]] = []  # (line, index) of each assistant message
-        index = 0
-        for message in messages:
+        for index, message in enumerate(messages):
             if message.role is Role.ASSISTANT:
                 replies.append((message.line, index))
             yield message
-            index += 1
-        self._resolve(replies)
-
-    def _resolve(self, replies: list[tuple[int, int]]) -> None:
-        """Each event belongs to the assistant message that starts last at or before the last
-        reply item written before it; an event before any reply is dropped."""
-        replies.sort()
-        for reply_line, prompt, output, model, window in self._events:
-            owner = None
-            for line, index in replies:
-                if line > reply_line:
-                    break
-                owner = index
-            if owner is not None and reply_line:
-                self.calls.append(RecordedCall(owner, "", model, prompt, output, window))
-        self.calls.sort(key=lambda c: c.message)
-        self._events.clear()
+        for line, index in replies:
+            found = self._by_line.pop(line, None)
+            if found is not None:
+                prompt, output, model, window, reasoning = found
+                self.calls.append(RecordedCall(index, "", model, prompt, output, window, reasoning))

@@ -1,7 +1,8 @@
 """Context policies to compare in a replay: ctxfit's and the ones it replaces.
 
 Each policy turns a recorded history into the requests the agent would have sent, one before
-each assistant message. Policies that clear tool results are presets of the same `Fitter`, so a
+each assistant message (none before those of a history the conversation was given:
+`Transcript.given`). Policies that clear tool results are presets of the same `Fitter`, so a
 comparison isolates exactly the parameter that differs.
 
 | name              | what it does                                                             |
@@ -28,6 +29,7 @@ from typing import Callable, Iterator, NamedTuple, Protocol
 from ..core.estimate import merged_cost, message_cost
 from ..core.fitting import FitOptions, Fitter, OpenCalls, Shape, overlapping_ranges, note_cost, noted_cost
 from ..core.model import Role, Transcript
+from ..core.usage import log_anchoring
 from ..errors import InvalidRequest
 from .validity import RequestCheck
 
@@ -44,6 +46,8 @@ class Request(NamedTuple):
     #: Tokens of `earlier` this request still sends, wherever they are in it (the cache bound).
     still_sent: Callable[["Request"], int]
     shape: object = None
+    #: The recorded size of an earlier call that `tokens` is anchored on (0: all estimated).
+    confirmed: int = 0
 
 
 class Policy(Protocol):
@@ -74,7 +78,8 @@ class FitterPolicy:
     def requests(self, transcript: Transcript, options: FitOptions) -> Iterator[Request]:
         shapes: list[Shape] = []
         fitter = Fitter(self.adjust(options), transcript.fixed, dialect=transcript.dialect,
-                        on_shape=shapes.append)
+                        on_shape=shapes.append, replies_from=transcript.given,
+                        anchoring=log_anchoring(transcript, options.counter))
 
         shared, still_sent = fitter.sharing.shared_tokens, fitter.sharing.still_sent_tokens
         check = RequestCheck(transcript)
@@ -91,7 +96,8 @@ class FitterPolicy:
                                       start=shape.start, end=shape.end)
                     yield Request(fitter.requests, shape.tokens, shape.stage,
                                   lambda earlier, current=shape: shared(earlier.shape, current),
-                                  lambda earlier, current=shape: still_sent(earlier.shape, current), shape)
+                                  lambda earlier, current=shape: still_sent(earlier.shape, current), shape,
+                                  fitter.confirmed(shape.end))
                 shapes.clear()
         except InvalidRequest:
             if streamed:  # the history itself may be what is invalid: as for a held one, say so
@@ -114,13 +120,18 @@ class SendAll:
 
     def requests(self, transcript: Transcript, options: FitOptions) -> Iterator[Request]:
         fixed_tokens = sum(message_cost(m, options.counter).tokens for m in transcript.fixed)
-        tokens, call = fixed_tokens, 0
+        anchoring = log_anchoring(transcript, options.counter)
+        prefix, call = [0], 0
         for i, message in enumerate(transcript.messages):
-            if message.role is Role.ASSISTANT and i:
+            if message.role is Role.ASSISTANT and i and i >= transcript.given:
                 call += 1
+                tokens = fixed_tokens + prefix[i]
+                confirmed = 0
+                if anchoring is not None:
+                    tokens, confirmed = tokens + anchoring.offset(i, prefix), anchoring.confirmed(i)
                 only_appends = lambda earlier: earlier.tokens  # noqa: E731
-                yield Request(call, tokens, "none", only_appends, only_appends)
-            tokens += message_cost(message, options.counter).tokens
+                yield Request(call, tokens, "none", only_appends, only_appends, None, confirmed)
+            prefix.append(prefix[-1] + message_cost(message, options.counter).tokens)
 
 
 @dataclass(frozen=True)
@@ -148,7 +159,7 @@ class OldTurns:
         check = RequestCheck(transcript)
         for i, message in enumerate(messages):
             boundary = open_calls.add(message)
-            if message.role is Role.ASSISTANT and i:
+            if message.role is Role.ASSISTANT and i and i >= transcript.given:
                 call += 1
                 start = self._start(messages, prefix, first, turns, turn_prefix, i, fixed_tokens, options)
                 if start is not None:

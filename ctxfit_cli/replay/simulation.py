@@ -54,6 +54,8 @@ class Step(NamedTuple):
     cache_break: bool
     #: The most any policy sending this request's content could read from the cache.
     cache_bound: int = 0
+    #: The recorded size of an earlier call that `tokens` is anchored on (0: all estimated).
+    confirmed: int = 0
 
 
 @dataclass
@@ -118,7 +120,10 @@ class PolicyReplay:
             "relative_cost": round(self.cost / (self.total_input * prices.input), 4) if self.total_input else 0.0,
         }
         if steps:
-            document["steps"] = [step._asdict() for step in self.steps]
+            # `predicted`: the size ctxfit counts before sending (anchored on earlier calls'
+            # recorded sizes where the log has them), split into its confirmed and estimated parts.
+            document["steps"] = [{**step._asdict(), "predicted": step.tokens,
+                                  "estimated": step.tokens - step.confirmed} for step in self.steps]
         return document
 
 
@@ -145,16 +150,18 @@ def replay(transcript: Transcript, policy: Policy, options: FitOptions, *,
         if request.tokens > window:
             # Rejected: not processed, not billed, nothing cached. The next request is compared
             # with the last request that was accepted.
-            add(Step(request.call, request.tokens, request.stage, True, 0, 0, 0, False), budget, prices)
+            add(Step(request.call, request.tokens, request.stage, True, 0, 0, 0, False, 0, request.confirmed),
+                budget, prices)
             continue
-        shared = request.shared_with(previous) if previous is not None else 0
-        bound = request.still_sent(previous) if previous is not None else 0
+        # (Shares are estimates, the size may be anchored on a recorded one: never more than it.)
+        shared = min(request.shared_with(previous), request.tokens) if previous is not None else 0
+        bound = min(request.still_sent(previous), request.tokens) if previous is not None else 0
         read = shared if shared >= min_cacheable else 0
         write = request.tokens - read if request.tokens >= min_cacheable else 0
         # Positional: one step per model call, and keywords cost more here.
         step = Step(request.call, request.tokens, request.stage, False, read, write,  # not rejected
                     request.tokens - read - write, previous is not None and shared < previous.tokens,
-                    bound if bound >= min_cacheable else 0)
+                    bound if bound >= min_cacheable else 0, request.confirmed)
         add(step, budget, prices)
         previous = request
     return result

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Callable, NamedTuple, Sequence
 
+from ..anchor import Anchoring
 from ..model import Message, Role
 from ..options import FitOptions
 from ..plan import Batch, Plan
@@ -57,8 +58,14 @@ class Fitter:
 
     def __init__(self, options: FitOptions, fixed: Sequence[Message] = (), *,
                  dialect: str = "openai", on_request: Callable[[Plan], None] | None = None,
-                 on_shape: Callable[[Shape], None] | None = None) -> None:
+                 on_shape: Callable[[Shape], None] | None = None, replies_from: int = 0,
+                 anchoring: Anchoring | None = None) -> None:
         self.options = options
+        #: The provider's reported sizes: every request is weighed at its anchored size.
+        self.anchoring = anchoring
+        #: Assistant messages before this index were given as history (a compaction's): no
+        #: request was made before them.
+        self.replies_from = replies_from
         #: Called with the plan of every request the walk passes (used by replay).
         self.on_request = on_request
         #: Called with the light `Shape` of every request the walk passes (used by replay:
@@ -101,7 +108,7 @@ class Fitter:
         """Add messages; the request made before each assistant message is walked through."""
         history = self.history
         for message in new:
-            if message.role is _ASSISTANT and history.messages:
+            if message.role is _ASSISTANT and history.messages and len(history.messages) >= self.replies_from:
                 self._commit(len(history.messages))
             history.append(message)
 
@@ -109,6 +116,7 @@ class Fitter:
 
     def _commit(self, end: int) -> None:
         """Walk through the request made before message `end` and keep its ratchets."""
+        self._anchor(end)
         self.cleared_batches, self.start = self._evaluate(end)
         self.requests += 1
         self.request_ends.append(end)
@@ -116,6 +124,24 @@ class Fitter:
             self.on_request(self._describe(end, self.cleared_batches, self.start))
         if self.on_shape is not None:
             self.on_shape(self._shape(end, self.cleared_batches, self.start))
+
+    def _anchor(self, end: int) -> None:
+        """Weigh the request before message `end` at its anchored size: the correction of the
+        newest reported size goes into the fixed part, which every size counts once."""
+        history = self.history
+        offset = self.anchoring.offset(end, history.cost_prefix) if self.anchoring is not None else 0
+        if history.fixed_tokens != history.estimated_fixed + offset:
+            history.fixed_tokens = history.estimated_fixed + offset
+            self._cut = None  # the cuts were sized with the old correction
+
+    @property
+    def correction(self) -> int:
+        """What the anchoring adds to the estimate of the request weighed last (0: none)."""
+        return self.history.fixed_tokens - self.history.estimated_fixed
+
+    def confirmed(self, end: int) -> int:
+        """The reported size the request before message `end` is anchored on (0: none)."""
+        return self.anchoring.confirmed(end) if self.anchoring is not None else 0
 
     def _evaluate(self, end: int) -> tuple[int, int]:
         """(cleared batches, kept start) for the request made before message `end`."""
@@ -148,6 +174,7 @@ class Fitter:
     def plan(self) -> Plan:
         """The plan for the request made now, at the end of the history (nothing committed)."""
         end = len(self.history.messages)
+        self._anchor(end)
         mark = self.clearing.mark()
         batches, start = self._evaluate(end)
         plan = self._describe(end, batches, start)
@@ -171,7 +198,8 @@ class Fitter:
             start = max(history.first + 1, 0)
         return Plan(
             stage=stage, budget=options.budget, window=options.window,
-            tokens_before=before, tokens_after=after, fixed_tokens=history.fixed_tokens,
+            tokens_before=before, tokens_after=after, fixed_tokens=history.estimated_fixed,
+            confirmed=self.confirmed(end),
             batches=tuple(described), protected=clearing.protected(),
             too_small=tuple(clearing.too_small), first=history.first, start=start, anchor=anchor,
             dropped=tuple(dropped), messages=end,

@@ -32,7 +32,10 @@ class History:
         self.options = options
         self.counter = options.counter
         self.fixed = tuple(fixed)
-        self.fixed_tokens = sum(message_cost(m, self.counter).tokens for m in self.fixed)
+        #: ctxfit's estimate of the fixed part; `fixed_tokens` adds the anchoring correction
+        #: (`core.anchor`) of the request being weighed, so that every size is anchored.
+        self.estimated_fixed = sum(message_cost(m, self.counter).tokens for m in self.fixed)
+        self.fixed_tokens = self.estimated_fixed
         self.messages: list[Message] = []
         self.cost_prefix = [0]  # tokens of messages[:i]
         self.floor_prefix = [0]  # the same with every clearable result cleared

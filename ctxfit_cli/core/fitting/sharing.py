@@ -75,7 +75,7 @@ class Sharing:
         """`shared_tokens`, in general: the common run of both requests' segments, which ends
         early at the first result cleared since `previous`."""
         h = self.history
-        shared = h.fixed_tokens
+        shared = h.estimated_fixed  # (estimates: the anchoring moves no message)
         if previous.start or current.start:
             if not (previous.start and current.start):
                 return shared + h.cost_prefix[h.first]  # the first message gained the note
@@ -99,7 +99,7 @@ class Sharing:
         history with the same results cleared, or the same noted first message. Results cleared
         since `previous` change their message, so it is not counted.
         """
-        tokens = self.history.fixed_tokens
+        tokens = self.history.estimated_fixed
         for low, high in overlapping_ranges(self._body(previous), self._body(current)):
             tokens += self._range_tokens(low, high, previous.cleared)
             tokens -= self._newly_cleared_tokens(low, high, previous.cleared, current.cleared)

@@ -1,0 +1,203 @@
+"""Counts the provider confirmed (DESIGN §11): every size anchored on the last reported one.
+
+Every reply reports the exact size of the prompt it was given. The next request is that
+request plus what changed since, so only the change is estimated:
+
+    next = reported(last request) + est(messages added since)
+           − est(what ctxfit removed from the counted part) + est(what it put in: notes)
+
+ctxfit's own estimate of a request already adds and removes those parts, so the anchored size
+is that estimate plus a correction (`Anchoring.offset`): the reported size minus ctxfit's
+estimate of the request it counted (`Anchor.estimated`), the learned growth ratio applied to
+the messages added since, and the reasoning Codex re-sends within a turn. A fitter that adds
+the correction to every size it weighs decides with the anchored size.
+
+- An anchor holds only while the prefix it counted is still the prefix sent: its `digest` (of
+  the fixed part and the messages the request held) must match. A change ctxfit did not make
+  (the agent's compaction, an edited history, another system prompt or tool list) drops it
+  until the next reply; then the estimate alone is the count.
+- Per conversation, the ratio of reported to estimated growth between two replies, learned
+  online (`GrowthRatio`: bounded, smoothed, starting at 1), scales the estimate of new messages.
+- Codex sends a turn's encrypted reasoning back with each later request of the same turn and
+  drops it at the next user turn: a reply's `reasoning` tokens (as reported) join the next
+  request of its turn, and a new turn loses the reasoning the counted request held.
+
+Plain data in, plain data out.
+
+>>> anchor = Anchor(reported=164_831, messages=3, estimated=150_000)
+>>> Anchoring([anchor]).offset(end=3, prefix=[0, 10, 20, 30])
+14831
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterable, NamedTuple, Sequence
+
+from .model import Message, RecordedCall
+
+#: Growth (estimated tokens) below which a pair of replies teaches the ratio nothing: a few
+#: tokens of framing would decide it.
+LEARN_FROM = 200
+#: The learned ratio stays within these bounds, whatever a few odd replies say.
+RATIO_BOUNDS = (0.8, 1.5)
+#: Weight of each new sample in the smoothed ratio (exponential, in log space).
+RATIO_WEIGHT = 0.3
+
+
+class Anchor(NamedTuple):
+    """One reply's report of the request it was given."""
+
+    #: The provider's count of the whole request.
+    reported: int
+    #: How many history messages that request held (the fixed part apart).
+    messages: int
+    #: ctxfit's estimate of that request as it was sent (same counter as the fit).
+    estimated: int
+    #: `prefix_digest` of the fixed part and those messages; b"" when the history is the log's
+    #: own record of what was sent (nothing to check).
+    digest: bytes = b""
+    #: Reasoning tokens the reply produced, which the next request of the same turn re-sends.
+    reasoning: int = 0
+    #: Reasoning of earlier replies of the same turn that `reported` includes.
+    turn_reasoning: int = 0
+
+
+class Count(NamedTuple):
+    """A request's size, split into what a provider confirmed and what is estimated."""
+
+    tokens: int
+    #: The reported size it is anchored on (0: nothing confirmed, all estimated).
+    confirmed: int = 0
+
+    @property
+    def estimated(self) -> int:
+        """The estimated part: what changed since the confirmed request (may be negative
+        when ctxfit removed more than was added)."""
+        return self.tokens - self.confirmed
+
+    def to_dict(self) -> dict:
+        return {"tokens": self.tokens, "confirmed": self.confirmed, "estimated": self.estimated}
+
+
+def prefix_digest(fixed: Iterable[Message], messages: Iterable[Message]) -> bytes:
+    """What an anchor compares: the bytes of the fixed part and of the messages, in order."""
+    import hashlib  # (only where anchors are checked: `estimate` never needs it)
+    digest = hashlib.blake2b(digest_size=16)
+    for part in (fixed, messages):
+        for message in part:
+            digest.update(len(message.raw).to_bytes(8, "little"))
+            digest.update(message.raw)
+        digest.update(b"\x00")
+    return digest.digest()
+
+
+class GrowthRatio:
+    """Reported ÷ estimated growth between replies, learned online (bounded, smoothed).
+
+    >>> ratio = GrowthRatio()
+    >>> ratio.learn(reported=1200, estimated=1000); round(ratio.value, 3)
+    1.056
+    >>> ratio.learn(reported=10, estimated=5); round(ratio.value, 3)  # too small to say anything
+    1.056
+    """
+
+    def __init__(self) -> None:
+        self.value = 1.0
+        self.samples = 0
+
+    def learn(self, *, reported: int, estimated: int) -> None:
+        if estimated < LEARN_FROM or reported <= 0:
+            return
+        low, high = RATIO_BOUNDS
+        sample = min(max(reported / estimated, low), high)
+        self.value = math.exp((1 - RATIO_WEIGHT) * math.log(self.value) + RATIO_WEIGHT * math.log(sample))
+        self.samples += 1
+
+
+class Anchoring:
+    """The anchors of one conversation, in the order its replies came, and the correction
+    they give a request: `offset(end, prefix)` for the request holding the history's first
+    `end` messages, where `prefix[i]` is the estimate of the first i messages.
+
+    Only anchors of requests no longer than `end` are used (the newest of them; shorter only,
+    with `earlier_only`); each new one teaches the growth ratio what the growth since the one
+    before really cost.
+    """
+
+    def __init__(self, anchors: Iterable[Anchor] = (), *, turn_starts: Sequence[int] = (),
+                 earlier_only: bool = False) -> None:
+        #: Use only anchors of shorter requests: a log's replay predicts each call from the
+        #: calls before it, not from its own recorded size.
+        self.earlier_only = earlier_only
+        self.pending = list(anchors)
+        self.pending.sort(key=lambda a: a.messages)
+        self.latest: Anchor | None = None
+        self.ratio = GrowthRatio()
+        #: Indices of messages that open a user turn (where Codex drops a turn's reasoning).
+        self.turn_starts = turn_starts
+
+    def add(self, anchor: Anchor) -> None:
+        """A new reply's report (after every anchor given so far)."""
+        self.pending.append(anchor)
+
+    def drop(self) -> None:
+        """Forget the anchor: the prefix it counted is no longer what is sent."""
+        self.latest = None
+        self.pending.clear()
+
+    def anchor_for(self, end: int) -> Anchor | None:
+        """The newest anchor of a request of at most `end` messages (learning from each passed)."""
+        while self.pending and self.pending[0].messages < end + (not self.earlier_only):
+            anchor = self.pending.pop(0)
+            if self.latest is not None and anchor.messages > self.latest.messages:
+                grew = anchor.reported - self.latest.reported - self._reasoning(self.latest, anchor.messages)
+                self.ratio.learn(reported=grew, estimated=anchor.estimated - self.latest.estimated)
+            self.latest = anchor
+        return self.latest
+
+    def offset(self, end: int, prefix: Sequence[int]) -> int:
+        """What to add to ctxfit's estimate of the request before message `end` (0 without
+        an anchor)."""
+        anchor = self.anchor_for(end)
+        if anchor is None:
+            return 0
+        added = prefix[end] - prefix[anchor.messages]
+        return (anchor.reported - anchor.estimated + round((self.ratio.value - 1) * added)
+                + self._reasoning(anchor, end))
+
+    def confirmed(self, end: int) -> int:
+        """The reported size the request before message `end` is anchored on (0: none)."""
+        anchor = self.anchor_for(end)
+        return anchor.reported if anchor is not None else 0
+
+    def _reasoning(self, anchor: Anchor, end: int) -> int:
+        """The reasoning a request at `end` carries beyond what `anchor` counted: the reply's
+        own within its turn, minus the turn's earlier reasoning once a new turn began."""
+        if not anchor.reasoning and not anchor.turn_reasoning:
+            return 0
+        if any(anchor.messages < t < end for t in self.turn_starts):
+            return -anchor.turn_reasoning
+        return anchor.reasoning
+
+
+def log_anchors(calls: Sequence[RecordedCall], prefix: Sequence[int], fixed: int,
+                turn_starts: Sequence[int] = ()) -> list[Anchor]:
+    """The anchors a log's recorded calls give: each call's reported prompt, as a request of
+    the log's own history before the call's message (estimated as `fixed + prefix[i]`).
+
+    >>> log_anchors([RecordedCall(2, prompt_tokens=900)], [0, 100, 250], 500)
+    [Anchor(reported=900, messages=2, estimated=750, digest=b'', reasoning=0, turn_reasoning=0)]
+    """
+    anchors: list[Anchor] = []
+    turn_reasoning = 0
+    for call in calls:
+        if not call.prompt_tokens or call.model == "<synthetic>" or not 0 <= call.message < len(prefix):
+            continue
+        if anchors and any(anchors[-1].messages < t < call.message for t in turn_starts):
+            turn_reasoning = 0  # a new user turn: the previous turn's reasoning is not re-sent
+        reasoning = call.reasoning_tokens or 0
+        anchors.append(Anchor(call.prompt_tokens, call.message, fixed + prefix[call.message],
+                              reasoning=reasoning, turn_reasoning=turn_reasoning))
+        turn_reasoning += reasoning
+    return anchors

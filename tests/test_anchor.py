@@ -1,0 +1,136 @@
+"""Counts the provider confirmed (DESIGN §11): the anchored size, in the core and on real logs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ctxfit_cli.cli.app import app
+from ctxfit_cli.core.anchor import RATIO_BOUNDS, Anchor, Anchoring, GrowthRatio, log_anchors, prefix_digest
+from ctxfit_cli.core.fitting import FitOptions, Fitter
+from ctxfit_cli.core.model import Message, Part, PartKind, RecordedCall, Role
+from conftest import REALWORLD, needs_realworld
+from test_usage_cli import run, runner
+
+OPEN_CODEX = REALWORLD / "codex" / "rollout-2025-09-24T20-12-23-01997ea4-a70d-7da3-8c20-c736db82a7c5.jsonl"
+CLAUDE = REALWORLD / "claude-code" / "spotter_ae4a77f8.jsonl"
+
+
+def text(role: Role, words: str) -> Message:
+    return Message(role, (Part(PartKind.TEXT, words),), words.encode())
+
+
+def test_the_anchored_size_is_the_reported_one_plus_what_was_added():
+    prefix = [0, 100, 300, 700]
+    anchoring = Anchoring([Anchor(reported=5000, messages=2, estimated=4200)])
+    assert anchoring.offset(2, prefix) == 800  # the counted request itself: exactly the report
+    assert anchoring.offset(3, prefix) + 4200 + 400 == 5000 + 400  # + the estimate of what came since
+    assert anchoring.confirmed(3) == 5000
+    assert Anchoring().offset(3, prefix) == 0 and Anchoring().confirmed(3) == 0
+
+
+def test_a_log_predicts_each_call_from_the_calls_before_it_only():
+    anchoring = Anchoring([Anchor(5000, 2, 4200), Anchor(6000, 3, 4600)], earlier_only=True)
+    assert anchoring.confirmed(2) == 0 and anchoring.confirmed(3) == 5000 and anchoring.confirmed(4) == 6000
+
+
+def test_the_growth_ratio_is_learned_bounded_and_smoothed():
+    ratio = GrowthRatio()
+    for _ in range(50):
+        ratio.learn(reported=10_000, estimated=1_000)
+    assert ratio.value == pytest.approx(RATIO_BOUNDS[1])
+    ratio = GrowthRatio()
+    ratio.learn(reported=1_100, estimated=1_000)
+    assert 1.0 < ratio.value < 1.1
+    # It scales the estimate of messages added since the anchor.
+    anchoring = Anchoring([Anchor(1000, 1, 1000), Anchor(2200, 2, 2000)])
+    anchoring.anchor_for(2)
+    assert anchoring.ratio.value > 1
+    assert anchoring.offset(3, [0, 0, 1000, 2000]) == 2200 - 2000 + round((anchoring.ratio.value - 1) * 1000)
+
+
+def test_codex_reasoning_joins_the_next_request_of_its_turn_and_leaves_at_a_new_turn():
+    calls = [RecordedCall(1, prompt_tokens=1000, reasoning_tokens=300),
+             RecordedCall(3, prompt_tokens=1500, reasoning_tokens=200)]
+    prefix = [0, 100, 200, 300, 400, 500, 600]
+    anchors = log_anchors(calls, prefix, 900)
+    assert [(a.reasoning, a.turn_reasoning) for a in anchors] == [(300, 0), (200, 300)]
+    same_turn = Anchoring(anchors)
+    assert same_turn.offset(5, prefix) == 1500 - (900 + 300) + 200
+    new_turn = Anchoring(anchors, turn_starts=[4])
+    assert new_turn.offset(5, prefix) == 1500 - (900 + 300) - 300
+
+
+def test_the_digest_changes_with_any_byte_of_the_prefix_or_the_fixed_part():
+    system, a, b = text(Role.SYSTEM, "be brief"), text(Role.USER, "hi"), text(Role.ASSISTANT, "hello")
+    digest = prefix_digest([system], [a, b])
+    assert digest == prefix_digest([system], [a, b])
+    assert digest != prefix_digest([system], [a, text(Role.ASSISTANT, "hellO")])
+    assert digest != prefix_digest([text(Role.SYSTEM, "be terse")], [a, b])
+    assert digest != prefix_digest([], [system, a, b])
+
+
+def test_the_fitter_decides_with_the_anchored_size():
+    """The same history fits as it is when the provider counted it small, and is cleared when
+    the provider counted it large, whatever the estimate says."""
+    history = [text(Role.USER, "task " * 10)]
+    for i in range(8):
+        history.append(Message(Role.ASSISTANT, (Part(PartKind.TOOL_CALL, "{}", "read", f"c{i}"),), b"{}"))
+        history.append(Message(Role.TOOL, (Part(PartKind.TOOL_RESULT, "x" * 4000, "read", f"c{i}"),), b"{}"))
+    options = FitOptions(budget=12_000)
+
+    plain = Fitter(options)
+    plain.extend(history)
+    assert plain.plan().stage == "none"  # ~8,000 estimated
+    counted = len(history) - 2  # the provider counted the request before the last round
+    estimated = plain.history.cost_prefix[counted]
+
+    def plan(reported: int):
+        fitter = Fitter(options, anchoring=Anchoring([Anchor(reported, counted, estimated)]))
+        fitter.extend(history)
+        return fitter.plan()
+
+    small, large = plan(6_000), plan(14_000)
+    assert small.stage == "none" and small.confirmed == 6_000 and small.tokens_after < 8_000
+    assert large.stage != "none" and large.tokens_after <= 12_000 and large.confirmed == 14_000
+
+
+@needs_realworld
+def test_estimate_says_the_recorded_and_the_estimated_part():
+    document = run("estimate", str(OPEN_CODEX), "--json")
+    recorded = document["files"][0]["recorded"]
+    assert recorded["next_request"]["confirmed"] == recorded["last_prompt"] == 15490
+    assert recorded["next_request"]["tokens"] == 15490 + recorded["next_request"]["estimated"]
+    shown = runner.invoke(app, ["estimate", str(OPEN_CODEX)]).output
+    total = recorded["next_request"]["tokens"]
+    assert f"15,490 recorded + {total - 15490:,} estimated = {total:,}" in shown
+
+
+@needs_realworld
+def test_fit_keeps_the_logs_model_and_says_both_parts():
+    done = runner.invoke(app, ["fit", str(CLAUDE), "--budget", "100000", "--json"])
+    assert done.exit_code == 0
+    document = json.loads(done.stdout)
+    [report], [payload] = document["reports"], document["payloads"]
+    assert payload["model"] == "claude-opus-4-6"
+    assert report["confirmed"] > 0 and report["tokens_sent"] <= 100_000
+    read_back = runner.invoke(app, ["estimate", "-", "--json"], input=json.dumps(payload))
+    back = json.loads(read_back.stdout)["files"][0]
+    assert back["counter"] == report["counter"] and back["tokens"] == report["tokens_in_payload"]
+
+
+@needs_realworld
+@pytest.mark.parametrize("path", [OPEN_CODEX, CLAUDE], ids=lambda p: p.name[:20])
+def test_replay_predicts_each_call_from_the_ones_before(path):
+    document = run("replay", str(path), "-p", "none", "--json", "--steps")
+    errors = []
+    for file in document["files"]:
+        steps = file["policies"]["none"]["steps"]
+        assert steps[0]["confirmed"] == 0  # each conversation's first call: nothing to go by
+        for step in steps[1:]:
+            assert step["predicted"] == step["confirmed"] + step["estimated"]
+            if step["recorded"]:
+                errors.append(abs(step["predicted"] / step["recorded"] - 1))
+    errors.sort()
+    assert errors and errors[len(errors) // 2] < 0.005
