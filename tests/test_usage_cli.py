@@ -59,6 +59,7 @@ def test_fixed_tokens_must_be_a_number_or_auto(tmp_path):
 
 #: An unredacted Codex 0.40 rollout (the other Codex logs had their text replaced by markers,
 #: so what clearing their results frees cannot be estimated).
+CALIBRATE_LOG = str(CODEX_LOG.parent / "rollout-2025-09-25T15-12-14-019982b8-3422-79e0-8b3b-05abaf4f3c3e.jsonl")
 OPEN_CODEX_LOG = str(CODEX_LOG.parent / "rollout-2025-09-24T20-12-23-01997ea4-a70d-7da3-8c20-c736db82a7c5.jsonl")
 
 
@@ -100,18 +101,21 @@ def test_replay_steps_show_the_recorded_size_of_each_call():
 
 @needs_realworld
 def test_calibrate_from_usage_reports_calls_and_held_out_error(tmp_path):
+    # An unredacted rollout: the redacted one's added text is markers of one shape, and whether its
+    # near-degenerate programme has a solution depended on the BLAS build (OPENBLAS_CORETYPE).
     out = tmp_path / "mine.json"
-    result = runner.invoke(app, ["calibrate", "--from-usage", LOG, "--name", "mine", "-o", str(out), "--json"])
+    result = runner.invoke(app, ["calibrate", "--from-usage", CALIBRATE_LOG, "--name", "mine", "-o", str(out),
+                                 "--json"])
     assert result.exit_code == 0, result.output
     document = json.loads(out.read_text())
     evaluation = document["evaluation"]
-    assert evaluation["calls"] == 28 and evaluation["logs"] == 1
+    assert evaluation["calls"] == 35 and evaluation["logs"] == 1
     assert evaluation["pairs_fitted"] > 0 and evaluation["held_out"]["pairs"] > 0
     assert document["profile"]["name"] == "mine" and document["profile"]["fit"]["from"] == "recorded usage"
     assert "held-out pairs" in result.stderr
     # The profile it wrote is one the other commands take.
     (tmp_path / "p.json").write_text(json.dumps(document["profile"]))
-    [file] = run("estimate", LOG, "--json", "--profile", str(tmp_path / "p.json"))["files"]
+    [file] = run("estimate", CALIBRATE_LOG, "--json", "--profile", str(tmp_path / "p.json"))["files"]
     assert file["counter"] == "profile:mine@1" and file["counter_reason"] == "given"
 
 
@@ -129,6 +133,9 @@ def test_calibrate_from_usage_needs_logs_that_record_usage(tmp_path):
 #: least text the log does not show (hook output, reminders): the profile over-counts their pairs
 #: by the margin that covers such pairs elsewhere (docs/accuracy.md, "Why the pairs scatter").
 LAST_CALL_BOUND = {"spotter_ae4a77f8.jsonl": 0.12, "spotter_ae4a77f8.jsonl:1482": 0.16}
+#: Claude Code 2.0 (Sonnet 4.5) sessions the profile was not fitted on: its estimate of the last
+#: prompt is under the recorded one (DESIGN §11, issue #21) -- what the anchored count is for.
+LAST_CALL_FLOOR = {"full-session-four.jsonl": -0.18}
 
 
 @needs_realworld
@@ -141,9 +148,12 @@ def test_estimate_of_claude_code_logs_shows_recorded_sizes_fixed_part_and_last_c
             assert recorded["peak_prompt"] >= recorded["last_prompt"] > 0
             assert file["unlogged"]["source"] == "inferred" and 10000 < file["unlogged"]["tokens"] < 40000
             error = recorded["last_prompt_estimate"] / recorded["last_prompt"] - 1
-            assert 0 <= error <= LAST_CALL_BOUND.get(name, 0.10), (name, error)
+            assert LAST_CALL_FLOOR.get(name, 0) <= error <= LAST_CALL_BOUND.get(name, 0.10), (name, error)
+            # The next request is counted from the recorded size, whatever the profile's error.
+            anchored = recorded["next_request"]
+            assert anchored["confirmed"] == recorded["last_prompt"] and anchored["estimated"] >= 0
             seen += 1
-    assert seen == 7  # five logs, two of them compacted once
+    assert seen == 9  # seven logs, two of them compacted once
 
 
 @needs_realworld
