@@ -9,6 +9,8 @@
 | `request`     | a whole request object `{"messages": [...], ...}` (one per file or per line), or a JSON list of messages | its own |
 | `swe-agent`   | SWE-agent trajectory (`*.traj`)                          | openai     |
 | `openhands`   | OpenHands event list, or evaluation output (one instance per line) | openai |
+| `gemini`      | Gemini contents (`{"role", "parts"}`), one per line; a generateContent request is `request` | gemini |
+| `gemini-cli`  | Gemini CLI chat recording (`chats/session-*.json` or `.jsonl`) | gemini |
 """
 
 from __future__ import annotations
@@ -23,15 +25,16 @@ from ..errors import BadInput, NoConversation
 from ..core.model import Dialect, Message, Part, PartKind, RecordedCall, Role, Transcript
 from ..core.repair import repair
 from .reading import Record, read_records
-from . import anthropic, claude_code, codex, openai, openhands, swe_agent, usage
+from . import anthropic, claude_code, codex, gemini, gemini_cli, gemini_reading, openai, openhands, swe_agent, usage
 from .common import COMPACTED, Where, dumps, json_text, type_name
 from .repair_writers import WRITERS
 
 from ..input_formats import FORMATS  # noqa: E402 (apart: the CLI's help needs no reader)
 #: Formats read a whole document at a time by their own module (no streaming: a document is one JSON value).
-DOCUMENT_READERS = {"swe-agent": swe_agent.read, "openhands": openhands.read}
+DOCUMENT_READERS = {"swe-agent": swe_agent.read, "openhands": openhands.read,
+                    "gemini": gemini_reading.read_contents, "gemini-cli": gemini_cli.read}
 #: Each request dialect's message parser: (value, raw bytes, where) -> Message.
-PARSERS = {"openai": openai.parse_message, "anthropic": anthropic.parse_message}
+PARSERS = {"openai": openai.parse_message, "anthropic": anthropic.parse_message, "gemini": gemini.parse_content}
 NO_MESSAGES = "has no messages: nothing from a user, assistant or tool was found"
 #: How many chat lines to look at for a feature that only one dialect has before assuming OpenAI.
 _SNIFF_LIMIT = 1000
@@ -191,12 +194,16 @@ def detect(name: str, first: Record) -> str:
         return "openhands"
     if swe_agent.sniff(value):
         return "swe-agent"
+    if gemini_cli.sniff(value):
+        return "gemini-cli"
     if isinstance(value, list):
         return "request"
     if not isinstance(value, dict):
         raise BadInput(name, first.line, f"expected a JSON object per line, got {type_name(value)}")
     if isinstance(value.get("messages"), list):
         return "request"
+    if gemini.sniff(value):
+        return gemini.sniff(value)
     if codex.sniff(value):
         return "codex"
     if claude_code.sniff(value):
@@ -283,6 +290,9 @@ def _require_messages(name: str, messages: Iterable[Message]) -> Iterator[Messag
 def _request(name: str, record: Record) -> Transcript:
     where = Where(name, record.line)
     value = record.value
+    if gemini.is_request(value):
+        request = value if isinstance(value, dict) else {gemini.CONTENTS: value}
+        return gemini_reading.read_request(name, record, _raw_fields(record, request, split=gemini.CONTENTS))
     if isinstance(value, list):
         value = {"messages": value}
     if not isinstance(value, dict) or not isinstance(value.get("messages"), list):
@@ -309,26 +319,26 @@ def _request(name: str, record: Record) -> Transcript:
     return transcript
 
 
-def _raw_fields(record: Record, request: dict) -> dict:
-    """The bytes of each field of a request and of each of its `messages`: ctxfit's own
+def _raw_fields(record: Record, request: dict, split: str = "messages") -> dict:
+    """The bytes of each field of a request and of each of its `messages` (or `split`): ctxfit's own
     serialization of each (`dumps`) when, joined, they are the document's own bytes (the common
     case, and always for a bare list of messages), else the document's exact bytes of each, on
     one line (`spans.one_line`)."""
-    dumped = {key: [dumps(m) for m in value] if key == "messages" else dumps(value) for key, value in request.items()}
+    dumped = {key: [dumps(m) for m in value] if key == split else dumps(value) for key, value in request.items()}
     if not isinstance(record.value, dict):
         return dumped
-    joined = b"{" + b",".join(dumps(key) + b":" + (b"[" + b",".join(value) + b"]" if key == "messages" else value)
+    joined = b"{" + b",".join(dumps(key) + b":" + (b"[" + b",".join(value) + b"]" if key == split else value)
                               for key, value in dumped.items()) + b"}"
     if joined == record.raw.strip():
         return dumped
     from .spans import SpanError, members, one_line  # (json's scanner: only for such documents)
     try:
-        raw = members(record.raw, split="messages")
+        raw = members(record.raw, split=split)
     except (SpanError, UnicodeDecodeError, RecursionError):  # orjson read it: keep its reading
         return dumped
-    if not isinstance(raw.get("messages"), list) or len(raw["messages"]) != len(request["messages"]):
+    if not isinstance(raw.get(split), list) or len(raw[split]) != len(request[split]):
         return dumped
-    return {key: [one_line(m) for m in value] if key == "messages" else one_line(value)
+    return {key: [one_line(m) for m in value] if key == split else one_line(value)
             for key, value in raw.items()}
 
 
