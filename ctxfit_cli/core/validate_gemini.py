@@ -32,6 +32,9 @@ from typing import Sequence
 from .validate import Checked
 
 ROLES = ("user", "model")
+#: A content's role as `Checked` holds it: the model's is "assistant", as in the other dialects,
+#: so what reads checks of any dialect (a replay's junctions) reads these alike.
+_CHECKED_ROLES = {"user": "user", "model": "assistant"}
 #: Part fields that hold its data: exactly one per part.
 DATA = {
     "text": "text", "inlineData": "inlineData", "inline_data": "inlineData", "fileData": "fileData",
@@ -60,13 +63,15 @@ def validate_request(payload: dict) -> list[str]:
 
 
 def check_content(content: object) -> Checked:
-    """The checks of one content on its own. `calls` and `results` hold (name, id) pairs."""
+    """The checks of one content on its own. `calls` and `results` hold (name, id) pairs; the
+    role is "user" or "assistant" (the model's)."""
     if not isinstance(content, dict):
         return Checked(None, (), (), True, 0, ("a content must be a JSON object",), False)
-    role = content.get("role") or "user"
+    given = content.get("role") or "user"
+    role = _CHECKED_ROLES.get(given, given)
     problems: list[str] = []
-    if role not in ROLES:
-        problems.append(f'role must be "user" or "model", not {role!r}')
+    if given not in ROLES:
+        problems.append(f'role must be "user" or "model", not {given!r}')
     parts = content.get("parts")
     if not isinstance(parts, list) or not parts:
         problems.append("parts must not be empty" if parts in (None, []) else '"parts" must be a list')
@@ -76,7 +81,7 @@ def check_content(content: object) -> Checked:
         kind = _part_kind(part, j, problems)
         if kind == "functionCall":
             calls.append(_named(part, kind, j, problems))
-            if role != "model":
+            if role != "assistant":
                 problems.append(f"parts[{j}]: a functionCall belongs in a model content")
         elif kind == "functionResponse":
             results.append(_named(part, kind, j, problems))
@@ -124,15 +129,16 @@ def scan(checked: Sequence[Checked]) -> list[str]:
     problems: list[str] = []
     for i, item in enumerate(checked):
         problems.extend(f"contents[{i}]: {p}" for p in item.problems)
-    if checked and checked[0].role == "model":
+    if checked and checked[0].role == "assistant":
         problems.append("contents[0]: the first content must be from the user, not the model")
     calls: tuple = ()  # calls of the model content right before, awaiting their responses
     previous = None
     for i, item in enumerate(checked):
         role = item.role
-        if role == previous and role in ROLES:
-            problems.append(f"contents[{i}]: two {role} contents in a row (user and model must alternate)")
-        if role == "model":
+        if role == previous and role in ("user", "assistant"):
+            name = "model" if role == "assistant" else role
+            problems.append(f"contents[{i}]: two {name} contents in a row (user and model must alternate)")
+        if role == "assistant":
             if calls:
                 problems.append(f"contents[{i - 1}]: its function calls have no responses before contents[{i}]")
             calls = item.calls

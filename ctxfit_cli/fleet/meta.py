@@ -9,6 +9,7 @@ Read from the records the agents write (plain data, no messages built):
 | codex       | `session_meta.payload.id`  | `cwd`              | `turn_context.model`    | `timestamp`  |
 | openhands   | `instance_id` (evaluation output) | `instance.repo` | `llm_config.model`, responses' `model` | events' `timestamp` |
 | swe-agent   | `replay_config.problem_statement.id` | `environment` | `replay_config.agent.model.name` | none in the file |
+| gemini-cli  | `sessionId`                | `directories[0]`, else the folder holding `chats/` | gemini messages' `model` | messages' `timestamp` |
 
 A log without an id is given one by the caller (a digest of its bytes, so that an exact copy is
 still recognised).
@@ -26,7 +27,8 @@ import orjson
 
 from ..formats.reading import Record
 
-AGENTS = {"claude-code": "Claude Code", "codex": "Codex", "openhands": "OpenHands", "swe-agent": "SWE-agent"}
+AGENTS = {"claude-code": "Claude Code", "codex": "Codex", "openhands": "OpenHands", "swe-agent": "SWE-agent",
+          "gemini-cli": "Gemini CLI"}
 
 
 @dataclass
@@ -93,8 +95,21 @@ def describe(path: str, format: str, records: Iterable[Record]) -> list[SessionM
         sessions = [SessionMeta("", AGENTS.get(format, format))]
     for session in sessions:
         if not session.project and path not in ("-", "<stdin>"):
-            session.project = PurePath(path).parent.name
+            session.project = _project_folder(PurePath(path), format)
     return sessions
+
+
+def _project_folder(path: PurePath, format: str) -> str:
+    """The folder that names a log's project: its own, but for Gemini CLI, which keeps a
+    project's chats in `<project>/chats/` (a sub-agent's one folder deeper).
+
+    >>> _project_folder(PurePath("/h/.gemini/tmp/web/chats/session-1.json"), "gemini-cli")
+    'web'
+    """
+    parts = path.parent.parts
+    if format == "gemini-cli" and "chats" in parts[1:]:
+        return parts[len(parts) - 1 - parts[::-1].index("chats") - 1]
+    return path.parent.name
 
 
 def _claude_code(records: Iterable[Record]) -> list[SessionMeta]:
@@ -200,4 +215,21 @@ def _swe_agent(records: Iterable[Record]) -> list[SessionMeta]:
     return sessions
 
 
-_READERS = {"claude-code": _claude_code, "codex": _codex, "openhands": _openhands, "swe-agent": _swe_agent}
+def _gemini_cli(records: Iterable[Record]) -> list[SessionMeta]:
+    from ..formats.gemini_cli import recording
+    metadata, messages = recording(records)
+    session = SessionMeta(str(metadata.get("sessionId") or ""), AGENTS["gemini-cli"])
+    directories = metadata.get("directories")
+    if isinstance(directories, list) and directories and isinstance(directories[0], str):
+        session.project = directories[0]
+    session.saw(metadata.get("startTime"))
+    for message, _ in messages:
+        session.saw(message.get("timestamp"))
+        if message.get("type") == "gemini":
+            session.model(message.get("model"))
+            session.message_ids.append(message["id"])
+    return [session]
+
+
+_READERS = {"claude-code": _claude_code, "codex": _codex, "openhands": _openhands, "swe-agent": _swe_agent,
+            "gemini-cli": _gemini_cli}

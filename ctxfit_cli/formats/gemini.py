@@ -204,20 +204,21 @@ def tools_dialect(tools: object) -> bool:
 
 
 def paired(messages: Iterable[Message]) -> Iterator[Message]:
-    """The messages with each functionResponse keyed as the call it answers: where ids are on
-    one side only, by name and order, as the API pairs them (lazy; most messages pass as they are)."""
-    calls: list[tuple[str, str]] = []  # (key, name) of the calls of the last model content
+    """The messages with each functionResponse keyed as the call it answers (lazy; most
+    messages pass as they are)."""
+    previous = None
     for message in messages:
-        if message.role is Role.ASSISTANT:
-            calls = [(p.call_id, p.tool) for p in message.parts if p.kind is _TOOL_CALL]
-        elif message.role is Role.USER:
-            if calls:
-                message = _paired(message, calls)
-            calls = []
+        message = answering(previous, message)
         yield message
+        previous = message
 
 
-def _paired(message: Message, calls: list[tuple[str, str]]) -> Message:
+def answering(previous: Message | None, message: Message) -> Message:
+    """`message` with its responses keyed as the calls of `previous` they answer: where ids are
+    on one side only, by name and order, as the API pairs them."""
+    if previous is None or previous.role is not Role.ASSISTANT or message.role is not Role.USER:
+        return message
+    calls = [(p.call_id, p.tool) for p in previous.parts if p.kind is _TOOL_CALL]
     keys = {key for key, _ in calls}
     results = [p for p in message.parts if p.kind is _TOOL_RESULT]
     if all(p.call_id in keys for p in results):
