@@ -28,6 +28,7 @@ class GeminiWriter:
     """How `core.repair` writes Gemini. One per transcript: it knows the calls it has seen."""
 
     user_first = results_in_user = True
+    results_in_order = False  # the API pairs responses by id, or by name and order
 
     def __init__(self) -> None:
         self._names: dict[str, str] = {}  # pairing key -> function name
