@@ -1,4 +1,4 @@
-"""Repairs of Gemini contents (DESIGN §13), each reported: what `core.repair` makes, written as
+"""Repairs of Gemini contents (DESIGN §8), each reported: what `core.repair` makes, written as
 Gemini, and the two repairs only this dialect needs.
 
 - `GeminiWriter` writes what `core.repair` makes: an open call answered by a functionResponse
