@@ -194,16 +194,14 @@ def detect(name: str, first: Record) -> str:
         return "openhands"
     if swe_agent.sniff(value):
         return "swe-agent"
-    if gemini_cli.sniff(value):
-        return "gemini-cli"
     if isinstance(value, list):
         return "request"
     if not isinstance(value, dict):
         raise BadInput(name, first.line, f"expected a JSON object per line, got {type_name(value)}")
+    if gemini_format := gemini_cli.detect(value):  # (a recording holds "messages": asked first)
+        return gemini_format
     if isinstance(value.get("messages"), list):
         return "request"
-    if gemini.sniff(value):
-        return gemini.sniff(value)
     if codex.sniff(value):
         return "codex"
     if claude_code.sniff(value):

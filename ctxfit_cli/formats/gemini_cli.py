@@ -53,6 +53,12 @@ def sniff(value: object) -> bool:
             and isinstance(value.get("projectHash"), str))
 
 
+def detect(value: dict) -> str | None:
+    """The Gemini input a first record is: "gemini-cli" (a recording), "request" (a
+    generateContent request), "gemini" (a content per line), or None."""
+    return "gemini-cli" if sniff(value) else gemini.sniff(value)
+
+
 class Recording(NamedTuple):
     """A recording as Gemini CLI loads it: its metadata and its messages, each with the line
     of the record it was last written by."""
