@@ -1,8 +1,8 @@
 """The library facade: `fit`, `Session` and `count`, over what agent loops already hold.
 
-Messages go in as the loop keeps them — dicts, the Anthropic and OpenAI SDKs' own objects,
-LangChain messages — and come back the same way, ready for `client.messages.create(...)` or
-`client.chat.completions.create(...)`: the messages ctxfit leaves alone are the very objects
+Messages go in as the loop keeps them — dicts, the Anthropic, OpenAI and google-genai SDKs' own
+objects, LangChain messages — and come back the same way, ready for `client.messages.create(...)`,
+`client.chat.completions.create(...)` or `client.models.generate_content(contents=...)`: the messages ctxfit leaves alone are the very objects
 given, the ones it changes (a cleared tool result, the note on the first message) are new copies.
 The caller's list and objects are never changed.
 
@@ -27,7 +27,7 @@ from .core.notes import TOO_LONG
 from .core.plan import Plan
 from .core.validate import MAX_BREAKPOINTS, Checked, check_message, memo_key, scan, validate_request
 from .errors import BadInput, CannotFit, InvalidRequest
-from .formats import PARSERS, anthropic
+from .formats import PARSERS, anthropic, gemini
 from .formats.common import Where, dumps, json_text
 from .formats.payload import sent_messages
 from .sdk import RequestDict, as_request_dict, copy_with, plain_json
@@ -43,9 +43,10 @@ def fit(messages: Sequence[Any], budget: int, *, system: Any = None, tools: Any 
     """The messages to send so that the request fits `budget` tokens (DESIGN §4).
 
     `messages`: dicts, SDK objects or LangChain messages (OpenAI's leading system messages
-    included). `system` and `tools` are what the request also carries (Anthropic's `system`
-    parameter, the tool definitions): they are always sent, so they are counted. `dialect`
-    ("anthropic" or "openai") is detected when not given. `window` is the model's hard limit;
+    included; Gemini's `contents`). `system` and `tools` are what the request also carries
+    (Anthropic's `system` parameter, Gemini's `system_instruction`, the tool definitions): they
+    are always sent, so they are counted. `dialect` ("anthropic", "openai" or "gemini") is
+    detected when not given. `window` is the model's hard limit;
     other options are `FitOptions`' (`batch_size`, `lowwater`, `counter`, ...). Raises
     `CannotFit` when even the smallest request is over the window.
 
@@ -104,7 +105,8 @@ class Session:
         if lead == len(self._messages):
             return list(history)  # no conversation yet: nothing to fit
         if self._walk is None or self._walk.lead != lead:
-            self._walk = _Walk(self.options, self._fixed.messages(self._messages[:lead]), self.dialect, lead)
+            self._walk = _Walk(self.options, self._fixed.messages(self._messages[:lead], self.dialect),
+                               self.dialect, lead)
         self.plan, sent = self._walk.step(self._messages)
         if self.plan.cannot_fit:
             raise too_long(self.plan)
@@ -136,11 +138,12 @@ class Session:
                 self._dialect_known = True
                 if request.dialect != self.dialect:  # what was read so far is read again
                     self.dialect = request.dialect
-                    self._messages[:] = [_parse(r, i, self.dialect) for i, r in enumerate(self._requests)]
+                    self._messages[:] = _parse_all(self._requests, self.dialect)
                     self._walk = None
             self._items.append(item)
             self._requests.append(request)
-            self._messages.append(_parse(request, len(self._messages), self.dialect))
+            previous = self._messages[-1] if self._messages else None
+            self._messages.append(_parse(request, len(self._messages), self.dialect, previous))
 
     # --- the answer ---------------------------------------------------------------------------
 
@@ -170,7 +173,8 @@ class Session:
         problems = scan(checks, self.dialect) + self._fixed.problems(checks, self.dialect)
         if not problems:
             return out
-        given = validate_request({"messages": [r.value for r in self._requests]}, self.dialect)
+        key = "contents" if self.dialect == "gemini" else "messages"
+        given = validate_request({key: [r.value for r in self._requests]}, self.dialect)
         if given:
             raise BadInput("messages", None, f"{given[0]}: the history is not a valid {self.dialect} "
                                              "request (answer every tool call before fitting)")
@@ -229,6 +233,13 @@ class _Fixed:
     def problems(self, checks: list[Checked], dialect: Dialect) -> list[str]:
         """What the validator finds in the system prompt and tools, and in the request's
         `cache_control` breakpoints as a whole (Anthropic)."""
+        if dialect == "gemini":
+            if dialect not in self._problems:
+                system = None if self.system is None else gemini.system_value(self.system)
+                alone = validate_request({"systemInstruction": system, "tools": self.tools,
+                                          "contents": [{"role": "user", "parts": [{"text": "-"}]}]}, dialect)
+                self._problems[dialect] = (alone, 0)
+            return self._problems[dialect][0]
         if dialect != "anthropic":
             return []
         if dialect not in self._problems:
@@ -242,11 +253,14 @@ class _Fixed:
             return problems + [f"{breakpoints} cache_control breakpoints; at most {MAX_BREAKPOINTS} are allowed"]
         return problems
 
-    def messages(self, lead: Sequence[Message]) -> tuple[tuple[Message, ...], Message | None]:
+    def messages(self, lead: Sequence[Message], dialect: Dialect) -> tuple[tuple[Message, ...], Message | None]:
         """(system messages, tools message): the given system prompt, then OpenAI's leading
         system messages `lead`."""
         system = tuple(lead)
-        if self.system is not None:
+        if self.system is not None and dialect == "gemini":
+            value = gemini.system_value(self.system)
+            system = (gemini.system_message(value, dumps(value), Where("system", 0)),) + system
+        elif self.system is not None:
             raw = dumps({"role": "system", "content": self.system})
             system = (anthropic.system_message(self.system, raw, Where("system", 0)),) + system
         tools = None
@@ -281,14 +295,24 @@ def count(messages_or_text: Any, *, counter: Counter | str = SEED, system: Any =
     requests = [as_request_dict(item) for item in messages_or_text]
     dialect = (dialect or next((r.dialect for r in requests if r.dialect), None)
                or fixed.dialect or FALLBACK_DIALECT)
-    messages = [_parse(r, i, dialect) for i, r in enumerate(requests)]
-    system_messages, tools_message = fixed.messages(())
+    messages = _parse_all(requests, dialect)
+    system_messages, tools_message = fixed.messages((), dialect)
     sent = [*system_messages, *((tools_message,) if tools_message else ()), *messages]
     return total_tokens(sent, counter)
 
 
-def _parse(request: RequestDict, index: int, dialect: Dialect) -> Message:
-    return PARSERS[dialect](request.value, request.raw, Where(f"messages[{index}]", 0))
+def _parse(request: RequestDict, index: int, dialect: Dialect, previous: Message | None = None) -> Message:
+    """One history item as a message; a Gemini content's responses keyed as the calls of the
+    content before (`gemini.answering`)."""
+    message = PARSERS[dialect](request.value, request.raw, Where(f"messages[{index}]", 0))
+    return gemini.answering(previous, message) if dialect == "gemini" else message
+
+
+def _parse_all(requests: Sequence[RequestDict], dialect: Dialect) -> list[Message]:
+    messages: list[Message] = []
+    for index, request in enumerate(requests):
+        messages.append(_parse(request, index, dialect, messages[-1] if messages else None))
+    return messages
 
 
 def _counter(counter: Counter | str) -> Counter:
@@ -315,7 +339,10 @@ def _leading_system(messages: list[Message]) -> int:
 
 
 def _dialect_of_tools(tools: Any) -> Dialect | None:
-    """Anthropic's tool definitions have an `input_schema`, OpenAI's are `{"type": "function"}`."""
+    """Anthropic's tool definitions have an `input_schema`, OpenAI's are `{"type": "function"}`,
+    Gemini's hold `functionDeclarations` (or a built-in tool)."""
+    if gemini.tools_dialect(tools):
+        return "gemini"
     if isinstance(tools, list) and tools and isinstance(tools[0], dict):
         if "input_schema" in tools[0]:
             return "anthropic"

@@ -1,9 +1,9 @@
 """What agent loops hold, as request dicts: plain dicts, the SDKs' pydantic objects, LangChain messages.
 
 An agent loop keeps its history in whatever its SDK gives it: dicts it wrote itself, Anthropic's
-`resp.content` blocks inside an assistant dict, OpenAI's `resp.choices[0].message`, or LangChain
-`BaseMessage`s. `as_request_dict` turns one item into the JSON the provider receives (a pydantic
-object is `model_dump(exclude_none=True)`-ed, a LangChain message becomes its OpenAI form), and
+`resp.content` blocks inside an assistant dict, OpenAI's `resp.choices[0].message`, google-genai's
+`types.Content` (`resp.candidates[0].content`), or LangChain `BaseMessage`s. `as_request_dict` turns one item into the JSON the provider receives (a pydantic
+object is `model_dump(exclude_none=True)`-ed — google-genai's by alias, the API's camelCase —, a LangChain message becomes its OpenAI form), and
 `copy_with` makes the changed copy of an item, of the item's own kind, once ctxfit has changed it
 (a cleared result, the trimmed-history note).
 
@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from .core.model import Dialect
+from .formats import gemini as gemini_format
 from .formats import openai as openai_format
 
 
@@ -46,8 +47,9 @@ def as_request_dict(item: Any) -> RequestDict:
         value = _langchain_dict(item)
         return RequestDict(value, orjson.dumps(value), "openai")
     if hasattr(item, "model_dump"):
-        value = item.model_dump(exclude_none=True, mode="json")
-        return RequestDict(value, orjson.dumps(value), _sdk_dialect(item) or _sniff(value))
+        dialect = _sdk_dialect(item)
+        value = item.model_dump(exclude_none=True, mode="json", by_alias=dialect == "gemini")
+        return RequestDict(value, orjson.dumps(value), dialect or _sniff(value))
     raise TypeError(f"a message must be a dict, an SDK message object or a LangChain message, "
                     f"not {type(item).__name__}")
 
@@ -93,17 +95,23 @@ class _Dumped:
     def __call__(self, obj: Any) -> Any:
         if hasattr(obj, "model_dump"):
             self.used = True
-            self.dialect = self.dialect or _sdk_dialect(obj)
-            return obj.model_dump(exclude_none=True, mode="json")
+            dialect = _sdk_dialect(obj)
+            self.dialect = self.dialect or dialect
+            return obj.model_dump(exclude_none=True, mode="json", by_alias=dialect == "gemini")
         raise TypeError(f"{type(obj).__name__} is not JSON serializable")
 
 
 def _sdk_dialect(obj: Any) -> Dialect | None:
-    package = type(obj).__module__.partition(".")[0]
+    module = type(obj).__module__
+    if module.startswith("google.genai"):
+        return "gemini"
+    package = module.partition(".")[0]
     return "anthropic" if package == "anthropic" else "openai" if package == "openai" else None
 
 
 def _sniff(value: dict) -> Dialect | None:
+    if gemini_format.is_content(value):
+        return "gemini"
     if value.get("role") == "system":  # Anthropic takes its system prompt apart from the messages
         return "openai"
     verdict = openai_format.sniff(value)

@@ -20,7 +20,7 @@ from ..errors import UsageProblem
 
 #: Formats whose logs can record usage and name their model: read whole (they are logs of one
 #: agent session, not gigabyte chat dumps) so the counter can follow the model they name.
-USAGE_FORMATS = ("claude-code", "codex", "openhands", "cline", "aider", "opencode")
+USAGE_FORMATS = ("claude-code", "codex", "openhands", "cline", "aider", "opencode", "gemini-cli")
 AUTO = "auto"
 
 

@@ -33,6 +33,9 @@ class Writer(Protocol):
     user_first: bool
     #: Whether results are blocks of the next user message (Anthropic) or messages (OpenAI).
     results_in_user: bool
+    #: Whether those results must come first, in call order (Anthropic; not Gemini, which pairs
+    #: them by id or name). A writer without it is taken to say yes.
+    results_in_order: bool
 
     def answers(self, call_ids: list[str], line: int) -> list[Message]:
         """New messages answering these calls with the aborted note."""
@@ -127,6 +130,8 @@ def _user(message: Message, calls: list[str], writer: Writer, path: str, repairs
     order: list[int | str] = [kept.get(c, c) for c in calls] + others
     if order == list(range(len(message.parts))):
         return message
+    if not missing and len(order) == len(message.parts) and not getattr(writer, "results_in_order", True):
+        return message  # every result answers its call where it stands
     if not missing and len(order) == len(message.parts):
         repairs.append(f"{path}:{message.line}: moved tool results before the other content, in call order")
     return writer.reorder(message, order)

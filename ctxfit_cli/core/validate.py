@@ -32,6 +32,8 @@ OpenAI Chat Completions
 - every tool is `{"type": "function", "function": {"name": ...}}` or another typed tool (an
   Anthropic-shaped tool is refused: `Missing required parameter: 'tools[0].type'`).
 
+Gemini generateContent: `validate_gemini` (its own rules, and `contents` for `messages`).
+
 Not checked: what depends on the model or on options outside the payload (whether thinking is
 on, context length), and a trailing space at the end of a final assistant message (a fitted log
 ends where the log ended; the next request adds a user message after it).
@@ -84,6 +86,8 @@ def validate_request(payload: dict, dialect: str) -> list[str]:
     """
     if not isinstance(payload, dict):
         return ["a request must be a JSON object"]
+    if dialect == "gemini":
+        return validate_gemini.validate_request(payload)
     messages = payload.get("messages")
     if not isinstance(messages, list) or not messages:
         return ['"messages" must be a non-empty list']
@@ -125,6 +129,8 @@ def tools_problems(tools: object, dialect: str) -> list[str]:
 
 def check_message(message: object, dialect: str) -> Checked:
     """The checks of one message that do not depend on its neighbours."""
+    if dialect == "gemini":
+        return validate_gemini.check_content(message)
     if not isinstance(message, dict):
         return Checked(None, (), (), True, 0, ("a message must be a JSON object",), False)
     if dialect == "anthropic":
@@ -134,6 +140,8 @@ def check_message(message: object, dialect: str) -> Checked:
 
 def scan(checked: Sequence[Checked], dialect: str) -> list[str]:
     """The problems of a sequence of checked messages (their own problems included)."""
+    if dialect == "gemini":
+        return validate_gemini.scan(checked)
     problems: list[str] = []
     for i, item in enumerate(checked):
         if item.problems:  # (checked first: this runs for every message of a replayed history)
@@ -340,3 +348,7 @@ def first_problem(problems: Iterable[str]) -> str:
     problems = list(problems)
     more = len(problems) - 1
     return problems[0] + (f" (and {more} more)" if more > 0 else "")
+
+
+# Gemini's rules build `Checked` values, so they are imported once it is defined.
+from . import validate_gemini  # noqa: E402

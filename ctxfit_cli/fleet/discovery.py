@@ -5,6 +5,8 @@
 | Claude Code | `$CLAUDE_CONFIG_DIR/projects` for each entry of the comma list; otherwise        |
 |             | `~/.claude/projects` and `~/.config/claude/projects`                           |
 | Codex       | `$CODEX_HOME/sessions`; otherwise `~/.codex/sessions`                            |
+| Gemini CLI  | `$GEMINI_CLI_HOME/.gemini/tmp/*/chats` (the variable replaces the home folder, as   |
+|             | Gemini CLI's `homedir()` does); otherwise `~/.gemini/tmp/*/chats`               |
 | Cline       | `tasks` of `$CLINE_DATA_DIR`, else of `$CLINE_DIR/data`, else of `~/.cline/data` (the CLI); |
 |             | and `globalStorage/saoudrizwan.claude-dev/tasks` of VS Code (and its forks)    |
 | Roo Code    | `globalStorage/rooveterinaryinc.roo-cline/tasks` of VS Code (and its forks)      |
@@ -46,7 +48,10 @@ def default_folders(environ: Mapping[str, str] | None = None) -> list[str]:
     claude = [Path(p.strip()).expanduser() for p in environ.get("CLAUDE_CONFIG_DIR", "").split(",") if p.strip()]
     claude = claude or [home / ".claude", home / ".config" / "claude"]
     codex = Path(environ["CODEX_HOME"]).expanduser() if environ.get("CODEX_HOME") else home / ".codex"
-    folders = [c / "projects" for c in claude] + [codex / "sessions"]
+    gemini_home = Path(environ["GEMINI_CLI_HOME"]).expanduser() if environ.get("GEMINI_CLI_HOME") else home
+    # Only the chats: tmp/<project>/ also holds logs.json, checkpoints and tool output.
+    gemini = sorted((gemini_home / ".gemini" / "tmp").glob("*/chats"))
+    folders = [c / "projects" for c in claude] + [codex / "sessions"] + gemini
     folders += _cline_folders(environ, home) + [_opencode_storage(environ, home)]
     seen: list[str] = []
     for folder in folders:

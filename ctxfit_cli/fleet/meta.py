@@ -12,6 +12,7 @@ Read from the records the agents write (plain data, no messages built):
 | cline       | the task folder's name (Cline's task id) | `# Current Working Directory` of the first prompt | `modelInfo.modelId` | `ts` |
 | aider       | `aider@` + the start time of each run | the history's folder | `> Model:` | `# aider chat started at` |
 | opencode    | the session's `id`        | `directory`        | its calls' models       | `time.created`, `time.updated` |
+| gemini-cli  | `sessionId`                | `directories[0]`, else the folder holding `chats/` | gemini messages' `model` | messages' `timestamp` |
 
 A log without an id is given one by the caller (a digest of its bytes, so that an exact copy is
 still recognised), and so is a log whose id names its task rather than the run (`unique` false:
@@ -31,7 +32,7 @@ import orjson
 from ..formats.reading import Record
 
 AGENTS = {"claude-code": "Claude Code", "codex": "Codex", "openhands": "OpenHands", "swe-agent": "SWE-agent",
-          "cline": "Cline", "aider": "aider", "opencode": "OpenCode"}
+          "cline": "Cline", "aider": "aider", "opencode": "OpenCode", "gemini-cli": "Gemini CLI"}
 #: Roo Code's folder in VS Code's global storage: its task histories are Cline's format.
 ROO_CODE_FOLDER = "rooveterinaryinc.roo-cline"
 
@@ -102,10 +103,23 @@ def describe(path: str, format: str, records: Iterable[Record]) -> list[SessionM
         sessions = [SessionMeta("", AGENTS.get(format, format))]
     for session in sessions:
         if not session.project and path not in ("-", "<stdin>"):
-            session.project = PurePath(path).parent.name
+            session.project = _project_folder(PurePath(path), format)
         if format == "cline":
             _cline_task(session, path)
     return sessions
+
+
+def _project_folder(path: PurePath, format: str) -> str:
+    """The folder that names a log's project: its own, but for Gemini CLI, which keeps a
+    project's chats in `<project>/chats/` (a sub-agent's one folder deeper).
+
+    >>> _project_folder(PurePath("/h/.gemini/tmp/web/chats/session-1.json"), "gemini-cli")
+    'web'
+    """
+    parts = path.parent.parts
+    if format == "gemini-cli" and "chats" in parts[1:]:
+        return parts[len(parts) - 1 - parts[::-1].index("chats") - 1]
+    return path.parent.name
 
 
 def _claude_code(records: Iterable[Record]) -> list[SessionMeta]:
@@ -285,5 +299,21 @@ def _from_epoch_ms(value: object) -> str | None:
         return None
 
 
+def _gemini_cli(records: Iterable[Record]) -> list[SessionMeta]:
+    from ..formats.gemini_cli import recording
+    metadata, messages = recording(records)
+    session = SessionMeta(str(metadata.get("sessionId") or ""), AGENTS["gemini-cli"])
+    directories = metadata.get("directories")
+    if isinstance(directories, list) and directories and isinstance(directories[0], str):
+        session.project = directories[0]
+    session.saw(metadata.get("startTime"))
+    for message, _ in messages:
+        session.saw(message.get("timestamp"))
+        if message.get("type") == "gemini":
+            session.model(message.get("model"))
+            session.message_ids.append(message["id"])
+    return [session]
+
+
 _READERS = {"claude-code": _claude_code, "codex": _codex, "openhands": _openhands, "swe-agent": _swe_agent,
-            "cline": _cline, "aider": _aider, "opencode": _opencode}
+            "cline": _cline, "aider": _aider, "opencode": _opencode, "gemini-cli": _gemini_cli}

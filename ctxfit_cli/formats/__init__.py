@@ -12,6 +12,8 @@
 | `cline`       | Cline / Roo Code task history (`api_conversation_history.json`) | anthropic |
 | `aider`       | aider chat history (`.aider.chat.history.md`, markdown)  | openai     |
 | `opencode`    | OpenCode session (its storage folder, or a session file in it) | anthropic for Claude models, else openai |
+| `gemini`      | Gemini contents (`{"role", "parts"}`), one per line; a generateContent request is `request` | gemini |
+| `gemini-cli`  | Gemini CLI chat recording (`chats/session-*.json` or `.jsonl`) | gemini |
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from ..errors import NoConversation
 from ..core.model import Dialect, Message, Part, PartKind, RecordedCall, Role, Transcript
 from ..core.repair import repair
 from .reading import Record, read_records
-from . import aider, anthropic, claude_code, cline, codex, openai, openhands, opencode, swe_agent, usage
+from . import aider, anthropic, claude_code, cline, codex, gemini, gemini_cli, gemini_reading, openai, openhands
+from . import opencode, swe_agent, usage
 from .common import COMPACTED, Where, dumps, json_text
 from .detection import chat_dialect, described, detect, detect_text
 from .repair_writers import WRITERS
@@ -32,11 +35,11 @@ from .repair_writers import WRITERS
 from ..input_formats import FORMATS  # noqa: E402 (apart: the CLI's help needs no reader)
 #: Formats read a whole document at a time by their own module (no streaming: a document is one JSON value).
 DOCUMENT_READERS = {"swe-agent": swe_agent.read, "openhands": openhands.read, "cline": cline.read,
-                    "opencode": opencode.read}
+                    "opencode": opencode.read, "gemini": gemini_reading.read_contents, "gemini-cli": gemini_cli.read}
 #: Formats that are not JSON, read from the stream by their own module.
 TEXT_READERS = {"aider": aider.read}
 #: Each request dialect's message parser: (value, raw bytes, where) -> Message.
-PARSERS = {"openai": openai.parse_message, "anthropic": anthropic.parse_message}
+PARSERS = {"openai": openai.parse_message, "anthropic": anthropic.parse_message, "gemini": gemini.parse_content}
 NO_MESSAGES = "has no messages: nothing from a user, assistant or tool was found"
 
 
@@ -209,6 +212,9 @@ def _require_messages(name: str, messages: Iterable[Message]) -> Iterator[Messag
 def _request(name: str, record: Record) -> Transcript:
     where = Where(name, record.line)
     value = record.value
+    if gemini.is_request(value):
+        request = value if isinstance(value, dict) else {gemini.CONTENTS: value}
+        return gemini_reading.read_request(name, record, _raw_fields(record, request, split=gemini.CONTENTS))
     if isinstance(value, list):
         value = {"messages": value}
     if not isinstance(value, dict) or not isinstance(value.get("messages"), list):
@@ -235,26 +241,26 @@ def _request(name: str, record: Record) -> Transcript:
     return transcript
 
 
-def _raw_fields(record: Record, request: dict) -> dict:
-    """The bytes of each field of a request and of each of its `messages`: ctxfit's own
+def _raw_fields(record: Record, request: dict, split: str = "messages") -> dict:
+    """The bytes of each field of a request and of each of its `messages` (or `split`): ctxfit's own
     serialization of each (`dumps`) when, joined, they are the document's own bytes (the common
     case, and always for a bare list of messages), else the document's exact bytes of each, on
     one line (`spans.one_line`)."""
-    dumped = {key: [dumps(m) for m in value] if key == "messages" else dumps(value) for key, value in request.items()}
+    dumped = {key: [dumps(m) for m in value] if key == split else dumps(value) for key, value in request.items()}
     if not isinstance(record.value, dict):
         return dumped
-    joined = b"{" + b",".join(dumps(key) + b":" + (b"[" + b",".join(value) + b"]" if key == "messages" else value)
+    joined = b"{" + b",".join(dumps(key) + b":" + (b"[" + b",".join(value) + b"]" if key == split else value)
                               for key, value in dumped.items()) + b"}"
     if joined == record.raw.strip():
         return dumped
     from .spans import SpanError, members, one_line  # (json's scanner: only for such documents)
     try:
-        raw = members(record.raw, split="messages")
+        raw = members(record.raw, split=split)
     except (SpanError, UnicodeDecodeError, RecursionError):  # orjson read it: keep its reading
         return dumped
-    if not isinstance(raw.get("messages"), list) or len(raw["messages"]) != len(request["messages"]):
+    if not isinstance(raw.get(split), list) or len(raw[split]) != len(request[split]):
         return dumped
-    return {key: [one_line(m) for m in value] if key == "messages" else one_line(value)
+    return {key: [one_line(m) for m in value] if key == split else one_line(value)
             for key, value in raw.items()}
 
 

@@ -18,7 +18,7 @@ import orjson
 
 from ..core.model import Dialect
 from ..errors import BadInput
-from . import aider, claude_code, cline, codex, openai, openhands, opencode, swe_agent
+from . import aider, claude_code, cline, codex, gemini_cli, openai, openhands, opencode, swe_agent
 from .common import type_name
 from .reading import Record
 
@@ -39,6 +39,8 @@ def detect(name: str, first: Record) -> str:
         return "request"
     if not isinstance(value, dict):
         raise BadInput(name, first.line, f"expected a JSON object per line, got {type_name(value)}")
+    if gemini_format := gemini_cli.detect(value):  # (a recording holds "messages": asked first)
+        return gemini_format
     if isinstance(value.get("messages"), list):
         return "request"
     if opencode.sniff(value):
@@ -66,6 +68,7 @@ LOOKS_LIKE = {
     "cline": "a Cline / Roo Code task history (api_conversation_history.json)",
     "aider": "an aider chat history (.aider.chat.history.md)",
     "opencode": "an OpenCode session (from its storage folder)",
+    "gemini-cli": "a Gemini CLI chat recording (chats/session-*.json or .jsonl)",
 }
 
 

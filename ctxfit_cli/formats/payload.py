@@ -5,7 +5,8 @@ cleared result, the note added to the first message) is re-serialized the one wa
 serializes. The same transcript and plan therefore always give the same bytes.
 
 Payload shapes: OpenAI `{"messages": [...], "tools"?}` (system messages first in `messages`);
-Anthropic `{"system"?, "tools"?, "messages": [...]}`. Other fields of a request object (model,
+Anthropic `{"system"?, "tools"?, "messages": [...]}`; Gemini `{"systemInstruction"?, "tools"?,
+"contents": [...]}` (its changed contents are written by `gemini_write`). Other fields of a request object (model,
 max_tokens, ...) come first, unchanged.
 """
 
@@ -20,9 +21,9 @@ from ..core.estimate import message_cost
 from ..errors import UsageProblem
 from ..counters.seed import Counter, SEED
 from ..core.fitting import FitOptions, Fitter, Plan, has_trim_note
-from . import to_message
+from . import gemini_write, to_message
 from .common import as_blocks, dumps
-from ..core.model import Message, Role, Transcript
+from ..core.model import ALTERNATING, Message, Role, Transcript
 from ..core.usage import log_anchoring
 from ..core.validate import first_problem, validate_request
 from ..errors import BadInput, InvalidRequest
@@ -124,11 +125,11 @@ def checked(transcript: Transcript, fitted: Fitted) -> Fitted:
 
 
 def _message_index(problem: str) -> int | None:
-    """The message a problem names (`messages[12]: ...`), if it names one."""
-    if problem.startswith("messages["):
-        number = problem[len("messages["):problem.find("]")]
-        if number.isdigit():
-            return int(number)
+    """The message a problem names (`messages[12]: ...`, Gemini's `contents[12]: ...`), if any."""
+    for field in ("messages[", "contents["):
+        if problem.startswith(field):
+            number = problem[len(field):problem.find("]")]
+            return int(number) if number.isdigit() else None
     return None
 
 
@@ -171,8 +172,8 @@ def sent_messages(transcript: Transcript, plan: Plan) -> tuple[Message, ...]:
     sent[-1] = _with_trim_note(sent[-1], dialect)
     for position, i in enumerate(tail):
         message = _cleared(messages[i], cleared.get(i), dialect)
-        if position == 0 and dialect == "anthropic" and message.role is Role.USER:
-            sent[-1] = _merge(sent[-1], message)
+        if position == 0 and dialect in ALTERNATING and message.role is Role.USER:
+            sent[-1] = _merge(sent[-1], message, dialect)
         else:
             sent.append(message)
     return tuple(sent)
@@ -196,7 +197,9 @@ def request_bytes(transcript: Transcript, messages: tuple[Message, ...]) -> byte
     """The request object: other fields first, then system, tools and messages per dialect."""
     fields: list[tuple[str, bytes]] = list(transcript.extra)
     tools = [("tools", transcript.tools.raw)] if transcript.tools is not None else []
-    if transcript.dialect == "openai":
+    if transcript.dialect == "gemini":
+        fields = gemini_write.request_fields(transcript, messages)
+    elif transcript.dialect == "openai":
         fields.append(("messages", _array(*(m.raw for m in transcript.system), *(m.raw for m in messages))))
         fields += tools
     else:
@@ -248,6 +251,8 @@ def _cleared(message: Message, call_ids: str | frozenset[str] | None, dialect: s
 def _make_cleared(message: Message, call_ids: str | frozenset[str], dialect: str) -> Message:
     if isinstance(call_ids, str):
         call_ids = frozenset((call_ids,))
+    if dialect == "gemini":
+        return gemini_write.cleared(message, call_ids)
     value = orjson.loads(message.raw)
     if dialect == "openai":
         value["content"] = CLEARED_RESULT
@@ -268,17 +273,21 @@ def _with_trim_note(message: Message, dialect: str) -> Message:
 
 
 def _make_with_trim_note(message: Message, dialect: str) -> Message:
+    if dialect == "gemini":
+        return gemini_write.with_text(message, TRIMMED_HISTORY)
     value = orjson.loads(message.raw)
     value["content"] = as_blocks(value.get("content")) + [{"type": "text", "text": TRIMMED_HISTORY}]
     return to_message(value, dialect)
 
 
-def _merge(first: Message, following: Message) -> Message:
-    """Two adjacent user messages as one (Anthropic requires alternating roles)."""
-    return _variant(first, ("merged", following), lambda: _make_merged(first, following))
+def _merge(first: Message, following: Message, dialect: str) -> Message:
+    """Two adjacent user messages as one (Anthropic and Gemini require alternating roles)."""
+    return _variant(first, ("merged", following), lambda: _make_merged(first, following, dialect))
 
 
-def _make_merged(first: Message, following: Message) -> Message:
+def _make_merged(first: Message, following: Message, dialect: str) -> Message:
+    if dialect == "gemini":
+        return gemini_write.merged(first, following)
     value = orjson.loads(first.raw)
     value["content"] = as_blocks(value.get("content")) + as_blocks(orjson.loads(following.raw).get("content"))
     return to_message(value, "anthropic")
@@ -299,6 +308,8 @@ def with_agent_note(transcript: Transcript) -> Transcript:
     transcript = transcript.materialize() if not isinstance(transcript.messages, tuple) else transcript
     if any(AGENT_NOTE in part.text for m in transcript.system for part in m.parts):
         return transcript
+    if transcript.dialect == "gemini":
+        return replace(transcript, system=(gemini_write.system_with(transcript.system, AGENT_NOTE),))
     if not transcript.system:
         value = {"role": "system", "content": AGENT_NOTE}
         return replace(transcript, system=(to_message(value, transcript.dialect),))
@@ -314,7 +325,7 @@ def with_agent_note(transcript: Transcript) -> Transcript:
 
 
 #: The fields fitting writes; `with_fields` may not replace them.
-FITTED_FIELDS = ("messages", "system", "tools")
+FITTED_FIELDS = ("messages", "system", "tools", "contents", "systemInstruction", "system_instruction")
 
 
 def with_fields(payload: bytes, extra: tuple[tuple[str, bytes], ...], fields: dict[str, bytes]) -> bytes:

@@ -28,7 +28,7 @@ from typing import Callable, Iterator, NamedTuple, Protocol
 
 from ..core.estimate import merged_cost, message_cost
 from ..core.fitting import FitOptions, Fitter, OpenCalls, Shape, overlapping_ranges, note_cost, noted_cost
-from ..core.model import Role, Transcript
+from ..core.model import ALTERNATING, Role, Transcript
 from ..core.usage import log_anchoring
 from ..errors import InvalidRequest
 from .validity import RequestCheck
@@ -193,7 +193,7 @@ class OldTurns:
         before_head = fixed_tokens + prefix[first]
         noted_head = message_cost(head, counter).tokens + note_cost(head, counter)
         tokens = before_head + noted_head + prefix[end] - prefix[start]
-        if transcript.dialect == "anthropic":  # the turn's opening user message joins the head
+        if transcript.dialect in ALTERNATING:  # the turn's opening user message joins the head
             following = transcript.messages[start]
             merged = merged_cost([noted_cost(head, counter), message_cost(following, counter)], counter).tokens
             tokens += merged - noted_head - message_cost(following, counter).tokens
@@ -213,8 +213,8 @@ class OldTurns:
     def _still_sent(transcript, first, start, end, fixed_tokens, prefix, options) -> Callable[[Request], int]:
         """The cache bound against an earlier request of this policy: the fixed part, the
         messages both send unchanged, and the noted first message when both carry the same one
-        (for Anthropic it is merged with the message at the cut, so only the same cut)."""
-        anthropic = transcript.dialect == "anthropic"
+        (for Anthropic and Gemini it is merged with the message at the cut, so only the same cut)."""
+        anthropic = transcript.dialect in ALTERNATING  # (merges as Anthropic does)
 
         def ranges(cut: int, upto: int) -> list[tuple[int, int]]:
             return [(0, upto)] if not cut else [(0, first), (cut + anthropic, upto)]

@@ -9,7 +9,7 @@ as one request, and each simulated request only where it differs from the histor
   calls, same results, same breakpoints): valid when the history is;
 - a trimmed request (stages 2 and 3, the old turn trimming) is the messages up to the first
   message, which gains the note, then an anchor and the kept history from `start`. Its own
-  junctions are new: the messages up to the first, the noted (for Anthropic: merged) first
+  junctions are new: the messages up to the first, the noted (for Anthropic and Gemini: merged) first
   message, the anchor and the kept history up to the first place no call is open are scanned
   again with the same rules; past that place the request is the history's own. Those
   junctions depend on where the request ends only until that place: once a cut's junctions
@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import orjson
 
-from ..core.model import Message, Transcript
+from ..core.model import ALTERNATING, Message, Transcript
 from ..core.validate import Checked, check_message, first_problem, memo_key, scan
 from ..errors import BadInput, InvalidRequest
 
@@ -90,7 +90,7 @@ class RequestCheck:
         sequence = [*head, noted]
         for position, index in enumerate(kept):
             item = items[index]
-            if position == 0 and self.dialect == "anthropic" and item.role == "user":
+            if position == 0 and self.dialect in ALTERNATING and item.role == "user":
                 sequence[-1] = _merged(sequence[-1], item)  # as payload.sent_messages merges them
             else:
                 sequence.append(item)

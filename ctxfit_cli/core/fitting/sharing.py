@@ -1,8 +1,8 @@
 """What two requests of one walk have in common: the prompt cache's view of a walk (for replay).
 
 A request is the fixed part, then — when trimmed — the first messages with the note (and, for
-Anthropic, a user message merged into it), then an optional anchor and one contiguous range of
-the history, with the oldest candidates cleared. So the tokens a request shares with an earlier
+Anthropic and Gemini, a user message merged into it), then an optional anchor and one contiguous
+range of the history, with the oldest candidates cleared. So the tokens a request shares with an earlier
 one, and the tokens of the earlier one it still sends, follow from the two `Shape`s and the
 history's prefix sums, without building either request.
 """
@@ -13,6 +13,7 @@ import bisect
 from typing import NamedTuple
 
 from ..estimate import message_cost
+from ..model import ALTERNATING
 from .clearing import Clearing
 from .history import History
 from .trimming import Trimming
@@ -81,7 +82,7 @@ class Sharing:
                 return shared + h.cost_prefix[h.first]  # the first message gained the note
             shared += h.cost_prefix[h.first]
             partner = self.trimming.merge_partner(current.start)
-            if self.dialect == "anthropic" and partner != self.trimming.merge_partner(previous.start):
+            if self.dialect in ALTERNATING and partner != self.trimming.merge_partner(previous.start):
                 return shared  # the first message is merged with another user message now
             shared += self._noted_head(current.start, partner)
         candidate_index = self.clearing.candidate_index
@@ -105,16 +106,16 @@ class Sharing:
             tokens -= self._newly_cleared_tokens(low, high, previous.cleared, current.cleared)
         if previous.start and current.start:
             partner = self.trimming.merge_partner(current.start)
-            if self.dialect != "anthropic" or partner == self.trimming.merge_partner(previous.start):
+            if self.dialect not in ALTERNATING or partner == self.trimming.merge_partner(previous.start):
                 tokens += self._noted_head(current.start, partner)
         return tokens
 
     def _noted_head(self, start: int, partner: int | None) -> int:
-        """Tokens of the first message with the note (for Anthropic, with its merged partner)."""
+        """Tokens of the first message with the note (Anthropic, Gemini: with its merged partner)."""
         h = self.history
         counter = h.counter
         tokens = message_cost(h.messages[h.first], counter).tokens + h.note_tokens
-        if self.dialect == "anthropic" and partner is not None:
+        if self.dialect in ALTERNATING and partner is not None:
             tokens += self.trimming.merge_correction(start) + message_cost(h.messages[partner], counter).tokens
         return tokens
 
@@ -138,7 +139,7 @@ class Sharing:
             return [(0, shape.end)]
         segments = [(shape.anchor, shape.anchor + 1)] if shape.anchor is not None else []
         segments.append((shape.start, shape.end))
-        if self.dialect == "anthropic" and self.trimming.merge_partner(shape.start) is not None:
+        if self.dialect in ALTERNATING and self.trimming.merge_partner(shape.start) is not None:
             low, high = segments[0]  # the partner is merged into the first message
             segments[0] = (low + 1, high)
         return [(low, high) for low, high in segments if high > low]

@@ -13,7 +13,7 @@ import bisect
 from typing import Iterator
 
 from ..estimate import merged_cost, message_cost
-from ..model import Role
+from ..model import ALTERNATING, Role
 from .clearing import Clearing
 from .history import History
 from .note import noted_cost
@@ -112,11 +112,11 @@ class Trimming:
             dropped.append((anchor + 1, start))
         return anchor, dropped
 
-    # --- Anthropic: the first message and a user message after it are sent as one --------------
+    # --- Alternating roles: the first message and a user message after it are sent as one ------
 
     def merge_partner(self, start: int) -> int | None:
         """The user message merged into the first message when the request is trimmed to
-        `start` (Anthropic needs alternating roles): the anchor, or the message at `start`."""
+        `start` (Anthropic and Gemini need alternating roles): the anchor, or the message at `start`."""
         h = self.history
         if not h.trimmed(start):
             return None
@@ -127,9 +127,9 @@ class Trimming:
         return None
 
     def merge_correction(self, start: int) -> int:
-        """Anthropic needs alternating roles: a user message right after the first message is
-        merged into it. The plan's sum counted them apart; this is the (≤ 0) difference."""
-        if self.dialect != "anthropic":
+        """Anthropic and Gemini need alternating roles: a user message right after the first
+        message is merged into it. The plan's sum counted them apart; this is the (≤ 0) difference."""
+        if self.dialect not in ALTERNATING:
             return 0
         if start not in self._merge_memo:
             self._merge_memo[start] = self._merged_minus_apart(start)
