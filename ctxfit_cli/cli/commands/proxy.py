@@ -7,12 +7,14 @@ from typing import Annotated, Optional
 
 import typer
 
-from ..errors import MissingExtra, UsageProblem
-from .defaults import DEFAULT_WINDOW
+from ...errors import MissingExtra, UsageProblem
+from ..defaults import DEFAULT_WINDOW
+from ..error_reporting import reports_errors
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
+@reports_errors
 def proxy(
     upstream: Annotated[str, typer.Option("--upstream", "-u", help="The provider's API, e.g. "
                                           "https://api.anthropic.com or https://api.openai.com.")],
@@ -47,8 +49,8 @@ def proxy(
     import asyncio
     import gc
 
-    from ..serve.app import Settings, serve
-    from ..serve.fitting import Limits
+    from ...serve.app import Settings, serve
+    from ...serve.fitting import Limits
 
     if not upstream.startswith(("http://", "https://")):
         raise UsageProblem(f"--upstream must be an http:// or https:// URL, not {upstream!r}")
