@@ -5,7 +5,7 @@ as possible. Given sample texts (each one a *file*, e.g. one language or one kin
 output), `calibrate`:
 
 1. splits every file into paragraphs of at least 200 characters (`split_paragraphs`) and
-   measures each paragraph (characters per class and run starts, `profiles.COMPONENTS`) and its
+   measures each paragraph (characters per class and run starts, `char_classes.COMPONENTS`) and its
    exact tokens;
 2. solves the linear programme, over tokens-per-unit weights ``w`` (one per class, within
    [1/`MAX_RATE`, 1/`MIN_RATE`]; one per kind of run, within [0, `MAX_RUN`]):
@@ -39,7 +39,8 @@ from typing import Any
 import numpy as np
 
 from .seed import Counter
-from .profiles import CLASSES, N_CLASSES, N_RUNS, RUNS, ProfileCounter, class_counts
+from .char_classes import CLASSES, N_CLASSES, N_RUNS, RUNS, class_counts
+from .profiles import ProfileCounter
 
 MIN_PARAGRAPH = 200
 #: Bounds on a fitted rate (characters per token).
@@ -157,7 +158,7 @@ def calibrate_from_growth(
 ) -> dict[str, Any]:
     """Fit a profile to the growth of recorded prompts between consecutive model calls.
 
-    `vectors[i]` measures (`profiles.COMPONENTS`) the text of the messages added between two
+    `vectors[i]` measures (`char_classes.COMPONENTS`) the text of the messages added between two
     calls, `recorded[i]` is what the prompt grew by minus what the estimate adds anyway (message
     overhead, images), `groups[i]` names the log it comes from. `blocks[i]`, when given, counts
     the tool calls and results among those messages: one more weight is fitted, the tokens of
