@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 import typer
 
@@ -19,7 +19,8 @@ from .outputs import discard_stdout
 #: The exit codes, as every command's help (its epilog) and `ctxfit --help` list them.
 EXIT_CODES = """\b
 Exit codes: 0 success · 1 internal error (e.g. a produced request failed validation) ·
-2 usage error · 3 bad input (file, line and problem on stderr) · 4 cannot fit (even the smallest request is larger than the model's window) ·
+2 usage error · 3 bad input (file, line and problem on stderr) · 4 cannot fit (even the smallest request is \
+larger than the model's window) ·
 5 partial (some of many inputs were bad: each named on stderr, the others reported) ·
 6 cannot write the output (disk full, permission)."""
 
@@ -33,7 +34,7 @@ def reports_errors(command: Callable) -> Callable:
             return command(*args, **kwargs)
         except BrokenPipeError:
             discard_stdout()  # the reader went away (e.g. `| head`): not an error of ours
-            raise typer.Exit(0)
+            raise typer.Exit(0) from None
         except OutputFailed as error:
             discard_stdout()  # what is still buffered would fail again on exit
             _fail(str(error), error.exit_code)

@@ -3,8 +3,9 @@ window, unlogged part), fitted, and reported."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from itertools import chain
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 from ..counters.seed import SEED
 from ..errors import BadInput, CannotFit
@@ -28,14 +29,15 @@ def _chosen(transcript: Transcript, options: FitOptions, auto: _Auto):
 
 
 def _fit_all(paths: list[str] | None, format: str | None, options: FitOptions, tell_agent: bool,
-             auto: _Auto, strict_inputs: bool) -> tuple[list[tuple[Transcript, Fitted, dict]], "Combined", list[str]]:
+             auto: _Auto, strict_inputs: bool) -> tuple[list[tuple[Transcript, Fitted, dict]], Combined, list[str]]:
     """Every conversation of every input, fitted, and the inputs read; one bad file among many
     is set aside (cli/many.py) and reported by `many.finish`."""
     from ..errors import NoConversation
     from ..fleet.combine import Combined
     from . import many
     found = many.inputs(paths, defaults=False)
-    fitted, problems = [], Combined(files=len(found.files))
+    fitted: list[tuple[Transcript, Fitted, dict]] = []
+    problems = Combined(files=len(found.files))
     for source in found.files:
         try:
             fitted.extend(_fit_each(source, format, options, tell_agent, auto))
@@ -54,11 +56,12 @@ def _fit_all(paths: list[str] | None, format: str | None, options: FitOptions, t
     return fitted, problems, found.files
 
 
-def _current_conversations(source: str, format: str | None, counter: Counter) -> list["Transcript | parallel.Outline"]:
+def _current_conversations(source: str, format: str | None, counter: Counter) -> list[Transcript | parallel.Outline]:
     """The transcripts to fit. A big JSON Lines chat file is read on every core, in outline
     (`fit_outline`). A Claude Code log that was compacted holds one conversation per
     compaction; only the last is still sent, so only it is fitted."""
-    kept, compacted = [], 0
+    kept: list[Transcript | parallel.Outline] = []
+    compacted = 0
     for transcript in transcripts(source, format):
         if parallel.worth_it(source, transcript.format, counter):
             return [parallel.read_outline(source, transcript.path, transcript.format, transcript.dialect)]
@@ -74,7 +77,7 @@ def _current_conversations(source: str, format: str | None, counter: Counter) ->
 
 
 def _fit_each(source: str, format: str | None, options: FitOptions, tell_agent: bool,
-              auto: _Auto) -> Iterator[tuple[Transcript, "payload.Fitted", dict]]:
+              auto: _Auto) -> Iterator[tuple[Transcript, payload.Fitted, dict]]:
     """Each conversation of `source` that is still sent, with its fitted request and what was
     chosen for it (counter, window, unlogged fixed part: `counting.Choice.to_dict`)."""
     for conversation in _current_conversations(source, format, auto.counter or SEED):

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import importlib
 import inspect
+from collections.abc import Callable
 from types import ModuleType
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
 
 import typer
 from typer.core import TyperCommand, TyperGroup
@@ -85,14 +86,14 @@ class OnDemandGroup(TyperGroup):
             self.commands[name] = TyperCommand(name=name, help=command.summary,
                                                rich_markup_mode=self.rich_markup_mode)
 
-    def get_command(self, ctx: typer.Context, cmd_name: str) -> Any:
-        if not self._listing and self._pending.pop(cmd_name, None):  # its summary is replaced:
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if not self._listing and self._pending.pop(cmd_name, None) is not None:  # its summary is replaced:
             self.commands[cmd_name] = get_command_from_info(  # the commands keep their order
                 self._load(cmd_name), pretty_exceptions_short=self._pretty_exceptions_short,
                 rich_markup_mode=self.rich_markup_mode)
         return super().get_command(ctx, cmd_name)
 
-    def format_commands(self, ctx: typer.Context, formatter: Any) -> None:
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
         """The list in `ctxfit --help`: each command's name and the first line of its help,
         which its summary holds."""
         self._listing = True
@@ -117,7 +118,7 @@ class OnDemandTyper(typer.Typer):
         self._group_only = False
         super().__init__(**settings)
 
-    @property  # type: ignore[override]
+    @property
     def registered_commands(self) -> list[CommandInfo]:
         """Every command of the registry, imported, as `@app.command(...)` would have defined it."""
         return [] if self._group_only else [self.command_info(name) for name in self._registry]

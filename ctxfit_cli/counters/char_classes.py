@@ -19,10 +19,12 @@ characters between classes of the same seed group.
 
 from __future__ import annotations
 
+from typing import Any
+
 try:
     import numpy as _np
 except ImportError:  # numpy is a dependency, but the pure-Python path still works without it
-    _np = None
+    _np = None  # type: ignore[assignment]
 
 #: The character classes, in vector order.
 CLASSES: tuple[str, ...] = (
@@ -426,7 +428,7 @@ class _NumpyTables:
                       N_CLASSES + (b >> 4 & 7) - 1 if b & 0x80 and b & 0x70 else None)
                      for b in range(256)]
 
-    def ids(self, cp):
+    def ids(self, cp: Any) -> Any:
         """The id of each code point of an int32 array, from its UTF-8 lead and second byte."""
         np = _np
         lead = np.where(cp < 0x80, cp, np.where(cp < 0x800, 0xC0 | (cp >> 6), np.where(
@@ -435,7 +437,7 @@ class _NumpyTables:
         return self.lookup[self.by_lead[lead, second] * 8 + self.kind_of_lead[lead]]
 
     @property
-    def table32(self):
+    def table32(self) -> Any:
         """Id of every code point (lone surrogates as UTF-8's "surrogatepass" has them)."""
         if self._table32 is None:
             self._table32 = self.ids(_np.arange(0x110000, dtype=_np.int32))
@@ -475,8 +477,8 @@ def _class_counts_numpy(text: str) -> tuple[int, ...]:
         h = np.zeros(65536, np.int64)
         for i in range(0, len(pairs), _PAIRS_CHUNK):  # bincount makes an int64 copy: bound it
             h += np.bincount(pairs[i : i + _PAIRS_CHUNK], minlength=65536)
-        h = h.reshape(256, 256)
-        hist = h.sum(axis=0) + h.sum(axis=1)
+        grid = h.reshape(256, 256)  # (first byte, second byte) of each pair
+        hist = grid.sum(axis=0) + grid.sum(axis=1)
         if n & 1:
             hist[marked[-1]] += 1
     else:

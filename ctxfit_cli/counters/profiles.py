@@ -43,7 +43,7 @@ import json
 import math
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..errors import BadInput, UsageProblem
 from .char_classes import CLASSES, COMPONENTS, N_CLASSES, RUNS, class_counts
@@ -192,7 +192,7 @@ def validate_profile(data: Any, *, source: str = "<dict>") -> dict[str, Any]:
     for k, tokens in framing.items():
         if isinstance(tokens, bool) or not isinstance(tokens, int) or not 0 <= tokens <= MAX_RATE:
             raise bad(f"framing of {k!r} must be a whole number of tokens from 0 to {MAX_RATE}")
-    return data
+    return cast("dict[str, Any]", data)
 
 
 def builtin_profiles() -> list[str]:

@@ -19,13 +19,16 @@ from ..outputs import atomic_write, check_outputs, write_stdout
 def calibrate(
     texts: Annotated[list[str], typer.Argument(help="Sample text files (UTF-8), one per language or kind of "
                                                      "content; with --from-usage, agent logs that record usage.")],
-    tokenizer: Annotated[Optional[str], typer.Option("--tokenizer", "-t", help="The tokenizer to fit against: cl100k, o200k, tekken, qwen.")] = None,
-    from_usage: Annotated[bool, typer.Option("--from-usage", help="Fit to the prompt growth the logs recorded "
-                                                                  "between consecutive model calls (no tokenizer needed).")] = False,
+    tokenizer: Annotated[Optional[str], typer.Option(
+        "--tokenizer", "-t", help="The tokenizer to fit against: cl100k, o200k, tekken, qwen.")] = None,
+    from_usage: Annotated[bool, typer.Option(
+        "--from-usage", help="Fit to the prompt growth the logs recorded "
+                             "between consecutive model calls (no tokenizer needed).")] = False,
     base: Annotated[str, typer.Option("--base", help="With --from-usage: profile whose rates the classes too rare "
                                                      "in the logs keep.")] = "safe",
     name: Annotated[str, typer.Option("--name", help="Name of the new profile.")] = "custom",
-    output: Annotated[Optional[str], typer.Option("--output", "-o", help="Write the profile to FILE instead of stdout.")] = None,
+    output: Annotated[Optional[str], typer.Option(
+        "--output", "-o", help="Write the profile to FILE instead of stdout.")] = None,
     json: Json = False,
 ) -> None:
     """Fit a profile: characters per token for each character class, erring high.
@@ -97,4 +100,5 @@ def _read_text(path: str) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        raise BadInput(path, data.count(b"\n", 0, error.start) + 1, f"invalid UTF-8 at byte {error.start + 1}") from None
+        raise BadInput(path, data.count(b"\n", 0, error.start) + 1,
+                       f"invalid UTF-8 at byte {error.start + 1}") from None

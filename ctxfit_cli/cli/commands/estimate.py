@@ -10,8 +10,22 @@ from ...input_formats import DEFAULT_LINE_LIMIT_MB
 from ..defaults import DEFAULT_BUDGET, DEFAULT_WINDOW
 from ..error_reporting import reports_errors
 from ..lazy import reading, render
-from ..options import (Budget, Engine, FixedTokens, Format, Jobs, Json, MaxLine, Paths, Profile, RayAddress,
-                       StrictAll, Tokenizer, Window, _check_format)
+from ..options import (
+    Budget,
+    Engine,
+    FixedTokens,
+    Format,
+    Jobs,
+    Json,
+    MaxLine,
+    Paths,
+    Profile,
+    RayAddress,
+    StrictAll,
+    Tokenizer,
+    Window,
+    _check_format,
+)
 from ..outputs import StdoutText
 from ..writing import report_repairs, write_json
 

@@ -14,8 +14,27 @@ from ..defaults import DEFAULT_BUDGET, DEFAULTS
 from ..error_reporting import reports_errors
 from ..fit_inputs import _fit_all, _fit_report
 from ..lazy import orjson, payload, reading, render
-from ..options import (BatchSize, Budget, FitPaths, FixedTokens, Format, Json, Lowwater, MaxLine, MinClear, Profile,
-                       ProtectShare, Strict, StrictInputs, TellAgent, Tokenizer, Window, _auto, _check_format, _options)
+from ..options import (
+    BatchSize,
+    Budget,
+    FitPaths,
+    FixedTokens,
+    Format,
+    Json,
+    Lowwater,
+    MaxLine,
+    MinClear,
+    Profile,
+    ProtectShare,
+    Strict,
+    StrictInputs,
+    TellAgent,
+    Tokenizer,
+    Window,
+    _auto,
+    _check_format,
+    _options,
+)
 from ..outputs import atomic_write, check_outputs, write_stdout
 
 
@@ -32,7 +51,8 @@ def fit(
     budget: Budget = DEFAULT_BUDGET,
     window: Window = None,
     fixed_tokens: FixedTokens = "auto",
-    output: Annotated[Optional[str], typer.Option("--output", "-o", help="Write the payload to FILE (atomically) instead of stdout.")] = None,
+    output: Annotated[Optional[str], typer.Option(
+        "--output", "-o", help="Write the payload to FILE (atomically) instead of stdout.")] = None,
     report: Annotated[Optional[str], typer.Option("--report", help="Write the fitting report to FILE as JSON.")] = None,
     tell_agent: TellAgent = False,
     set_fields: Annotated[Optional[list[str]], typer.Option(
@@ -98,7 +118,8 @@ def fit(
     else:
         write_stdout(data)
     if report:
-        atomic_write(report, orjson.dumps(reports[0] if len(reports) == 1 else reports, option=orjson.OPT_INDENT_2) + b"\n")
+        atomic_write(report, orjson.dumps(reports[0] if len(reports) == 1 else reports,
+                                          option=orjson.OPT_INDENT_2) + b"\n")
     err = render.stderr_console()  # after writing: a failure leaves only its own line
     for entry in reports:
         render.repairs(entry["repairs"])

@@ -11,8 +11,27 @@ from ..defaults import DEFAULT_BUDGET, DEFAULTS
 from ..error_reporting import reports_errors
 from ..fit_inputs import _fit_all, _fit_report
 from ..lazy import reading, render
-from ..options import (BatchSize, Budget, FitPaths, FixedTokens, Format, Json, Lowwater, MaxLine, MinClear, Profile,
-                       ProtectShare, Strict, StrictInputs, TellAgent, Tokenizer, Window, _auto, _check_format, _options)
+from ..options import (
+    BatchSize,
+    Budget,
+    FitPaths,
+    FixedTokens,
+    Format,
+    Json,
+    Lowwater,
+    MaxLine,
+    MinClear,
+    Profile,
+    ProtectShare,
+    Strict,
+    StrictInputs,
+    TellAgent,
+    Tokenizer,
+    Window,
+    _auto,
+    _check_format,
+    _options,
+)
 from ..outputs import StdoutText
 from ..writing import report_repairs, write_json
 

@@ -21,7 +21,8 @@ def proxy(
     budget: Annotated[int, typer.Option("--budget", "-b", min=1, help="Target tokens per request.")] = 400_000,
     window: Annotated[Optional[int], typer.Option("--window", "-w", min=1, help="The model's hard context "
                       f"limit in tokens (default {DEFAULT_WINDOW:,}).", show_default=False)] = None,
-    port: Annotated[int, typer.Option("--port", "-p", min=0, max=65535, help="Port to listen on (0: any free one).")] = 8787,
+    port: Annotated[int, typer.Option("--port", "-p", min=0, max=65535,
+                                      help="Port to listen on (0: any free one).")] = 8787,
     host: Annotated[str, typer.Option("--host", help="Address to listen on. Anything but loopback exposes "
                                       "your API keys' use to the network.")] = "127.0.0.1",
     max_body_mb: Annotated[int, typer.Option("--max-body-mb", min=1, help="Largest request body accepted.")] = 32,

@@ -11,8 +11,27 @@ from ...input_formats import DEFAULT_LINE_LIMIT_MB
 from ..defaults import DEFAULT_BUDGET, DEFAULT_WINDOW, DEFAULTS
 from ..error_reporting import reports_errors
 from ..lazy import reading, render
-from ..options import (Budget, Engine, FixedTokens, Format, Html, Jobs, Json, Lowwater, MaxLine, Paths, Profile,
-                       RayAddress, StrictAll, Tokenizer, Window, _auto, _check_format, _finite, _options)
+from ..options import (
+    Budget,
+    Engine,
+    FixedTokens,
+    Format,
+    Html,
+    Jobs,
+    Json,
+    Lowwater,
+    MaxLine,
+    Paths,
+    Profile,
+    RayAddress,
+    StrictAll,
+    Tokenizer,
+    Window,
+    _auto,
+    _check_format,
+    _finite,
+    _options,
+)
 from ..outputs import StdoutText, check_outputs
 from ..writing import report_repairs, write_html, write_json
 
@@ -27,13 +46,18 @@ def replay_command(
     window: Window = None,
     fixed_tokens: FixedTokens = "auto",
     policy: Annotated[Optional[list[str]], typer.Option(
-        "--policy", "-p", help=f"Policy to simulate; repeat to compare (default: all). One of: {', '.join(_policies())}.")] = None,
+        "--policy", "-p",
+        help=f"Policy to simulate; repeat to compare (default: all). One of: {', '.join(_policies())}.")] = None,
     steps: Annotated[bool, typer.Option("--steps", help="With --json, one row per model call.")] = False,
-    chart: Annotated[Optional[bool], typer.Option("--chart/--no-chart", help="Draw request sizes per call (default: for one file).")] = None,
-    min_cacheable: Annotated[int, typer.Option("--min-cacheable", min=0, help="A shared prefix shorter than this is not cached.")] = 1024,
+    chart: Annotated[Optional[bool], typer.Option(
+        "--chart/--no-chart", help="Draw request sizes per call (default: for one file).")] = None,
+    min_cacheable: Annotated[int, typer.Option(
+        "--min-cacheable", min=0, help="A shared prefix shorter than this is not cached.")] = 1024,
     lowwater: Lowwater = DEFAULTS.lowwater,
-    price_write: Annotated[float, typer.Option("--price-write", min=0.0, callback=_finite, help="Cache-write price per token (uncached input = 1).")] = 1.25,
-    price_read: Annotated[float, typer.Option("--price-read", min=0.0, callback=_finite, help="Cache-read price per token (uncached input = 1).")] = 0.1,
+    price_write: Annotated[float, typer.Option(
+        "--price-write", min=0.0, callback=_finite, help="Cache-write price per token (uncached input = 1).")] = 1.25,
+    price_read: Annotated[float, typer.Option(
+        "--price-read", min=0.0, callback=_finite, help="Cache-read price per token (uncached input = 1).")] = 0.1,
     html: Html = None,
     tokenizer: Tokenizer = None,
     profile: Profile = None,
@@ -68,7 +92,8 @@ def replay_command(
     names = policy or list(DEFAULT_POLICIES)
     for name in names:
         if name not in POLICIES:
-            raise typer.BadParameter(f"unknown policy {name!r}; choose from {', '.join(POLICIES)}", param_hint="--policy")
+            raise typer.BadParameter(f"unknown policy {name!r}; choose from {', '.join(POLICIES)}",
+                                     param_hint="--policy")
     auto = _auto(tokenizer, profile, window, fixed_tokens)
     _options(budget, window, lowwater, DEFAULTS.batch_size, DEFAULTS.protect_share,
              DEFAULTS.min_clear_tokens, auto.counter or SEED)  # checks them before any file is read

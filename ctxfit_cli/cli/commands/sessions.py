@@ -11,8 +11,25 @@ from ...counters.seed import SEED
 from ...input_formats import DEFAULT_LINE_LIMIT_MB
 from ..defaults import DEFAULT_BUDGET, DEFAULTS
 from ..error_reporting import reports_errors
-from ..options import (Budget, Engine, FixedTokens, Format, Html, Jobs, Json, MaxLine, Paths, Profile, RayAddress,
-                       StrictAll, Tokenizer, Window, _auto, _check_format, _options)
+from ..options import (
+    Budget,
+    Engine,
+    FixedTokens,
+    Format,
+    Html,
+    Jobs,
+    Json,
+    MaxLine,
+    Paths,
+    Profile,
+    RayAddress,
+    StrictAll,
+    Tokenizer,
+    Window,
+    _auto,
+    _check_format,
+    _options,
+)
 from ..outputs import check_outputs, write_stdout
 from ..writing import write_html, write_json
 
