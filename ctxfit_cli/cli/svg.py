@@ -107,9 +107,8 @@ def line_chart(series: list[Series], *, limits: Sequence[Limit] = (), title: str
                      f'<text class="tick" x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{short(value)}</text>')
     for value in ticks(max(longest, 1), 6):
         if value < longest:
-            x = x_of(value)
-            parts.append(f'<text class="tick" x="{x:.1f}" y="{top_pad + plot_h + 16}" '
-                         f'text-anchor="middle">{int(value) + 1:,}</text>')
+            x, y = x_of(value), top_pad + plot_h + 16
+            parts.append(f'<text class="tick" x="{x:.1f}" y="{y}" text-anchor="middle">{int(value) + 1:,}</text>')
     for lim in limits:
         y = y_of(lim.value)
         dash = ' stroke-dasharray="6 4"' if lim.dashed else ""
