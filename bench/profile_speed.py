@@ -10,7 +10,7 @@ have no such cache):
 
 - seed: `SEED.tokens(SEED.measure(s))`, the DESIGN §3 rule;
 - each built-in profile: `p.tokens(p.measure(s))`, with numpy (when importable) and with the
-  pure-Python fallback forced (`profiles.USE_NUMPY = False`).
+  pure-Python fallback forced (`char_classes.USE_NUMPY = False`).
 
 On (a) one ~2 MB mixed string (Russian, Chinese, Japanese, Korean, English, Python code, JSON,
 shell output, a few emoji, in paragraphs of one kind each), (b) the same text cut into 2-20 KB
@@ -39,7 +39,7 @@ sys.path.insert(0, str(c.ROOT / "sample_transcripts"))
 
 import textgen  # noqa: E402
 
-from ctxfit_cli.counters import profiles  # noqa: E402
+from ctxfit_cli.counters import char_classes, profiles  # noqa: E402
 from ctxfit_cli.counters.seed import SEED  # noqa: E402
 
 DOC = c.ROOT / "docs" / "profile_speed.md"
@@ -129,8 +129,7 @@ def modes() -> list[tuple[str, bool]]:
 
 
 def set_mode(use_numpy: bool) -> None:
-    if hasattr(profiles, "USE_NUMPY"):
-        profiles.USE_NUMPY = use_numpy
+    char_classes.USE_NUMPY = use_numpy
 
 
 def time_texts(texts: dict[str, list[str]], repeat: int, names: list[str]) -> dict:
@@ -281,7 +280,7 @@ def check(args) -> int:
             want = old(s)
             for label, flag in modes():
                 set_mode(flag)
-                got = profiles.class_counts(s)
+                got = char_classes.class_counts(s)
                 if got != want:
                     set_bad += 1
                     if set_bad <= 3:

@@ -232,7 +232,7 @@ def test_calibrate_recovers_known_rates():
 
 # --- The numpy path and the pure-Python path give the same vectors ---------------------------
 
-from ctxfit_cli.counters import profiles as _profiles  # noqa: E402
+from ctxfit_cli.counters import char_classes as _profiles  # noqa: E402
 
 _astral_high = st.integers(0x40000, 0x10FFFF).map(chr)  # script letters by lead byte (UTF-32 path)
 _surrogate = st.integers(0xD800, 0xDFFF).map(chr)  # lone (or paired by chance) surrogates

@@ -8,8 +8,8 @@ the user's data (file names, projects, session ids, model names) is escaped.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from html import escape
-from typing import Iterable
 
 from .svg import PALETTE, WINDOW_COLOUR, Bar, Limit, Series, bar_chart, line_chart
 
@@ -92,7 +92,8 @@ def replay_page(document: dict, *, version: str) -> str:
             "that model's window). Rejected requests (over the window) are neither billed nor cached.</p>",
             "<h2>All transcripts</h2>", _policy_table(totals),
             bar_chart([Bar(name, totals[name]["cache_read_share"], colour=PALETTE[n % len(PALETTE)],
-                           title=f"{name}: {totals[name]['cache_read']:,} of {totals[name]['total_input']:,} input tokens read from the cache")
+                           title=f"{name}: {totals[name]['cache_read']:,} of {totals[name]['total_input']:,} "
+                                 "input tokens read from the cache")
                        for n, name in enumerate(names)],
                       maximum=1.0, percent=True, title="Share of input read from the prompt cache",
                       value_label="cache read ÷ input tokens of accepted requests")]
@@ -126,7 +127,7 @@ def _file_section(file: dict, names: list[str], budget: int, window: int) -> str
         series.append(Series(name, [s["tokens"] for s in steps],
                              tuple(i for i, s in enumerate(steps) if s["rejected"])))
     peak = max([max(s.values, default=0) for s in series] + [own_budget])
-    limits = [Limit(f"budget", own_budget)]
+    limits = [Limit("budget", own_budget)]
     caption = ""
     if own_window <= WINDOW_IN_VIEW * peak:
         limits.append(Limit("window", own_window, WINDOW_COLOUR, dashed=False))

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from contextlib import closing
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 from ..errors import UsageProblem
 

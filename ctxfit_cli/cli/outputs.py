@@ -22,9 +22,9 @@ def check_outputs(outputs: dict[str, str | None], inputs: list[str]) -> None:
     """Refuse outputs that would destroy an input or cannot be files; `outputs` maps each option
     (`--output`) to the path it names. Called before any input is read."""
     seen: dict[tuple[int, int], str] = {}
-    for path in inputs:
-        if path != "-" and (identity := _identity(path)) is not None:
-            seen[identity] = f"the input {path}"
+    for source in inputs:
+        if source != "-" and (identity := _identity(source)) is not None:
+            seen[identity] = f"the input {source}"
     for option, path in outputs.items():
         if path is None:
             continue

@@ -62,7 +62,7 @@ class FileProgress:
                 self._bar.stop()
             self._bar = None
 
-    def __enter__(self) -> "FileProgress":
+    def __enter__(self) -> FileProgress:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Iterable, Mapping, TextIO
+from collections.abc import Iterable, Mapping
+from typing import Literal, TextIO
 
 from rich import box
 from rich.console import Console
@@ -27,11 +28,12 @@ class _Console(Console):
         raise BrokenPipeError
 
 
+ColourSystem = Literal["auto", "standard", "256", "truecolor", "windows"]
 #: FORCE_COLOR levels as Node's tools and chalk read them; any other non-empty value is 16 colours.
-_FORCED_COLOURS = {"2": "256", "3": "truecolor"}
+_FORCED_COLOURS: dict[str, ColourSystem] = {"2": "256", "3": "truecolor"}
 
 
-def colour_system(is_tty: bool, environ: Mapping[str, str] = os.environ) -> str | None:
+def colour_system(is_tty: bool, environ: Mapping[str, str] = os.environ) -> ColourSystem | None:
     """Colours on a terminal, none in a pipe; NO_COLOR (no-color.org) turns them off everywhere,
     FORCE_COLOR (force-color.org) turns them on in a pipe too (e.g. CI logs that show colour).
 
@@ -84,7 +86,8 @@ def limit_line(tokens: int, budget: int, window: int) -> Text:
     style = "bold red" if tokens > window else "bold yellow" if tokens > budget else "bold green"
     text = Text()
     text.append(f"{tokens:,} tokens", style=style)
-    text.append(f" — {share(tokens, budget)} of the {budget:,} budget, {share(tokens, window)} of the {window:,} window")
+    text.append(f" — {share(tokens, budget)} of the {budget:,} budget, "
+                f"{share(tokens, window)} of the {window:,} window")
     if tokens > window:
         text.append("  OVER THE WINDOW", style="bold red")
     elif tokens > budget:
@@ -128,9 +131,11 @@ def estimate_report(out: Console, report: dict, *, budget: int, window: int) -> 
     """The `ctxfit estimate` report for one file (or the total)."""
     title = report["path"] if "path" in report else f"Total of {report['files']} inputs"
     detail = f"{report['format']}, " if "format" in report else ""
-    out.print(Text.assemble((title, "bold"), f"  ({detail}{report['messages']:,} messages, counter: {report.get('counter', 'seed')})"))
+    out.print(Text.assemble((title, "bold"),
+                            f"  ({detail}{report['messages']:,} messages, counter: {report.get('counter', 'seed')})"))
     out.print(Text("  ").append_text(limit_line(report["tokens"], budget, window)))
-    out.print(f"  chars ÷ 4 would say {report['naive_tokens']:,} ({signed(report['naive_error'])} against this estimate)")
+    out.print(f"  chars ÷ 4 would say {report['naive_tokens']:,} "
+              f"({signed(report['naive_error'])} against this estimate)")
     usage_lines(out, report)
     scripts = table("script", "chars", "tokens", "chars/token", "share")
     for name, row in report["by_script"].items():
@@ -193,7 +198,8 @@ def fit_summary(err: Console, report: dict) -> None:
     batches = sum(1 for b in report["batches"] if b["cleared"])
     line = Text.assemble(
         (report["path"], "bold"), ": ", STAGE_WORDS[report["stage"]],
-        f"; {cleared} result{'s' if cleared != 1 else ''} cleared in {batches} batch{'es' if batches != 1 else ''}" if cleared else "",
+        f"; {cleared} result{'s' if cleared != 1 else ''} cleared in {batches} batch{'es' if batches != 1 else ''}"
+        if cleared else "",
         f"; {report['tokens_before']:,} → {report['tokens_sent']:,} tokens (budget {report['budget']:,})",
     )
     err.print(line)
@@ -270,19 +276,24 @@ def plan_report(out: Console, report: dict) -> None:
                           title=f"  protected: the newest results within {report['protected_share_tokens']:,} tokens"
                           if "protected_share_tokens" in report else "  protected (newest results, kept whole)")
         for result in report["protected"]:
-            protected.add_row(str(result["index"]), escape(result["tool"]), escape(result["id"]), number(result["tokens"]))
+            protected.add_row(str(result["index"]), escape(result["tool"]), escape(result["id"]),
+                              number(result["tokens"]))
         out.print(protected)
     if report["too_small"]:
         count = len(report["too_small"])
         out.print(f"  left alone as too small to be worth clearing: {count} result{'s' if count != 1 else ''}")
     for dropped in report["dropped"]:
-        out.print(f"  left out: messages {dropped['from']}–{dropped['to'] - 1} (a note says earlier conversation was trimmed)")
+        out.print(f"  left out: messages {dropped['from']}–{dropped['to'] - 1} "
+                  "(a note says earlier conversation was trimmed)")
     if report["anchor"] is not None:
-        out.print(f"  kept: the newest turn's opening message ({report['anchor']}) and messages from {report['kept_start']} on")
+        out.print(f"  kept: the newest turn's opening message ({report['anchor']}) "
+                  f"and messages from {report['kept_start']} on")
     if report["cannot_fit"]:
-        out.print(Text(f"  cannot fit: even the smallest request is over the {report['window']:,} window", style="bold red"))
+        out.print(Text(f"  cannot fit: even the smallest request is over the {report['window']:,} window",
+                       style="bold red"))
     elif report["overrun"]:
-        out.print(Text("  overrun: the smallest request is over the budget but within the window; it is sent anyway", style="yellow"))
+        out.print(Text("  overrun: the smallest request is over the budget but within the window; it is sent anyway",
+                       style="yellow"))
     out.print()
 
 
@@ -304,7 +315,8 @@ def replay_table(out: Console, rows: list[tuple[str, dict]], *, title: str) -> N
 REPLAY_LEGEND = (
     "  rejected: over the window · over: over the budget · input: tokens of accepted requests · "
     "cached: share read from the prompt cache · bound: cached over the most any policy sending the "
-    "same content could read (each request reusing all of the previous one it still sends) · breaks: requests that did not reuse all of the "
+    "same content could read (each request reusing all of the previous one it still sends) · "
+    "breaks: requests that did not reuse all of the "
     "previous one · cost: relative to sending the input uncached"
 )
 

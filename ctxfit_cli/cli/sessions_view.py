@@ -20,7 +20,8 @@ MIN_TEXT = 6
 AGENT_SHORT = {"Claude Code": "claude", "Codex": "codex", "OpenHands": "openhands", "SWE-agent": "swe-agent"}
 
 LEGEND = ("PEAK: the largest request (r = recorded by the agent's log, e = estimated); WIN: its share of "
-          "the model's window; CMP: compactions; CTXFIT: the stage ctxfit reaches at the budget (clear, turns, rounds) and "
+          "the model's window; CMP: compactions; CTXFIT: the stage ctxfit reaches at the budget "
+          "(clear, turns, rounds) and "
           "the results cleared in the last request; REJ: calls over the window when everything is sent "
           "(the agent) / with ctxfit.")
 
@@ -109,7 +110,7 @@ def render(rows: list[dict[str, str]], total_width: int) -> list[str]:
     excess = sum(widths.values()) + len(names) - 1 - total_width
     while excess > 0:  # take from the widest text column, one character at a time
         room = {n: widths[n] - max(MIN_TEXT + 2, len(n)) for n in SHRINKABLE if n in widths}
-        name = max(room, key=room.get, default=None)
+        name = max(room, key=room.__getitem__, default=None)
         if name is None or room[name] <= 0:
             break
         widths[name] -= 1

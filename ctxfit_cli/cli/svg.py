@@ -9,6 +9,7 @@ True
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
@@ -86,7 +87,7 @@ def _downsample(values: list[int]) -> tuple[list[tuple[int, int]], int]:
     return points, per
 
 
-def line_chart(series: list[Series], *, limits: list[Limit] = (), title: str = "",
+def line_chart(series: list[Series], *, limits: Sequence[Limit] = (), title: str = "",
                x_label: str = "model call", y_label: str = "tokens per request",
                width: int = 760, height: int = 300) -> str:
     """Lines of values per x (one per series) with horizontal limit lines and rejected marks."""
@@ -106,8 +107,8 @@ def line_chart(series: list[Series], *, limits: list[Limit] = (), title: str = "
                      f'<text class="tick" x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{short(value)}</text>')
     for value in ticks(max(longest, 1), 6):
         if value < longest:
-            x = x_of(value)
-            parts.append(f'<text class="tick" x="{x:.1f}" y="{top_pad + plot_h + 16}" text-anchor="middle">{int(value) + 1:,}</text>')
+            x, y = x_of(value), top_pad + plot_h + 16
+            parts.append(f'<text class="tick" x="{x:.1f}" y="{y}" text-anchor="middle">{int(value) + 1:,}</text>')
     for lim in limits:
         y = y_of(lim.value)
         dash = ' stroke-dasharray="6 4"' if lim.dashed else ""
@@ -126,14 +127,16 @@ def line_chart(series: list[Series], *, limits: list[Limit] = (), title: str = "
             parts.append(f'<circle cx="{x_of(i):.1f}" cy="{y_of(s.values[i]):.1f}" r="3.5" fill="{REJECTED_COLOUR}">'
                          f'<title>{escape(s.name)}: call {i + 1:,} rejected, {s.values[i]:,} tokens</title></circle>')
     parts.append(f'<line class="axis" x1="{left}" x2="{left}" y1="{top_pad}" y2="{top_pad + plot_h}"/>'
-                 f'<line class="axis" x1="{left}" x2="{left + plot_w}" y1="{top_pad + plot_h}" y2="{top_pad + plot_h}"/>'
-                 f'<text class="label" x="{left + plot_w / 2:.1f}" y="{height - 6}" text-anchor="middle">{escape(x_label)}</text>'
+                 f'<line class="axis" x1="{left}" x2="{left + plot_w}" '
+                 f'y1="{top_pad + plot_h}" y2="{top_pad + plot_h}"/>'
+                 f'<text class="label" x="{left + plot_w / 2:.1f}" y="{height - 6}" '
+                 f'text-anchor="middle">{escape(x_label)}</text>'
                  f'<text class="label" transform="translate(14 {top_pad + plot_h / 2:.1f}) rotate(-90)" '
                  f'text-anchor="middle">{escape(y_label)}</text></svg>')
     return "".join(parts)
 
 
-def bar_chart(bars: list[Bar], *, maximum: float | None = None, limits: list[Limit] = (),
+def bar_chart(bars: list[Bar], *, maximum: float | None = None, limits: Sequence[Limit] = (),
               title: str = "", value_label: str = "", width: int = 760, percent: bool = False) -> str:
     """Horizontal bars, one per label, with vertical limit lines (e.g. the window at 100%)."""
     label_w, right, top_pad, row, bottom = 220, 90, 34, 22, 34
@@ -148,14 +151,17 @@ def bar_chart(bars: list[Bar], *, maximum: float | None = None, limits: list[Lim
             x = x_of(value)
             tick = f"{value:.0%}" if percent else short(value)
             parts.append(f'<line class="grid" x1="{x:.1f}" x2="{x:.1f}" y1="{top_pad}" y2="{height - bottom}"/>'
-                         f'<text class="tick" x="{x:.1f}" y="{height - bottom + 14}" text-anchor="middle">{tick}</text>')
+                         f'<text class="tick" x="{x:.1f}" y="{height - bottom + 14}" '
+                         f'text-anchor="middle">{tick}</text>')
     for n, bar in enumerate(bars):
         y = top_pad + n * row
         end = x_of(bar.value)
         note = bar.note if bar.note is not None else (f"{bar.value:.1%}" if percent else f"{bar.value:,.0f}")
         hover = f"<title>{escape(bar.title or bar.label)}</title>"
-        parts.append(f'<text class="bar-label" x="{label_w - 6}" y="{y + 15}" text-anchor="end">{escape(_clip(bar.label))}{hover}</text>'
-                     f'<rect class="bar" x="{label_w}" y="{y + 3}" width="{max(end - label_w, 1):.1f}" height="{row - 6}" '
+        parts.append(f'<text class="bar-label" x="{label_w - 6}" y="{y + 15}" '
+                     f'text-anchor="end">{escape(_clip(bar.label))}{hover}</text>'
+                     f'<rect class="bar" x="{label_w}" y="{y + 3}" width="{max(end - label_w, 1):.1f}" '
+                     f'height="{row - 6}" '
                      f'fill="{bar.colour}">{hover}</rect>'
                      f'<text class="bar-note" x="{end + 4:.1f}" y="{y + 15}">{escape(note)}</text>')
     for lim in limits:
@@ -165,7 +171,8 @@ def bar_chart(bars: list[Bar], *, maximum: float | None = None, limits: list[Lim
                      f'stroke-width="1.5"{dash}/><text class="limit" x="{x:.1f}" y="{top_pad - 8}" '
                      f'text-anchor="middle" fill="{lim.colour}">{escape(lim.name)}</text>')
     if value_label:
-        parts.append(f'<text class="label" x="{label_w + plot_w / 2:.1f}" y="{height - 6}" text-anchor="middle">{escape(value_label)}</text>')
+        parts.append(f'<text class="label" x="{label_w + plot_w / 2:.1f}" y="{height - 6}" '
+                     f'text-anchor="middle">{escape(value_label)}</text>')
     parts.append("</svg>")
     return "".join(parts)
 

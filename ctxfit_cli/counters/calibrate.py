@@ -5,7 +5,7 @@ as possible. Given sample texts (each one a *file*, e.g. one language or one kin
 output), `calibrate`:
 
 1. splits every file into paragraphs of at least 200 characters (`split_paragraphs`) and
-   measures each paragraph (characters per class and run starts, `profiles.COMPONENTS`) and its
+   measures each paragraph (characters per class and run starts, `char_classes.COMPONENTS`) and its
    exact tokens;
 2. solves the linear programme, over tokens-per-unit weights ``w`` (one per class, within
    [1/`MAX_RATE`, 1/`MIN_RATE`]; one per kind of run, within [0, `MAX_RUN`]):
@@ -38,8 +38,9 @@ from typing import Any
 # At the top: the CLI imports this module only for `ctxfit calibrate` (numpy costs start-up).
 import numpy as np
 
+from .char_classes import CLASSES, N_CLASSES, N_RUNS, RUNS, class_counts
+from .profiles import ProfileCounter
 from .seed import Counter
-from .profiles import CLASSES, N_CLASSES, N_RUNS, RUNS, ProfileCounter, class_counts
 
 MIN_PARAGRAPH = 200
 #: Bounds on a fitted rate (characters per token).
@@ -157,7 +158,7 @@ def calibrate_from_growth(
 ) -> dict[str, Any]:
     """Fit a profile to the growth of recorded prompts between consecutive model calls.
 
-    `vectors[i]` measures (`profiles.COMPONENTS`) the text of the messages added between two
+    `vectors[i]` measures (`char_classes.COMPONENTS`) the text of the messages added between two
     calls, `recorded[i]` is what the prompt grew by minus what the estimate adds anyway (message
     overhead, images), `groups[i]` names the log it comes from. `blocks[i]`, when given, counts
     the tool calls and results among those messages: one more weight is fitted, the tokens of
@@ -222,7 +223,7 @@ def calibrate_from_growth(
 
 
 def _fit_growth(X: np.ndarray, y: np.ndarray, groups: list[str], base: ProfileCounter, framed: bool,
-                margin: float, max_under_share: float, steps: int) -> tuple:
+                margin: float, max_under_share: float, steps: int) -> tuple[Any, ...]:
     """`calibrate_from_growth`'s programme: (fitted mask, weights, pairs kept, their targets,
     log names). Weights are not finite when the programme has no solution."""
     base_w = np.array([1 / r for r in base.rates] + list(base.runs) + ([0.0] if framed else []))
@@ -294,7 +295,8 @@ def _fit_weights(X: np.ndarray, y: np.ndarray, XF: np.ndarray, yF: np.ndarray, s
     return weights
 
 
-def _solve_lp(c, G, h, iterations: int = 100, tol: float = 1e-9):
+def _solve_lp(c: np.ndarray, G: np.ndarray, h: np.ndarray, iterations: int = 100,
+              tol: float = 1e-9) -> tuple[np.ndarray, np.ndarray]:
     """min c @ x subject to G @ x >= h, by a primal-dual interior-point method (Mehrotra's
     predictor-corrector) on the normal equations, which are only as large as x. Returns x and
     the dual value of every row of G (how much the optimum would fall per unit of slack)."""
@@ -303,7 +305,7 @@ def _solve_lp(c, G, h, iterations: int = 100, tol: float = 1e-9):
     s = np.maximum(G @ x - h, 1.0)
     z = np.ones(n)
 
-    def longest(d, v):
+    def longest(d: np.ndarray, v: np.ndarray) -> float:
         negative = d < 0
         return min(1.0, float(np.min(-v[negative] / d[negative]))) if negative.any() else 1.0
 
@@ -318,10 +320,11 @@ def _solve_lp(c, G, h, iterations: int = 100, tol: float = 1e-9):
         normal = G.T @ (G * scale[:, None])
         normal += 1e-13 * np.trace(normal) * np.eye(m)
 
-        def direction(r_comp):
-            dx = np.linalg.solve(normal, G.T @ ((r_comp + z * r_primal) / s) - r_dual)
-            ds = G @ dx - r_primal
-            return dx, ds, (r_comp - z * ds) / s
+        def direction(r_comp: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            # (called only within this iteration: the loop's current values are the ones meant)
+            dx = np.linalg.solve(normal, G.T @ ((r_comp + z * r_primal) / s) - r_dual)  # noqa: B023
+            ds = G @ dx - r_primal  # noqa: B023
+            return dx, ds, (r_comp - z * ds) / s  # noqa: B023
 
         dx, ds, dz = direction(-s * z)
         step = min(longest(ds, s), longest(dz, z))

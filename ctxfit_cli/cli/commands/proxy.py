@@ -7,19 +7,22 @@ from typing import Annotated, Optional
 
 import typer
 
-from ..errors import MissingExtra, UsageProblem
-from .defaults import DEFAULT_WINDOW
+from ...errors import MissingExtra, UsageProblem
+from ..defaults import DEFAULT_WINDOW
+from ..error_reporting import reports_errors
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
+@reports_errors
 def proxy(
     upstream: Annotated[str, typer.Option("--upstream", "-u", help="The provider's API, e.g. "
                                           "https://api.anthropic.com or https://api.openai.com.")],
     budget: Annotated[int, typer.Option("--budget", "-b", min=1, help="Target tokens per request.")] = 400_000,
     window: Annotated[Optional[int], typer.Option("--window", "-w", min=1, help="The model's hard context "
                       f"limit in tokens (default {DEFAULT_WINDOW:,}).", show_default=False)] = None,
-    port: Annotated[int, typer.Option("--port", "-p", min=0, max=65535, help="Port to listen on (0: any free one).")] = 8787,
+    port: Annotated[int, typer.Option("--port", "-p", min=0, max=65535,
+                                      help="Port to listen on (0: any free one).")] = 8787,
     host: Annotated[str, typer.Option("--host", help="Address to listen on. Anything but loopback exposes "
                                       "your API keys' use to the network.")] = "127.0.0.1",
     max_body_mb: Annotated[int, typer.Option("--max-body-mb", min=1, help="Largest request body accepted.")] = 32,
@@ -47,8 +50,8 @@ def proxy(
     import asyncio
     import gc
 
-    from ..serve.app import Settings, serve
-    from ..serve.fitting import Limits
+    from ...serve.app import Settings, serve
+    from ...serve.fitting import Limits
 
     if not upstream.startswith(("http://", "https://")):
         raise UsageProblem(f"--upstream must be an http:// or https:// URL, not {upstream!r}")

@@ -1,0 +1,101 @@
+"""`ctxfit estimate`: the tokens of transcripts, by writing system and kind of content."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from ...input_formats import DEFAULT_LINE_LIMIT_MB
+from ..defaults import DEFAULT_BUDGET, DEFAULT_WINDOW
+from ..error_reporting import reports_errors
+from ..lazy import reading, render
+from ..options import (
+    Budget,
+    Engine,
+    FixedTokens,
+    Format,
+    Jobs,
+    Json,
+    MaxLine,
+    Paths,
+    Profile,
+    RayAddress,
+    StrictAll,
+    Tokenizer,
+    Window,
+    _check_format,
+)
+from ..outputs import StdoutText
+from ..writing import report_repairs, write_json
+
+
+@reports_errors
+def estimate(
+    paths: Paths = None,
+    budget: Budget = DEFAULT_BUDGET,
+    window: Window = None,
+    fixed_tokens: FixedTokens = "auto",
+    top: Annotated[int, typer.Option("--top", "-n", min=0, help="Show the N largest messages.")] = 5,
+    tokenizer: Tokenizer = None,
+    profile: Profile = None,
+    compare: Annotated[bool, typer.Option("--compare", help="Also show every built-in profile and every "
+                                                           "installed tokenizer side by side.")] = False,
+    json: Json = False,
+    max_line_mb: MaxLine = DEFAULT_LINE_LIMIT_MB,
+    format: Format = None,
+    jobs: Jobs = None,
+    engine: Engine = "local",
+    ray_address: RayAddress = None,
+    strict: StrictAll = False,
+) -> None:
+    """Estimate the tokens of transcripts, by writing system and by kind of content.
+
+    \b
+    To see where the tokens of a transcript go:
+        ctxfit estimate session.jsonl
+    To check a fitted request before sending it:
+        ctxfit fit session.jsonl --budget 400000 | ctxfit estimate -
+    To feed a script:
+        ctxfit estimate --json *.jsonl | jq .total.tokens
+    To count exactly for a model family, or see how much margin the estimate keeps:
+        ctxfit estimate session.jsonl --tokenizer o200k
+        ctxfit estimate session.jsonl --compare
+    To survey every Claude Code and Codex log on this machine (their default folders):
+        ctxfit estimate
+
+    A log that names its model is counted with that model's profile and window, and a log
+    that records usage (Claude Code, Codex, OpenHands) shows the prompt sizes it recorded and
+    counts the part of the prompt it does not hold (--fixed-tokens). Other files are streamed,
+    so a transcript of any size can be estimated in bounded memory.
+    """
+    reading.set_line_limit(max_line_mb)
+    from ...core.estimate import combine
+    from ...fleet.work import Job
+    from .. import many
+    from ..counting import given_counter, parse_fixed_tokens
+    format = _check_format(format)
+    given_counter(tokenizer, profile)  # a missing tokenizer is a usage error before any file is read
+    found = many.inputs(paths, defaults=True)
+    job = Job("estimate", format, budget, window, parse_fixed_tokens(fixed_tokens), tokenizer, profile,
+              top=top, compare=compare, describe=found.many, line_limit_mb=max_line_mb)
+    combined = many.run(found, job, jobs=jobs, engine=engine, address=ray_address, strict=strict, quiet=json)
+    reports = [item["report"] for item in combined.items]
+    files = [{**item["report"].to_dict(), **item["usage"], "repairs": item["repairs"]} for item in combined.items]
+    report_repairs([line for item in combined.items for line in item["repairs"]])
+    if compare:
+        for file, item in zip(files, combined.items):
+            file["compare"] = item["compare"]
+    total = combine(reports)
+    if json:
+        write_json({"budget": budget, "window": window or DEFAULT_WINDOW, "files": files, "total": total,
+                    **combined.to_dict()})
+    else:
+        out = render.console(StdoutText())
+        for file in files:
+            render.estimate_report(out, file, budget=budget, window=file["window"])
+            if compare:
+                render.comparison(out, file["compare"], naive=file["naive_tokens"], budget=budget)
+        if len(files) > 1:
+            render.estimate_report(out, total, budget=budget, window=window or DEFAULT_WINDOW)
+    many.finish(combined)
