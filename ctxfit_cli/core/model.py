@@ -60,6 +60,9 @@ class Message:
     line: int = 0
     #: Per-counter cached estimates; never part of equality or output.
     memo: dict = field(default_factory=dict, repr=False, compare=False)
+    #: What reading changed in the message so that its provider accepts it (a blank text block
+    #: dropped, a key the API refuses removed): `core.repair` reports it with the file and line.
+    repaired: tuple[str, ...] = ()
 
     @property
     def call_ids(self) -> tuple[str, ...]:
@@ -126,6 +129,15 @@ class Transcript:
     #: of an agent whose log records usage), as one stand-in message that is counted but never
     #: sent (`core.usage.with_unlogged`); None when not known or not counted.
     unlogged: Message | None = None
+    #: Why the log looks still being written (its last line is cut, its last reply is not
+    #: finished, its last calls have no results yet); empty for a finished log. Filled while
+    #: `messages` is read, like `repairs`.
+    open_end: list[str] = field(default_factory=list)
+
+    @property
+    def being_written(self) -> bool:
+        """Whether the log is still being written (read up to its last complete record)."""
+        return bool(self.open_end)
 
     def materialize(self) -> "Transcript":
         """Hold every message, with leading system messages moved to `system`."""
@@ -146,6 +158,7 @@ class Transcript:
             calls=[c._replace(message=c.message - split) for c in self.calls] if split else self.calls,
             repairs=self.repairs,
             unlogged=self.unlogged,
+            open_end=self.open_end,
         )
 
     @property

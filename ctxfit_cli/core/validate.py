@@ -5,11 +5,13 @@ provider answers:
 
 Anthropic Messages
 - the first message is from the user, roles are user or assistant and alternate;
+- a message has only `role` and `content` (`messages.0.ts: Extra inputs are not permitted`);
 - every message has content (`all messages must have non-empty content except for the optional
   final assistant message`); no text block is empty (`text content blocks must be non-empty`), in
-  messages, tool results and `system`; a message is not only whitespace text (`text content
-  blocks must contain non-whitespace text`; a whitespace block beside other content is accepted,
-  as Claude Code's `"\n\n"` before a `tool_use`: LibreChat-AI/agents#124 tried each shape);
+  messages, tool results and `system`; no text block of a message is only whitespace (`text
+  content blocks must contain non-whitespace text`: Claude Code 2.1 writes a `"\n\n"` block
+  before a reply's other blocks and the API refused a request carrying one,
+  anthropics/claude-code#23440);
 - `tool_use` blocks only in assistant messages, with ids unique in the request (`tool_use ids
   must be unique`); `tool_result` blocks only in user messages, before any other block, answering
   exactly the calls of the assistant message right before (`tool_use ids were found without
@@ -21,8 +23,12 @@ Anthropic Messages
   `tools.0.custom.name: Field required`).
 
 OpenAI Chat Completions
-- roles are system, developer, user, assistant or tool; a user message's content list is not
-  empty; an assistant message has content or tool calls;
+- roles are system, developer, user, assistant or tool; a message has only the keys of its role
+  (`Additional properties are not allowed ('id' was unexpected) - 'messages.0'`): `name` on any,
+  `tool_calls`, `refusal`, `audio` and `function_call` on an assistant's, `tool_call_id` on a
+  tool's; a user message's content list is not empty; an assistant message has content or tool
+  calls; no text part of a content list is empty or only whitespace (it carries nothing, and
+  OpenAI-compatible endpoints in front of Anthropic models refuse it as above);
 - every `tool_calls` id is answered by a `tool` message before the next assistant or user
   message (`An assistant message with 'tool_calls' must be followed by tool messages responding
   to each 'tool_call_id'`); no `tool` message without its call (`messages with role 'tool' must
@@ -54,6 +60,39 @@ from typing import Iterable, NamedTuple, Sequence
 MAX_BREAKPOINTS = 4
 _THINKING = ("thinking", "redacted_thinking")
 _OPENAI_ROLES = ("system", "developer", "user", "assistant", "tool")
+#: The keys each API accepts in a message (per role for OpenAI); any other is refused.
+ANTHROPIC_KEYS = frozenset(("role", "content"))
+OPENAI_KEYS = {
+    "system": frozenset(("role", "content", "name")),
+    "developer": frozenset(("role", "content", "name")),
+    "user": frozenset(("role", "content", "name")),
+    "assistant": frozenset(("role", "content", "name", "tool_calls", "refusal", "audio", "function_call")),
+    # `name` on a tool message is outside the documented shape, but the API takes it (OpenAI's
+    # own function-calling cookbook sent it; OpenHands, through LiteLLM, does).
+    "tool": frozenset(("role", "content", "tool_call_id", "name")),
+}
+
+
+def unknown_keys(message: dict, dialect: str) -> list[str]:
+    """The keys of a message its API refuses, in the message's order.
+
+    >>> unknown_keys({"role": "user", "content": "hi", "ts": 1}, "anthropic")
+    ['ts']
+    """
+    if dialect == "anthropic":
+        if len(message) == 2 and "role" in message and "content" in message:
+            return []  # (the common case, asked of every message read)
+        accepted = ANTHROPIC_KEYS
+    else:
+        accepted = OPENAI_KEYS.get(message.get("role"), OPENAI_KEYS["user"])
+    return [key for key in message if key not in accepted]
+
+
+def is_blank_text(block: object) -> bool:
+    """A text block (or part) with no text but whitespace: every API refuses it or it carries
+    nothing (see the module's notes)."""
+    return (isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
+            and not block["text"].strip())
 
 
 class Checked(NamedTuple):
@@ -149,7 +188,8 @@ def scan(checked: Sequence[Checked], dialect: str) -> list[str]:
 
 def _anthropic_message(message: dict) -> Checked:
     role = message.get("role")
-    problems: list[str] = []
+    problems = [f"{key!r}: Extra inputs are not permitted (a message has only role and content)"
+                for key in unknown_keys(message, "anthropic")]
     if role not in ("user", "assistant"):
         problems.append(f"role must be user or assistant, not {role!r}")
     content = message.get("content")
@@ -161,14 +201,13 @@ def _anthropic_message(message: dict) -> Checked:
         problems.append('"content" must be a string or a list of blocks')
         return Checked(role, (), (), True, 0, tuple(problems), False)
     calls, results, breakpoints = [], [], 0
-    results_first, other_seen, only_blank = True, False, bool(content)
+    results_first, other_seen = True, False
     for j, block in enumerate(content):
         if not isinstance(block, dict) or not isinstance(block.get("type"), str):
             problems.append(f"content[{j}] must be a block with a \"type\"")
             continue
         kind = block["type"]
         breakpoints += "cache_control" in block
-        only_blank = only_blank and kind == "text" and isinstance(block.get("text"), str) and not block["text"].strip()
         if kind == "tool_result":
             results.append(block.get("tool_use_id"))
             results_first = results_first and not other_seen
@@ -189,8 +228,8 @@ def _anthropic_message(message: dict) -> Checked:
             problems.append(f"content[{j}]: {kind} blocks belong in assistant messages")
         elif kind == "text":
             problems += _text_problems(block, f"content[{j}]")
-    if only_blank and all(block.get("text") for block in content):
-        problems.append("text content blocks must contain non-whitespace text")
+            if block.get("text") and is_blank_text(block):
+                problems.append(f"content[{j}]: text content blocks must contain non-whitespace text")
     return Checked(role, tuple(calls), tuple(results), results_first, breakpoints, tuple(problems),
                    not content)
 
@@ -282,7 +321,13 @@ def _openai_message(message: dict) -> Checked:
     problems: list[str] = []
     if role not in _OPENAI_ROLES:
         problems.append(f"role must be one of {', '.join(_OPENAI_ROLES)}, not {role!r}")
+    elif len(message) > 2:
+        problems.extend(f"{key!r} was unexpected (Additional properties are not allowed in a {role} message)"
+                        for key in unknown_keys(message, "openai"))
     content = message.get("content")
+    if isinstance(content, list):
+        problems.extend(f"content[{j}]: a text part must contain non-whitespace text"
+                        for j, part in enumerate(content) if is_blank_text(part))
     calls: tuple = ()
     results: tuple = ()
     if role == "assistant":

@@ -21,7 +21,7 @@ import orjson
 
 from ..errors import BadInput, NoConversation
 from ..core.model import Dialect, Message, Part, PartKind, RecordedCall, Role, Transcript
-from ..core.repair import repair
+from ..core.repair import COMBINED, repair
 from .reading import Record, read_records
 from . import anthropic, claude_code, codex, openai, openhands, swe_agent, usage
 from .common import COMPACTED, Where, dumps, json_text, type_name
@@ -48,7 +48,8 @@ def read_transcripts(name: str, stream: BinaryIO, format: str | None = None) -> 
     >>> t.format, [m.role.value for m in t.messages]
     ('openai', ['user', 'assistant'])
     """
-    records = read_records(name, stream)
+    open_end: list[str] = []  # why the input looks still being written (all its transcripts share it)
+    records = read_records(name, stream, open_end)
     first = next(records)
     records = chain([first], records)
     format = format or detect(name, first)
@@ -57,13 +58,14 @@ def read_transcripts(name: str, stream: BinaryIO, format: str | None = None) -> 
         return
     if format == "request":
         for record in records:
-            yield _request(name, record)
+            yield _request(name, record, open_end)
         return
     if format == "claude-code":
         found = False
         for number, (line, segment) in enumerate(_segments(claude_code.to_anthropic(records, name))):
             # The first conversation is the file's; each later one is named by its first line.
-            transcript = Transcript(name, format, "anthropic", (), line=1 if number == 0 else line)
+            transcript = Transcript(name, format, "anthropic", (), line=1 if number == 0 else line,
+                                    open_end=open_end)
             transcript.messages = _require_messages(name, _with_calls(name, segment, transcript))
             yield transcript
             found = True
@@ -75,7 +77,8 @@ def read_transcripts(name: str, stream: BinaryIO, format: str | None = None) -> 
         found = False
         stream = codex.to_openai(recorded.records(records), name)
         for number, (line, segment) in enumerate(_segments(stream)):
-            transcript = Transcript(name, format, "openai", (), line=1 if number == 0 else line)
+            transcript = Transcript(name, format, "openai", (), line=1 if number == 0 else line,
+                                    open_end=open_end)
             transcript.messages = _require_messages(name, _codex_messages(name, segment, transcript, recorded))
             yield transcript
             found = True
@@ -88,11 +91,12 @@ def read_transcripts(name: str, stream: BinaryIO, format: str | None = None) -> 
         dialect, records = _chat_dialect(records, stream)
         format = dialect
     parse = PARSERS[dialect]
-    transcript = Transcript(name, format, dialect, ())
+    transcript = Transcript(name, format, dialect, (), open_end=open_end)
     messages = (parse(r.value, r.raw, Where(name, r.line)) for r in records)
     if dialect == "anthropic":
         messages = anthropic.one_system_prompt(messages)
-    transcript.messages = _require_messages(name, repair(messages, WRITERS[dialect], name, transcript.repairs))
+    transcript.messages = _require_messages(name, repair(messages, WRITERS[dialect], name, transcript.repairs,
+                                                         transcript.open_end))
     yield transcript
 
 
@@ -101,7 +105,7 @@ def _codex_messages(name: str, segment: Iterator[Record], transcript: Transcript
     """One conversation of a rollout, repaired, its calls (token_count events) filled in."""
     recorded.calls = transcript.calls  # the events read from here on are this conversation's
     messages = (openai.parse_message(r.value, r.raw, Where(name, r.line)) for r in segment)
-    yield from recorded.messages(repair(messages, WRITERS["openai"], name, transcript.repairs))
+    yield from recorded.messages(repair(messages, WRITERS["openai"], name, transcript.repairs, transcript.open_end))
 
 
 def _with_calls(name: str, built: Iterator[claude_code.Built], transcript: Transcript) -> Iterator[Message]:
@@ -117,12 +121,21 @@ def _with_calls(name: str, built: Iterator[claude_code.Built], transcript: Trans
             yield message
 
     seen: set[str] = set()
-    for index, message in enumerate(repair(parsed(), WRITERS["anthropic"], name, transcript.repairs)):
-        reply = replies.pop(message, None)
-        if reply is not None and (reply.id not in seen or not reply.id):
-            seen.add(reply.id)
-            transcript.calls.append(RecordedCall(index, *reply))
+    repaired = repair(parsed(), WRITERS["anthropic"], name, transcript.repairs, transcript.open_end)
+    for index, message in enumerate(repaired):
+        for reply in _replies_of(message, replies):
+            if reply.id not in seen or not reply.id:
+                seen.add(reply.id)
+                transcript.calls.append(RecordedCall(index, *reply))
         yield message
+
+
+def _replies_of(message: Message, replies: dict[Message, claude_code.Reply]) -> list[claude_code.Reply]:
+    """The calls recorded for a message: its own, or those of the replies it combines."""
+    reply = replies.pop(message, None)
+    if reply is not None:
+        return [reply]
+    return [r for part in message.memo.get(COMBINED, ()) for r in _replies_of(part, replies)]
 
 
 def _segments(records: Iterator) -> Iterator[tuple[int, Iterator]]:
@@ -280,7 +293,7 @@ def _require_messages(name: str, messages: Iterable[Message]) -> Iterator[Messag
         raise NoConversation(name, None, NO_MESSAGES)
 
 
-def _request(name: str, record: Record) -> Transcript:
+def _request(name: str, record: Record, open_end: list[str]) -> Transcript:
     where = Where(name, record.line)
     value = record.value
     if isinstance(value, list):
@@ -304,8 +317,9 @@ def _request(name: str, record: Record) -> Transcript:
         tools = Message(Role.TOOLS, (Part(PartKind.TEXT, json_text(value["tools"])),),
                         raw["tools"], record.line)
     extra = tuple((k, raw[k]) for k in value if k not in ("messages", "system", "tools"))
-    transcript = Transcript(name, "request", dialect, (), system, tools, extra, record.line)
-    transcript.messages = list(_require_messages(name, repair(messages, WRITERS[dialect], name, transcript.repairs)))
+    transcript = Transcript(name, "request", dialect, (), system, tools, extra, record.line, open_end=open_end)
+    transcript.messages = list(_require_messages(name, repair(messages, WRITERS[dialect], name, transcript.repairs,
+                                                              open_end)))
     return transcript
 
 

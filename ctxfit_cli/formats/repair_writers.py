@@ -10,8 +10,9 @@ import orjson
 
 from ..core.model import Message
 from ..core.notes import ABORTED_CALL, OPENING_USER
+from ..core.repair import COMBINED
 from . import anthropic, openai
-from .common import Where, dumps
+from .common import Where, as_blocks, dumps
 
 _MADE = Where("<repair>", 0)
 
@@ -21,7 +22,7 @@ def _message(parse, value: dict, line: int) -> Message:
 
 
 class AnthropicWriter:
-    user_first = results_in_user = True
+    user_first = results_in_user = combines_turns = True
 
     @staticmethod
     def _aborted(call_id: str) -> dict:
@@ -42,9 +43,15 @@ class AnthropicWriter:
     def opener(self, line: int) -> Message:
         return _message(anthropic.parse_message, {"role": "user", "content": OPENING_USER}, line)
 
+    def combined(self, first: Message, second: Message) -> Message:
+        blocks = [block for message in (first, second) for block in as_blocks(orjson.loads(message.raw)["content"])]
+        made = _message(anthropic.parse_message, {"role": first.role.value, "content": blocks}, first.line)
+        made.memo[COMBINED] = (first, second)
+        return made
+
 
 class OpenAIWriter:
-    user_first = results_in_user = False
+    user_first = results_in_user = combines_turns = False
 
     def answers(self, call_ids: list[str], line: int) -> list[Message]:
         return [_message(openai.parse_message, {"role": "tool", "tool_call_id": c, "content": ABORTED_CALL}, line)
@@ -57,6 +64,9 @@ class OpenAIWriter:
 
     def opener(self, line: int) -> Message:
         raise AssertionError("OpenAI accepts an assistant first message")
+
+    def combined(self, first: Message, second: Message) -> Message:
+        raise AssertionError("OpenAI accepts two messages of one role in a row")
 
 
 WRITERS = {"anthropic": AnthropicWriter(), "openai": OpenAIWriter()}
