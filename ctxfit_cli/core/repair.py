@@ -82,8 +82,9 @@ class Writer(Protocol):
 _TOOLS, _SYSTEM, _TOOL, _USER, _ASSISTANT = Role.TOOLS, Role.SYSTEM, Role.TOOL, Role.USER, Role.ASSISTANT
 
 
-#: Where a combined message keeps the two it was made of (a reader maps its calls through it).
-COMBINED = "combined_from"
+#: Where a message a repair rebuilt (combined, reordered) keeps the message(s) it was made from,
+#: first the one whose place it takes (a reader maps its calls through it, the library its object).
+MADE_FROM = "made_from"
 
 
 def repair(messages: Iterable[Message], writer: Writer | None, path: str, repairs: list[str],
@@ -141,8 +142,8 @@ def _combined(messages: Iterable[Message], writer: Writer, path: str, repairs: l
     held: Message | None = None
     for message in messages:
         if held is not None and message.role is held.role and (message.role is _USER or message.role is _ASSISTANT):
-            repairs.append(f"{path}:{message.line}: two {message.role.value} messages in a row (lines "
-                           f"{held.line} and {message.line}); combined them into one, as the API does")
+            repairs.append(f"{path}:{message.line}: two {message.role.value} messages in a row; combined "
+                           "this one into the one before, as the API combines them")
             held = writer.combined(held, message)
             continue
         if held is not None:

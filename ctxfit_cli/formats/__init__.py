@@ -21,7 +21,7 @@ import orjson
 
 from ..errors import BadInput, NoConversation
 from ..core.model import Dialect, Message, Part, PartKind, RecordedCall, Role, Transcript
-from ..core.repair import COMBINED, repair
+from ..core.repair import MADE_FROM, repair
 from .reading import Record, read_records
 from . import anthropic, claude_code, codex, openai, openhands, swe_agent, usage
 from .common import COMPACTED, Where, dumps, json_text, type_name
@@ -135,7 +135,7 @@ def _replies_of(message: Message, replies: dict[Message, claude_code.Reply]) -> 
     reply = replies.pop(message, None)
     if reply is not None:
         return [reply]
-    return [r for part in message.memo.get(COMBINED, ()) for r in _replies_of(part, replies)]
+    return [r for part in message.memo.get(MADE_FROM, ()) for r in _replies_of(part, replies)]
 
 
 def _segments(records: Iterator) -> Iterator[tuple[int, Iterator]]:

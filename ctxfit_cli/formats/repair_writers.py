@@ -10,7 +10,7 @@ import orjson
 
 from ..core.model import Message
 from ..core.notes import ABORTED_CALL, OPENING_USER
-from ..core.repair import COMBINED
+from ..core.repair import MADE_FROM
 from . import anthropic, openai
 from .common import Where, as_blocks, dumps
 
@@ -33,21 +33,39 @@ class AnthropicWriter:
         return [_message(anthropic.parse_message, value, line)]
 
     def reorder(self, message: Message, order: list[int | str]) -> Message | None:
+        if not order:
+            return None
+        return _once(message, ("reordered", tuple(order)), lambda: self._reordered(message, order))
+
+    def _reordered(self, message: Message, order: list[int | str]) -> Message:
         content = orjson.loads(message.raw).get("content")
         blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
         new = [blocks[i] if isinstance(i, int) else self._aborted(i) for i in order]
-        if not new:
-            return None
-        return _message(anthropic.parse_message, {"role": "user", "content": new}, message.line)
+        made = _message(anthropic.parse_message, {"role": "user", "content": new}, message.line)
+        made.memo[MADE_FROM] = (message,)
+        return made
 
     def opener(self, line: int) -> Message:
         return _message(anthropic.parse_message, {"role": "user", "content": OPENING_USER}, line)
 
     def combined(self, first: Message, second: Message) -> Message:
+        return _once(first, ("combined", second), lambda: self._combined(first, second))
+
+    @staticmethod
+    def _combined(first: Message, second: Message) -> Message:
         blocks = [block for message in (first, second) for block in as_blocks(orjson.loads(message.raw)["content"])]
         made = _message(anthropic.parse_message, {"role": first.role.value, "content": blocks}, first.line)
-        made.memo[COMBINED] = (first, second)
+        made.memo[MADE_FROM] = (first, second)
         return made
+
+
+def _once(message: Message, key: tuple, make) -> Message:
+    """A message rebuilt from `message`, made once and kept in its memo: a library session
+    repairs its history at every step and recognises the history walked by identity."""
+    made = message.memo.get(key)
+    if made is None:
+        made = message.memo[key] = make()
+    return made
 
 
 class OpenAIWriter:
