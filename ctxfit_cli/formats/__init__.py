@@ -54,7 +54,9 @@ def read_transcripts(name: str, stream: BinaryIO, format: str | None = None) -> 
     records = chain([first], records)
     format = format or detect(name, first)
     if format in DOCUMENT_READERS:
-        yield from DOCUMENT_READERS[format](name, records)
+        for transcript in DOCUMENT_READERS[format](name, _one_ahead(records)):
+            transcript.open_end = open_end
+            yield transcript
         return
     if format == "request":
         for record in records:
@@ -98,6 +100,17 @@ def read_transcripts(name: str, stream: BinaryIO, format: str | None = None) -> 
     transcript.messages = _require_messages(name, repair(messages, WRITERS[dialect], name, transcript.repairs,
                                                          transcript.open_end))
     yield transcript
+
+
+def _one_ahead(records: Iterator[Record]) -> Iterator[Record]:
+    """The records, each given once the next one was read: when the last whole record of a
+    log being written is given, its cut last line has been seen (and named in `open_end`)."""
+    previous = next(records, None)
+    for record in records:
+        yield previous
+        previous = record
+    if previous is not None:
+        yield previous
 
 
 def _codex_messages(name: str, segment: Iterator[Record], transcript: Transcript,
