@@ -317,9 +317,13 @@ def _request(name: str, record: Record, open_end: list[str]) -> Transcript:
     dialect = _request_dialect(value)
     parse = PARSERS[dialect]
     raw = _raw_fields(record, value)
-    messages = tuple(
-        parse(item, item_raw, where.at("messages").at(i)) for i, (item, item_raw) in enumerate(zip(items, raw["messages"]))
-    )
+    try:
+        messages = tuple(parse(item, item_raw, where.at("messages").at(i))
+                         for i, (item, item_raw) in enumerate(zip(items, raw["messages"])))
+    except BadInput as error:  # say what the input was read as, not only what is missing
+        raise BadInput(error.path, error.line, f"{error.problem} (read as a request object: a \"messages\" list "
+                                               f"of {dialect} messages; if it is an agent's log, name its "
+                                               "format with --format)") from None
     system: tuple[Message, ...] = ()
     if "system" in value:
         # Kept as a system *message*, like the first line of an Anthropic JSONL transcript.
