@@ -48,8 +48,8 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator, Protocol
 
+from .accepted import is_blank_text, unknown_keys
 from .model import Message, PartKind, Role
-from .validate import is_blank_text, unknown_keys
 
 
 class Writer(Protocol):
