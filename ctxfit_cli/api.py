@@ -27,7 +27,9 @@ from .core.notes import TOO_LONG
 from .core.plan import Plan
 from .core.validate import MAX_BREAKPOINTS, Checked, check_message, memo_key, scan, validate_request
 from .errors import BadInput, CannotFit, InvalidRequest
+from .core.repair import MADE_FROM, repair
 from .formats import PARSERS, anthropic, gemini
+from .formats.repair_writers import WRITERS
 from .formats.common import Where, dumps, json_text
 from .formats.payload import sent_messages
 from .sdk import RequestDict, as_request_dict, copy_with, plain_json
@@ -92,6 +94,9 @@ class Session:
         self._requests: list[RequestDict] = []  # ... as request JSON
         self._messages: list[Message] = []  # ... read into the transcript model
         self._walk: _Walk | None = None
+        #: What the last `fit` repaired so that the provider accepts the request, as the CLI
+        #: reports it (DESIGN §13): blank text dropped, turns combined, an open call answered, ...
+        self.repairs: list[str] = []
 
     def fit(self, history: Sequence[Any]) -> list:
         """The messages to send now for `history` (the loop's whole history, grown since the
@@ -104,10 +109,15 @@ class Session:
         lead = _leading_system(self._messages)
         if lead == len(self._messages):
             return list(history)  # no conversation yet: nothing to fit
-        if self._walk is None or self._walk.lead != lead:
+        repairs: list[str] = []
+        writer = _repair_writer(self.dialect)
+        body = list(repair(_watched(self._messages[lead:], writer), writer, "messages", repairs))
+        # Each message was read with its 1-based position as its line: name it as the caller does.
+        self.repairs = [_by_index(line) for line in repairs]
+        if self._walk is None or self._walk.lead != lead or not self._walk.leads_to(body):
             self._walk = _Walk(self.options, self._fixed.messages(self._messages[:lead], self.dialect),
                                self.dialect, lead)
-        self.plan, sent = self._walk.step(self._messages)
+        self.plan, sent = self._walk.step(body)
         if self.plan.cannot_fit:
             raise too_long(self.plan)
         return self._checked(*self._output(sent))
@@ -150,18 +160,27 @@ class Session:
     def _output(self, sent: tuple[Message, ...]) -> tuple[list, list[dict], list[Checked]]:
         """The caller's objects for the messages sent, their request JSON and their checks."""
         lead, plan, messages, dialect = self._walk.lead, self.plan, self._messages, self.dialect
-        items, requests = self._items, self._requests
+        items, requests, body = self._items, self._requests, self._walk.body
         out, values = items[:lead], [r.value for r in requests[:lead]]
         checks = [_check(messages[i], requests[i].value, dialect) for i in range(lead)]
         origins = plan.sent()
         if len(origins) == len(sent) + 1:  # Anthropic: the first kept user message was merged into the first
             del origins[plan.first + 1]
+        where: dict[int, int] | None = None  # the caller's position of each message read, if a repair moved them
         for index, message in zip(origins, sent):
-            position = lead + index
-            if message is messages[position]:
+            position: int | None = lead + index
+            if position >= len(messages) or messages[position] is not body[index]:
+                where = where or {id(m): i for i, m in enumerate(messages)}
+                position = where.get(id(body[index]))
+                if position is None:
+                    position = _origin(body[index], where)
+            if position is not None and message is messages[position] and not message.repaired:
                 item, value = items[position], requests[position].value
-            else:
+            elif position is not None:
                 item, value = _changed(items[position], message)
+            else:  # made by a repair (an aborted result, an opening message): a dict
+                value = orjson.loads(message.raw)
+                item = value
             out.append(item)
             values.append(value)
             checks.append(_check(message, value, dialect))
@@ -179,6 +198,16 @@ class Session:
             raise BadInput("messages", None, f"{given[0]}: the history is not a valid {self.dialect} "
                                              "request (answer every tool call before fitting)")
         raise InvalidRequest("messages", self.dialect, problems[0])
+
+
+def _origin(message: Message, where: dict[int, int]) -> int | None:
+    """The position of the caller's message a repaired one was made from (the first of two
+    combined), or None for one a repair made from nothing of the caller's."""
+    made_from = message.memo.get(MADE_FROM)
+    if not made_from:
+        return None
+    position = where.get(id(made_from[0]))
+    return position if position is not None else _origin(made_from[0], where)
 
 
 def _check(message: Message, value: dict, dialect: Dialect) -> Checked:
@@ -212,9 +241,16 @@ class _Walk:
         self.lead = lead  # leading system messages: sent as they are, counted as fixed
         self.body: list[Message] = []  # the history after them, grown in place
 
-    def step(self, messages: list[Message]) -> tuple[Plan, tuple[Message, ...]]:
-        """The plan and the messages sent for the history `messages` (the lead included)."""
-        self.body.extend(messages[self.lead + len(self.body):])
+    def leads_to(self, body: list[Message]) -> bool:
+        """Whether `body` is the history walked so far and more (a repair made at its end, as
+        an aborted result for a call then still open, may since have been replaced)."""
+        walked = self.body
+        return len(body) >= len(walked) and all(map(operator.is_, walked, body))
+
+    def step(self, body: list[Message]) -> tuple[Plan, tuple[Message, ...]]:
+        """The plan and the messages sent for the history `body` (the lead excluded), which
+        `leads_to`."""
+        self.body.extend(body[len(self.body):])
         plan = self.fitter.update(self.body)
         if plan.cannot_fit:
             return plan, ()
@@ -304,7 +340,10 @@ def count(messages_or_text: Any, *, counter: Counter | str = SEED, system: Any =
 def _parse(request: RequestDict, index: int, dialect: Dialect, previous: Message | None = None) -> Message:
     """One history item as a message; a Gemini content's responses keyed as the calls of the
     content before (`gemini.answering`)."""
-    message = PARSERS[dialect](request.value, request.raw, Where(f"messages[{index}]", 0))
+    try:
+        message = PARSERS[dialect](request.value, request.raw, Where("messages", index + 1))
+    except BadInput as error:
+        raise BadInput(f"messages[{index}]", None, error.problem) from None
     return gemini.answering(previous, message) if dialect == "gemini" else message
 
 
@@ -313,6 +352,27 @@ def _parse_all(requests: Sequence[RequestDict], dialect: Dialect) -> list[Messag
     for index, request in enumerate(requests):
         messages.append(_parse(request, index, dialect, messages[-1] if messages else None))
     return messages
+
+
+def _repair_writer(dialect: Dialect) -> Any:
+    """How repairs are written in this dialect: Gemini's writer learns the names of the calls it
+    sees (to answer one by name), so each session has its own."""
+    if dialect == "gemini":
+        from .formats.gemini_repair import GeminiWriter
+        return GeminiWriter()
+    return WRITERS[dialect]
+
+
+def _watched(messages: list[Message], writer: Any) -> Iterable[Message]:
+    watch = getattr(writer, "watch", None)
+    return watch(messages) if watch is not None else messages
+
+
+def _by_index(repaired: str) -> str:
+    """A repair line as `messages[i]: ...` (the reader wrote `messages:<i + 1>: ...`)."""
+    head, _, rest = repaired.partition(": ")
+    number = head.rpartition(":")[2]
+    return f"messages[{int(number) - 1}]: {rest}" if number.isdigit() and int(number) else repaired
 
 
 def _counter(counter: Counter | str) -> Counter:

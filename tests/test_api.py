@@ -14,7 +14,7 @@ import ctxfit_cli
 from ctxfit_cli import CLEARED_RESULT, TRIMMED_HISTORY, CannotFit, FitOptions, Session, count, fit, validate_request
 from ctxfit_cli.errors import BadInput
 from ctxfit_cli.formats.payload import fit_transcript
-from conftest import Chat, ascii_text, read
+from conftest import Chat, ascii_text, read, run_cli
 
 TOOLS_ANTHROPIC = [{"name": "read_file", "description": "Read a file.", "input_schema": {"type": "object"}}]
 
@@ -93,11 +93,49 @@ def test_over_the_budget_within_the_window_is_sent_and_reported():
     assert session.plan.overrun and not session.plan.fits
 
 
-def test_an_invalid_history_is_refused_with_its_problem():
+def test_a_history_the_cli_repairs_the_library_repairs_the_same_way(tmp_path):
+    """DESIGN §13: every command takes the same inputs. An open call is answered with the
+    aborted note, as `ctxfit fit` answers it, and the session says so."""
     messages = [{"role": "user", "content": "go"}, {"role": "assistant", "content": None,
                  "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}]
-    with pytest.raises(BadInput, match="call 'c1' has no result"):
-        fit(messages, budget=1_000)
+    session = Session(budget=1_000)
+    sent = session.fit(messages)
+    assert sent[:2] == messages and sent[0] is messages[0]
+    assert sent[2]["role"] == "tool" and sent[2]["tool_call_id"] == "c1"
+    assert any("has no result" in line for line in session.repairs)
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(m) + b"\n" for m in messages))
+    assert orjson.loads(run_cli("fit", str(path)).stdout)["messages"] == sent
+
+
+def test_blank_blocks_refused_keys_and_two_turns_in_a_row_are_repaired_as_the_cli_repairs_them(tmp_path):
+    messages = [{"role": "user", "content": "Read it.", "ts": 1},
+                {"role": "user", "content": [{"type": "text", "text": "Now."}]},
+                {"role": "assistant", "content": [{"type": "text", "text": "\n\n"},
+                                                  {"type": "tool_use", "id": "t1", "name": "read", "input": {}}]},
+                {"role": "user", "content": [{"type": "text", "text": ""}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}]},
+                {"role": "assistant", "content": "Done."}]
+    original = copy.deepcopy(messages)
+    session = Session(budget=10_000)
+    sent = session.fit(messages)
+    assert messages == original  # the caller's history is never changed
+    assert validate_request({"messages": sent}, "anthropic") == []
+    assert [m["role"] for m in sent] == ["user", "assistant", "user", "assistant"]
+    assert sent[0]["content"] == [{"type": "text", "text": "Read it."}, {"type": "text", "text": "Now."}]
+    assert sent[1]["content"] == [messages[2]["content"][1]]
+    assert sent[3] is messages[5]
+    assert sorted(session.repairs) == [
+        "messages[0]: removed the key the API refuses: 'ts'",
+        "messages[1]: two user messages in a row; combined this one into the one before, as the API combines them",
+        "messages[2]: dropped 1 empty or whitespace-only text block",
+        "messages[3]: dropped 1 empty or whitespace-only text block",
+        "messages[3]: dropped an empty user message"]
+    assert session.fit(messages + [{"role": "user", "content": "More."}])[:4] == sent  # the next step
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(m) + b"\n" for m in messages))
+    done = run_cli("fit", str(path))
+    assert done.returncode == 0 and orjson.loads(done.stdout)["messages"] == sent
 
 
 # --- dialects ------------------------------------------------------------------------------

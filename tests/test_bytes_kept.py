@@ -22,7 +22,10 @@ LINES = {
     "spaces": b'{"role": "user",  "content": "hi"}\n{"role":"assistant","content":"yo"}\n',
     "escapes": b'{"role":"user","content":"caf\\u00e9 \\/ ok"}\n{"role":"assistant","content":"yo"}\n',
     "duplicate keys": b'{"role":"user","content":"a","content":"b"}\n{"role":"assistant","content":"yo"}\n',
-    "huge integer": b'{"role":"user","content":"hi","n":' + HUGE + b'}\n{"role":"assistant","content":"yo"}\n',
+    # (in a tool call's input: a message itself takes no key of its own, DESIGN §13)
+    "huge integer": b'{"role":"user","content":"hi"}\n{"role":"assistant","content":[{"type":"tool_use","id":"t",'
+                    b'"name":"n","input":{"n":' + HUGE + b'}}]}\n{"role":"user","content":[{"type":"tool_result",'
+                    b'"tool_use_id":"t","content":"ok"}]}\n',
     "blanks around": b'  {"role":"user","content":"hi"}\t\n{"role":"assistant","content":"yo"}  \n',
 }
 

@@ -17,7 +17,8 @@ GOOD = b'{"role":"user","content":"hi"}\n'
 
 BAD_INPUTS = {
     "not-json": (b"this is not json\n", ":1: not valid JSON"),
-    "truncated": (GOOD + b'{"role":"assistant","content":"hel\n', ":2: truncated JSON"),
+    # (cut short in the middle: a cut *last* line is the record being written, read past: test_repair.py)
+    "truncated": (GOOD + b'{"role":"assistant","content":"hel\n' + GOOD, ":2: truncated JSON"),
     "top-level-number": (b"42\n", ":1: expected a JSON object per line, got a number"),
     "top-level-string-line2": (GOOD + b'"hello"\n', ":2: a message must be a JSON object, got a string"),
     "missing-role": (b'{"content":"hi"}\n', ":1: not a transcript"),

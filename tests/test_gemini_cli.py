@@ -192,7 +192,7 @@ def test_a_recording_still_being_written_answers_the_running_call_and_says_so():
     answer = orjson.loads(transcript.messages[-1].raw)
     assert answer["parts"][0]["functionResponse"] == {"id": "c1", "name": "run_shell_command",
                                                       "response": {"error": ABORTED_CALL}}
-    assert "a live log?" in transcript.repairs[0]
+    assert "still being written?" in transcript.repairs[0]
     assert gemini_problems({"contents": [orjson.loads(m.raw) for m in transcript.messages]}) == []
 
 

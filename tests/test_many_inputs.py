@@ -61,7 +61,8 @@ def test_a_folder_is_searched_recursively(logs):
 
 def test_a_bad_file_among_many_is_a_warning_and_exit_5(logs):
     bad = logs / "runs" / "broken.jsonl"
-    bad.write_bytes(b'{"role": "user", "content": "hi"}\n{"role": "assistant", "con\n')
+    # (cut in the middle: a cut last line is a log being written, read up to it)
+    bad.write_bytes(b'{"role": "user", "content": "hi"}\n{"role": "assistant", "con\n{"role": "user", "content": "x"}\n')
     result = invoke("estimate", str(logs), "--json")
     assert result.exit_code == 5
     report = json.loads(result.stdout)

@@ -16,6 +16,7 @@ import orjson
 import pytest
 
 from conftest import REALWORLD, ROOT, needs_realworld
+from ctxfit_cli import validate_request
 from fuzzing import check_payloads, invoke, sent_in_payload
 
 #: (Empty where ../shared is not beside the project: CI has it, a fresh clone elsewhere may not.)
@@ -35,15 +36,21 @@ def test_the_real_logs_are_there():
 def anthropic_problems(request: dict) -> list[str]:
     """The first message is the user's; roles alternate; an assistant's tool_use blocks are all
     answered by tool_result blocks at the start of the very next user message, and no other
-    tool_result appears anywhere; ids are unique; no message is empty."""
+    tool_result appears anywhere; ids are unique; no message is empty; no text block is empty or
+    only whitespace (`text content blocks must contain non-whitespace text`); a message has
+    only `role` and `content` (`Extra inputs are not permitted`)."""
     messages = request["messages"]
     out = []
     if not messages or messages[0]["role"] != "user":
         out.append("the first message is not the user's")
     seen_ids: set[str] = set()
     for i, message in enumerate(messages):
+        if set(message) != {"role", "content"}:
+            out.append(f"{i}: keys {sorted(message)}")
         content = message["content"]
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        if any(b.get("type") == "text" and b["text"].isspace() or b.get("text") == "" for b in blocks):
+            out.append(f"{i}: a blank text block")
         if not blocks or all(b.get("type") == "text" and not b["text"].strip() for b in blocks):
             if not (i == len(messages) - 1 and message["role"] == "assistant"):
                 out.append(f"{i}: empty")
@@ -77,15 +84,27 @@ def anthropic_problems(request: dict) -> list[str]:
     return out
 
 
+#: The keys of a Chat Completions message, per role (`Additional properties are not allowed`).
+OPENAI_KEYS = {"system": {"role", "content", "name"}, "developer": {"role", "content", "name"},
+               "user": {"role", "content", "name"}, "tool": {"role", "content", "tool_call_id", "name"},
+               "assistant": {"role", "content", "name", "tool_calls", "refusal", "audio", "function_call"}}
+
+
 def openai_problems(request: dict) -> list[str]:
     """Every tool_calls id is answered by a `tool` message before any other message; no `tool`
-    message without its call; ids unique within a message; roles are the four of the API."""
+    message without its call; ids unique within a message; roles are the four of the API, each
+    message with only its role's keys; no blank text part in a content list."""
     out = []
     open_calls: list[str] = []
     for i, message in enumerate(request["messages"]):
         role = message["role"]
         if role not in ("system", "developer", "user", "assistant", "tool"):
             out.append(f"{i}: role {role}")
+        elif not set(message) <= OPENAI_KEYS[role]:
+            out.append(f"{i}: keys {sorted(set(message) - OPENAI_KEYS[role])}")
+        if isinstance(message.get("content"), list) and any(
+                p.get("type") == "text" and not p["text"].strip() for p in message["content"]):
+            out.append(f"{i}: a blank text part")
         if role == "tool":
             if message["tool_call_id"] not in open_calls:
                 out.append(f"{i}: result for {message['tool_call_id']} with no open call")
@@ -117,6 +136,9 @@ def test_the_independent_checks_catch_what_the_providers_reject():
     assert anthropic_problems({"messages": [ask, result]})  # a result without its call
     late = {"role": "user", "content": [{"type": "text", "text": "hm"}, *result["content"]]}
     assert anthropic_problems({"messages": [ask, use, late]})  # a result after other content
+    blank = {"role": "assistant", "content": [{"type": "text", "text": "\n\n"}, *use["content"]]}
+    assert anthropic_problems({"messages": [ask, blank, result]})  # a whitespace-only text block
+    assert anthropic_problems({"messages": [{**ask, "ts": 1}]})  # a key the API refuses
     call = {"role": "assistant", "content": None,
             "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "x", "arguments": "{}"}}]}
     answer = {"role": "tool", "tool_call_id": "c1", "content": "r"}
@@ -174,3 +196,54 @@ def test_a_real_log_through_real_processes_and_a_pipe(tmp_path):
     assert facts["counter"].startswith("profile:claude@") and facts["unlogged"]["tokens"] > 10_000
     assert orjson.loads(done.stdout)["total"]["tokens"] == sent_in_payload(facts)
     assert facts["tokens_sent"] <= budget
+
+
+# --- a log being written ------------------------------------------------------------------------
+
+#: The logs written a record per line as the agent works (the others are one JSON document).
+LIVE_LOGS = [p for p in LOGS if p.suffix == ".jsonl"]
+COMMANDS = ("estimate", "sessions", "replay", "plan", "fit")
+CUTS = 3  # places each log is cut, spread over it
+
+
+def _cuts(path: Path) -> list[bytes]:
+    """The log as it was on disk at a few moments while it was written: after whole lines, and
+    with the next line half written (the last record cut short)."""
+    data = path.read_bytes()
+    ends = [i + 1 for i, byte in enumerate(data) if byte == 0x0A]
+    step = max(1, len(ends) // CUTS)
+    cuts = []
+    for k in range(step, len(ends), step):
+        whole = data[:ends[k - 1]]
+        cuts.append(whole)
+        cuts.append(whole + data[ends[k - 1]:(ends[k - 1] + ends[k]) // 2])
+    return cuts
+
+
+def _has_conversation(data: bytes) -> bool:
+    """Whether a cut holds a message yet (before the first one, there is nothing to read)."""
+    return any(b'"role"' in line or b'"response_item"' in line for line in data.splitlines()[:-1] or [b""]) \
+        or data.count(b"\n") > 0 and b'"role"' in data.split(b"\n")[0]
+
+
+@pytest.mark.parametrize("path", LIVE_LOGS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_a_log_being_written_is_read_by_every_command(path, tmp_path):
+    """DESIGN §13: every command reads a log up to its last complete record (exit 0, or 4 when
+    it cannot fit), never refuses it (3); every request it writes is valid."""
+    for n, data in enumerate(_cuts(path)):
+        if not _has_conversation(data):
+            continue
+        live = tmp_path / f"{n}-{path.name}"
+        live.write_bytes(data)
+        for command in COMMANDS:
+            done = invoke([command, str(live), "--json"])
+            assert done.exit_code in (0, 4) and "Traceback" not in done.stderr, (n, command, done.stderr[-500:])
+            if command == "fit" and done.exit_code == 0:
+                document = orjson.loads(done.stdout_bytes)
+                for report, payload in zip(document["reports"], document["payloads"]):
+                    assert INDEPENDENT[report["dialect"]](payload) == [], (n, report["path"])
+                    assert validate_request(payload, report["dialect"]) == [], (n, report["path"])
+            if command in ("estimate", "sessions") and data[-1:] != b"\n":
+                # (a compacted log: its last conversation; a file of several runs: the last one)
+                listed = orjson.loads(done.stdout_bytes)["files" if command == "estimate" else "sessions"]
+                assert any(item["still_being_written"] for item in listed), (n, command)

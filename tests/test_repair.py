@@ -72,3 +72,105 @@ def test_every_command_reports_repairs_on_stderr_and_in_its_json(tmp_path, comma
     assert entry["repairs"] == [line.removeprefix("repaired ")]
     if command == "fit":
         assert validate_request(document["payloads"][0], "openai") == []
+
+
+# --- repair, never refuse (DESIGN §13, issue #19) ------------------------------------------------
+
+
+def _jsonl(tmp_path, messages: list[dict]) -> str:
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(m) + b"\n" for m in messages))
+    return str(path)
+
+
+def test_two_user_messages_in_a_row_are_one_turn_in_the_payload(tmp_path):
+    """The Messages API combines consecutive turns; ctxfit writes them combined, so every
+    consumer (the fitter, a replay, the provider) sees the one turn."""
+    use = {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "read", "input": {}}]}
+    result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "a"}]}
+    path = _jsonl(tmp_path, [{"role": "user", "content": "Read a.txt."},
+                             {"role": "user", "content": [{"type": "text", "text": "And b.txt."}]},
+                             use, result, {"role": "assistant", "content": "Done."}])
+    done = run_cli("fit", path)
+    assert done.returncode == 0, done.stderr
+    assert f"repaired {path}:2: two user messages in a row" in done.stderr.decode()
+    messages = orjson.loads(done.stdout)["messages"]
+    assert messages == [{"role": "user", "content": [{"type": "text", "text": "Read a.txt."},
+                                                     {"type": "text", "text": "And b.txt."}]},
+                        use, result, {"role": "assistant", "content": "Done."}]
+    for command in ("estimate", "sessions", "replay", "plan"):
+        assert run_cli(command, path).returncode == 0, command
+
+
+def test_results_come_first_in_a_combined_user_message():
+    transcript = read([{"role": "user", "content": "go"},
+                       {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "ls", "input": {}}]},
+                       {"role": "user", "content": "typed while it ran"},
+                       {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}]}],
+                      format="anthropic")
+    content = orjson.loads(transcript.messages[2].raw)["content"]
+    assert [b["type"] for b in content] == ["tool_result", "text"] and len(transcript.messages) == 3
+    assert validate_request({"messages": [orjson.loads(m.raw) for m in transcript.messages]}, "anthropic") == []
+
+
+def test_a_message_whose_only_text_block_is_empty_is_dropped_and_its_neighbours_combined(tmp_path):
+    path = _jsonl(tmp_path, [{"role": "user", "content": "Hi."},
+                             {"role": "assistant", "content": [{"type": "text", "text": ""}]},
+                             {"role": "user", "content": "Anyone?"}])
+    done = run_cli("fit", path, "--json", "--format", "anthropic")
+    assert done.returncode == 0, done.stderr
+    document = orjson.loads(done.stdout)
+    assert document["payloads"][0]["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "Hi."}, {"type": "text", "text": "Anyone?"}]}]
+    assert [line.split(": ", 1)[1] for line in document["reports"][0]["repairs"]] == [
+        "dropped 1 empty or whitespace-only text block", "dropped an empty assistant message",
+        "two user messages in a row; combined this one into the one before, as the API combines them"]
+
+
+def test_only_the_refused_part_of_a_message_changes():
+    """A whitespace-only block and the keys the API refuses go; every other byte stays, and a
+    message with nothing to repair keeps the bytes it came with."""
+    reply = {"role": "assistant", "ts": 1, "content": [
+        {"type": "text", "text": "\n\n"}, {"type": "thinking", "thinking": "hm", "signature": "c2ln"},
+        {"type": "tool_use", "id": "t1", "name": "ls", "input": {"path": "."}}]}
+    transcript = read([{"role": "user", "content": "go"}, reply,
+                       {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}]}],
+                      format="anthropic")
+    assert orjson.loads(transcript.messages[1].raw) == {"role": "assistant", "content": reply["content"][1:]}
+    assert transcript.messages[0].raw == b'{"role":"user","content":"go"}'
+    assert [r.split(": ", 1)[1] for r in transcript.repairs] == [
+        "removed the key the API refuses: 'ts'", "dropped 1 empty or whitespace-only text block"]
+
+
+def test_openai_keys_the_api_refuses_are_removed_and_blank_parts_dropped():
+    transcript = read([{"role": "user", "content": [{"type": "text", "text": " "}, {"type": "text", "text": "go"}],
+                        "id": "m1"}, {"role": "assistant", "content": "ok", "name": "bot"}])
+    assert [orjson.loads(m.raw) for m in transcript.messages] == [
+        {"role": "user", "content": [{"type": "text", "text": "go"}]},
+        {"role": "assistant", "content": "ok", "name": "bot"}]
+    assert len(transcript.repairs) == 2
+
+
+def test_the_reply_being_written_is_left_out_and_the_log_said_to_be_still_being_written(tmp_path):
+    """Claude Code writes a reply one block at a time: right after its first block ("\\n\\n")
+    the request that reply answers was made, and nothing of it is to be sent yet."""
+    record = {"type": "user", "uuid": "u1", "sessionId": "s", "message": {"role": "user", "content": "Start."}}
+    reply = {"type": "assistant", "uuid": "a1", "sessionId": "s", "message": {
+        "id": "msg_1", "role": "assistant", "model": "claude-opus-4-6", "content": [{"type": "text", "text": "\n\n"}]}}
+    path = tmp_path / "live.jsonl"
+    path.write_bytes(orjson.dumps(record) + b"\n" + orjson.dumps(reply) + b"\n" + orjson.dumps(reply)[:40])
+    for command in ("sessions", "estimate"):
+        done = run_cli(command, str(path), "--json")
+        assert done.returncode == 0, done.stderr
+        [item] = orjson.loads(done.stdout)["sessions" if command == "sessions" else "files"]
+        assert item["still_being_written"] == ["its last line (3) is cut short", "its last reply is being written"]
+        assert "still being written" in run_cli(command, str(path)).stdout.decode()
+    done = run_cli("fit", str(path))
+    assert done.returncode == 0 and orjson.loads(done.stdout)["messages"] == [{"role": "user", "content": "Start."}]
+
+
+def test_a_broken_line_before_the_last_is_still_bad_input(tmp_path):
+    path = tmp_path / "broken.jsonl"
+    path.write_bytes(b'{"role":"user","content":"a"}\n{"role":"assi\n{"role":"assistant","content":"b"}\n')
+    done = run_cli("estimate", str(path))
+    assert done.returncode == 3 and b"broken.jsonl:2" in done.stderr

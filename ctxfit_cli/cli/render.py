@@ -133,6 +133,9 @@ def estimate_report(out: Console, report: dict, *, budget: int, window: int) -> 
     detail = f"{report['format']}, " if "format" in report else ""
     out.print(Text.assemble((title, "bold"),
                             f"  ({detail}{report['messages']:,} messages, counter: {report.get('counter', 'seed')})"))
+    if report.get("still_being_written"):
+        out.print(Text(f"  still being written ({'; '.join(report['still_being_written'])}): "
+                       "read up to its last complete record"))
     out.print(Text("  ").append_text(limit_line(report["tokens"], budget, window)))
     out.print(f"  chars ÷ 4 would say {report['naive_tokens']:,} "
               f"({signed(report['naive_error'])} against this estimate)")

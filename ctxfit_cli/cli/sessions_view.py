@@ -80,6 +80,12 @@ def session_cells(row: dict) -> dict[str, str]:
     }
 
 
+def being_written(rows: list[dict]) -> list[str]:
+    """A line for each session whose log is still being written (the running session)."""
+    return [f"{session_label(row['id'])}: still being written ({'; '.join(row['still_being_written'])}); "
+            "read up to its last complete record" for row in rows if row["still_being_written"]]
+
+
 def group_cells(group: dict) -> dict[str, str]:
     return {
         "GROUP": group["key"],

@@ -63,6 +63,9 @@ class Message:
     line: int = 0
     #: Per-counter cached estimates; never part of equality or output.
     memo: dict = field(default_factory=dict, repr=False, compare=False)
+    #: What reading changed in the message so that its provider accepts it (a blank text block
+    #: dropped, a key the API refuses removed): `core.repair` reports it with the file and line.
+    repaired: tuple[str, ...] = ()
 
     @property
     def call_ids(self) -> tuple[str, ...]:
@@ -136,6 +139,15 @@ class Transcript:
     #: its model calls (a Codex compaction's replacement history): no request is made before
     #: an assistant message among them.
     given: int = 0
+    #: Why the log looks still being written (its last line is cut, its last reply is not
+    #: finished, its last calls have no results yet); empty for a finished log. Filled while
+    #: `messages` is read, like `repairs`.
+    open_end: list[str] = field(default_factory=list)
+
+    @property
+    def being_written(self) -> bool:
+        """Whether the log is still being written (read up to its last complete record)."""
+        return bool(self.open_end)
 
     def materialize(self) -> "Transcript":
         """Hold every message, with leading system messages moved to `system`."""
@@ -157,6 +169,7 @@ class Transcript:
             repairs=self.repairs,
             unlogged=self.unlogged,
             given=max(self.given - split, 0),
+            open_end=self.open_end,
         )
 
     @property

@@ -1,7 +1,23 @@
-"""Repairs that make a broken log a valid request, each one reported (DESIGN §8).
+"""Repairs that make a broken log a valid request, each one reported (DESIGN §8, §13).
 
-Works on the transcript model, for any dialect; what a repaired message looks like in its
-dialect is written by a `Writer` the reader passes in. The repairs, and why:
+What a provider accepts is accepted; what it refuses is never sent; between the two, a repair
+that invents nothing is made. It works on the transcript model, for any dialect; what a
+repaired message looks like in its dialect is written by a `Writer` the reader passes in. The
+repairs, and why:
+
+- **Blank text and refused keys** (made as a message is read, `cleaned`, and reported here):
+  an empty or whitespace-only text block is dropped (Anthropic refuses it: `text content
+  blocks must contain non-whitespace text`; Claude Code 2.1 writes `"\n\n"` before a reply's
+  other blocks), and so are the keys its API refuses in a message (Cline's `ts`, `metrics`:
+  `Extra inputs are not permitted`). Everything else of the message is kept as it was.
+- **An empty message** (nothing left, or nothing there) is dropped: there is nothing to send,
+  and Anthropic refuses it.
+- **The reply being written** at the end of a live log (Claude Code writes a reply one block
+  at a time; only blank text or thinking is written yet) is left out: that request was not
+  made yet. The transcript's `open_end` says why the log looks still being written.
+- **Two messages of one role in a row** (Anthropic only: OpenAI takes them as they are) are
+  combined into one, as the Messages API itself combines consecutive turns, so every consumer
+  sees the one turn the model sees (results then move first, below).
 
 - **A call never answered** (a live log ends while its tool runs; an interrupted call left no
   result) gets the constant `notes.ABORTED_CALL` result, right where the provider expects it:
@@ -17,12 +33,22 @@ dialect is written by a `Writer` the reader passes in. The repairs, and why:
 
 Each repair adds one line to the transcript's `repairs` (file, line, what was done); messages
 that need no repair pass through untouched, byte for byte.
+
+>>> from .model import Part, PartKind
+>>> blank = Message(Role.ASSISTANT, (), b"", 2, repaired=("dropped 1 whitespace-only text block",))
+>>> repairs = []
+>>> [m.line for m in repair([Message(Role.USER, (Part(PartKind.TEXT, "hi"),), b"", 1), blank],
+...                          None, "log", repairs)]
+[1]
+>>> repairs
+['log:2: dropped 1 whitespace-only text block', 'log:2: the last reply is not finished (only blank text or thinking is written yet): left out, as a request not yet made']
 """
 
 from __future__ import annotations
 
 from typing import Iterable, Iterator, Protocol
 
+from .accepted import is_blank_text, unknown_keys
 from .model import Message, PartKind, Role
 
 
@@ -47,13 +73,91 @@ class Writer(Protocol):
     def opener(self, line: int) -> Message:
         """The user message put before an assistant first message."""
 
+    #: Whether two messages of one role in a row are combined into one (Anthropic).
+    combines_turns: bool
+
+    def combined(self, first: Message, second: Message) -> Message:
+        """One message holding the content of `first`, then `second` (the same role)."""
+
 
 # Enum members as plain names: in Python 3.11 `Role.TOOL` is a slow attribute lookup, and
 # `repair` asks several for every message read.
 _TOOLS, _SYSTEM, _TOOL, _USER, _ASSISTANT = Role.TOOLS, Role.SYSTEM, Role.TOOL, Role.USER, Role.ASSISTANT
 
 
-def repair(messages: Iterable[Message], writer: Writer, path: str, repairs: list[str]) -> Iterator[Message]:
+#: Where a message a repair rebuilt (combined, reordered) keeps the message(s) it was made from,
+#: first the one whose place it takes (a reader maps its calls through it, the library its object).
+MADE_FROM = "made_from"
+
+
+def repair(messages: Iterable[Message], writer: Writer | None, path: str, repairs: list[str],
+           open_end: list[str] | None = None) -> Iterator[Message]:
+    """The messages as their provider accepts them (lazy): nothing empty, turns combined where
+    the dialect combines them, every call answered once by results right after it. Why the
+    log looks still being written goes to `open_end`. (`writer` None: only the first steps,
+    for a doctest.)"""
+    open_end = [] if open_end is None else open_end
+    stream = _sendable(messages, path, repairs, open_end)
+    if writer is None:
+        return stream
+    if writer.combines_turns:
+        stream = _combined(stream, writer, path, repairs)
+    stream = _answered(stream, writer, path, repairs, open_end)
+    if writer.combines_turns:  # a message dropped above may leave two turns of one role side by side
+        stream = _combined(stream, writer, path, repairs)
+    return stream
+
+
+def _sendable(messages: Iterable[Message], path: str, repairs: list[str], open_end: list[str]) -> Iterator[Message]:
+    """The messages with what reading repaired reported, empty ones dropped, and the reply
+    being written at the end left out."""
+    held: Message | None = None  # the last conversation message, held until the next arrives
+    for message in messages:
+        if message.repaired:
+            repairs.extend(f"{path}:{message.line}: {what}" for what in message.repaired)
+        role = message.role
+        if role is not _USER and role is not _ASSISTANT:
+            if held is not None:
+                yield held
+                held = None
+            yield message
+            continue
+        if held is not None:
+            if held.parts:
+                yield held
+            else:
+                repairs.append(f"{path}:{held.line}: dropped an empty {held.role.value} message")
+        held = message
+    if held is None:
+        return
+    if held.role is _ASSISTANT and all(part.kind is PartKind.THINKING for part in held.parts):
+        repairs.append(f"{path}:{held.line}: the last reply is not finished (only blank text or thinking "
+                       "is written yet): left out, as a request not yet made")
+        open_end.append("its last reply is being written")
+    elif held.parts:
+        yield held
+    else:
+        repairs.append(f"{path}:{held.line}: dropped an empty {held.role.value} message")
+
+
+def _combined(messages: Iterable[Message], writer: Writer, path: str, repairs: list[str]) -> Iterator[Message]:
+    """Two user (or assistant) messages in a row as one, as the Messages API combines them."""
+    held: Message | None = None
+    for message in messages:
+        if held is not None and message.role is held.role and (message.role is _USER or message.role is _ASSISTANT):
+            repairs.append(f"{path}:{message.line}: two {message.role.value} messages in a row; combined "
+                           "this one into the one before, as the API combines them")
+            held = writer.combined(held, message)
+            continue
+        if held is not None:
+            yield held
+        held = message
+    if held is not None:
+        yield held
+
+
+def _answered(messages: Iterable[Message], writer: Writer, path: str, repairs: list[str],
+              open_end: list[str]) -> Iterator[Message]:
     """The messages with every call answered once, by results right after it (lazy)."""
     open_calls: list[str] = []  # calls of the last assistant message not yet answered
     answered: set[str] = set()
@@ -97,12 +201,13 @@ def repair(messages: Iterable[Message], writer: Writer, path: str, repairs: list
         open_calls, answered, call_line = list(message.call_ids), set(), message.line
         yield message
     if open_calls:
+        open_end.append("its last calls have no results yet")
         yield from _answer(open_calls, call_line, 0, writer, path, repairs)
 
 
 def _answer(calls: list[str], call_line: int, before: int, writer: Writer, path: str,
             repairs: list[str]) -> list[Message]:
-    where = f"before line {before}" if before else "at the end of the log (a live log?)"
+    where = f"before line {before}" if before else "yet at the end of the log (still being written?)"
     for call_id in calls:
         repairs.append(f"{path}:{call_line}: call {call_id!r} has no result {where}; "
                        "answered it with an aborted result")
@@ -135,3 +240,40 @@ def _user(message: Message, calls: list[str], writer: Writer, path: str, repairs
     if not missing and len(order) == len(message.parts):
         repairs.append(f"{path}:{message.line}: moved tool results before the other content, in call order")
     return writer.reorder(message, order)
+
+
+# --- what a message must not carry --------------------------------------------------------------
+
+
+def cleaned(value: dict, dialect: str) -> tuple[dict, tuple[str, ...]]:
+    """A message (request JSON) without what its API refuses in it, and what was removed: keys
+    the API does not accept, empty and whitespace-only text blocks (Anthropic: of its content;
+    OpenAI: parts of a content list). `value` itself when nothing is to be removed; a message
+    left with no content at all has `content` "" (or, an OpenAI assistant's with tool calls,
+    null), and is dropped by `repair`. A system message is left as it is.
+
+    >>> cleaned({"role": "assistant", "content": [{"type": "text", "text": "\\n\\n"},
+    ...          {"type": "text", "text": "Done."}], "ts": 1}, "anthropic")
+    ({'role': 'assistant', 'content': [{'type': 'text', 'text': 'Done.'}]}, ("removed the key the API refuses: 'ts'", 'dropped 1 empty or whitespace-only text block'))
+    """
+    if value.get("role") in ("system", "developer"):
+        return value, ()
+    notes = []
+    extra = unknown_keys(value, dialect)
+    if extra:
+        notes.append(f"removed the key{'s' if len(extra) > 1 else ''} the API refuses: "
+                     + ", ".join(repr(k) for k in extra))
+        value = {k: v for k, v in value.items() if k not in extra}
+    content = value.get("content")
+    if isinstance(content, str) and dialect == "anthropic" and content and not content.strip():
+        notes.append("dropped its whitespace-only text")
+        value = {**value, "content": ""}
+    elif isinstance(content, list):
+        kept = [block for block in content if not is_blank_text(block)]
+        if len(kept) < len(content):
+            dropped = len(content) - len(kept)
+            notes.append(f"dropped {dropped} empty or whitespace-only text block{'s' if dropped > 1 else ''}")
+            if not kept and dialect == "openai":
+                kept = None if value.get("tool_calls") else ""
+            value = {**value, "content": kept}
+    return value, tuple(notes)

@@ -5,11 +5,13 @@ provider answers:
 
 Anthropic Messages
 - the first message is from the user, roles are user or assistant and alternate;
+- a message has only `role` and `content` (`messages.0.ts: Extra inputs are not permitted`);
 - every message has content (`all messages must have non-empty content except for the optional
   final assistant message`); no text block is empty (`text content blocks must be non-empty`), in
-  messages, tool results and `system`; a message is not only whitespace text (`text content
-  blocks must contain non-whitespace text`; a whitespace block beside other content is accepted,
-  as Claude Code's `"\n\n"` before a `tool_use`: LibreChat-AI/agents#124 tried each shape);
+  messages, tool results and `system`; no text block of a message is only whitespace (`text
+  content blocks must contain non-whitespace text`: Claude Code 2.1 writes a `"\n\n"` block
+  before a reply's other blocks and the API refused a request carrying one,
+  anthropics/claude-code#23440);
 - `tool_use` blocks only in assistant messages, with ids unique in the request (`tool_use ids
   must be unique`); `tool_result` blocks only in user messages, before any other block, answering
   exactly the calls of the assistant message right before (`tool_use ids were found without
@@ -21,8 +23,12 @@ Anthropic Messages
   `tools.0.custom.name: Field required`).
 
 OpenAI Chat Completions
-- roles are system, developer, user, assistant or tool; a user message's content list is not
-  empty; an assistant message has content or tool calls;
+- roles are system, developer, user, assistant or tool; a message has only the keys of its role
+  (`Additional properties are not allowed ('id' was unexpected) - 'messages.0'`): `name` on any,
+  `tool_calls`, `refusal`, `audio` and `function_call` on an assistant's, `tool_call_id` on a
+  tool's; a user message's content list is not empty; an assistant message has content or tool
+  calls; no text part of a content list is empty or only whitespace (it carries nothing, and
+  OpenAI-compatible endpoints in front of Anthropic models refuse it as above);
 - every `tool_calls` id is answered by a `tool` message before the next assistant or user
   message (`An assistant message with 'tool_calls' must be followed by tool messages responding
   to each 'tool_call_id'`); no `tool` message without its call (`messages with role 'tool' must
@@ -51,6 +57,8 @@ the sequence.
 from __future__ import annotations
 
 from typing import Iterable, NamedTuple, Sequence
+
+from .accepted import is_blank_text, unknown_keys
 
 #: Anthropic's limit on `cache_control` breakpoints per request.
 MAX_BREAKPOINTS = 4
@@ -157,7 +165,8 @@ def scan(checked: Sequence[Checked], dialect: str) -> list[str]:
 
 def _anthropic_message(message: dict) -> Checked:
     role = message.get("role")
-    problems: list[str] = []
+    problems = [f"{key!r}: Extra inputs are not permitted (a message has only role and content)"
+                for key in unknown_keys(message, "anthropic")]
     if role not in ("user", "assistant"):
         problems.append(f"role must be user or assistant, not {role!r}")
     content = message.get("content")
@@ -169,14 +178,13 @@ def _anthropic_message(message: dict) -> Checked:
         problems.append('"content" must be a string or a list of blocks')
         return Checked(role, (), (), True, 0, tuple(problems), False)
     calls, results, breakpoints = [], [], 0
-    results_first, other_seen, only_blank = True, False, bool(content)
+    results_first, other_seen = True, False
     for j, block in enumerate(content):
         if not isinstance(block, dict) or not isinstance(block.get("type"), str):
             problems.append(f"content[{j}] must be a block with a \"type\"")
             continue
         kind = block["type"]
         breakpoints += "cache_control" in block
-        only_blank = only_blank and kind == "text" and isinstance(block.get("text"), str) and not block["text"].strip()
         if kind == "tool_result":
             results.append(block.get("tool_use_id"))
             results_first = results_first and not other_seen
@@ -197,8 +205,8 @@ def _anthropic_message(message: dict) -> Checked:
             problems.append(f"content[{j}]: {kind} blocks belong in assistant messages")
         elif kind == "text":
             problems += _text_problems(block, f"content[{j}]")
-    if only_blank and all(block.get("text") for block in content):
-        problems.append("text content blocks must contain non-whitespace text")
+            if block.get("text") and is_blank_text(block):
+                problems.append(f"content[{j}]: text content blocks must contain non-whitespace text")
     return Checked(role, tuple(calls), tuple(results), results_first, breakpoints, tuple(problems),
                    not content)
 
@@ -290,7 +298,13 @@ def _openai_message(message: dict) -> Checked:
     problems: list[str] = []
     if role not in _OPENAI_ROLES:
         problems.append(f"role must be one of {', '.join(_OPENAI_ROLES)}, not {role!r}")
+    elif len(message) > 2:
+        problems.extend(f"{key!r} was unexpected (Additional properties are not allowed in a {role} message)"
+                        for key in unknown_keys(message, "openai"))
     content = message.get("content")
+    if isinstance(content, list):
+        problems.extend(f"content[{j}]: a text part must contain non-whitespace text"
+                        for j, part in enumerate(content) if is_blank_text(part))
     calls: tuple = ()
     results: tuple = ()
     if role == "assistant":

@@ -17,6 +17,7 @@ A row (`session_row`):
 | `counter` | the counter the estimates used (the model family's profile, or the one given) |
 | `ctxfit` | at the budget: `stage` reached (none/clear/turns/rounds), `cleared` results in the last request, `peak` request, `rejected` calls |
 | `agent_rejected` | calls the window would reject when everything is sent (the agent's own behaviour) |
+| `still_being_written` | why the log looks still being written (its last line cut, its last reply or calls open), or an empty list: it was read up to its last complete record |
 
 A group (`group_rows`, for `--by`): `key`, `sessions`, `messages`, `calls`, `compactions`,
 `peak` (largest), `window_share` (largest), `rejected_agent`, `rejected_ctxfit`, `started`,
@@ -73,6 +74,7 @@ def session_row(kept: Kept, *, budget: int) -> dict:
             "rejected": sum(p["rejected_ctxfit"] for p in parts),
         },
         "agent_rejected": sum(p["rejected_agent"] for p in parts),
+        "still_being_written": parts[-1]["still_being_written"],
     }
 
 

@@ -231,7 +231,8 @@ def _estimate(transcript: Transcript, path: str, job: Job, given: Counter | None
     comparison = {e.counter.name: e.tokens for e in [report, *others]} if job.compare else None
     report.counter = NamedCounter(report.counter.name)
     return {"report": report, "compare": comparison, "usage": _usage_entry(transcript, chosen),
-            "repairs": list(transcript.repairs)}  # complete: the messages were all read
+            "repairs": list(transcript.repairs),  # complete: the messages were all read
+            "still_being_written": list(transcript.open_end)}
 
 
 def _usage_entry(transcript: Transcript, chosen: choice.Choice) -> dict:
@@ -338,6 +339,7 @@ def _session_part(transcript: Transcript, path: str, job: Job, given: Counter | 
         "window": options.window,
         "window_source": chosen.window_source,
         "counter": chosen.counter.name,
+        "still_being_written": list(transcript.open_end),
     }
 
 

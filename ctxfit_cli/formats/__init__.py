@@ -24,7 +24,7 @@ from typing import BinaryIO, Iterable, Iterator
 
 from ..errors import NoConversation
 from ..core.model import Dialect, Message, Part, PartKind, RecordedCall, Role, Transcript
-from ..core.repair import repair
+from ..core.repair import MADE_FROM, repair
 from .reading import Record, read_records
 from . import aider, anthropic, claude_code, cline, codex, gemini, gemini_cli, gemini_reading, openai, openhands
 from . import opencode, swe_agent, usage
@@ -58,22 +58,26 @@ def read_transcripts(name: str, stream: BinaryIO, format: str | None = None) -> 
     if format in TEXT_READERS:
         yield from described(format, TEXT_READERS[format](name, stream))
         return
-    records = read_records(name, stream)
+    open_end: list[str] = []  # why the input looks still being written (all its transcripts share it)
+    records = read_records(name, stream, open_end)
     first = next(records)
     records = chain([first], records)
     format = format or detect(name, first)
     if format in DOCUMENT_READERS:
-        yield from described(format, DOCUMENT_READERS[format](name, records))
+        for transcript in described(format, DOCUMENT_READERS[format](name, _one_ahead(records))):
+            transcript.open_end = open_end
+            yield transcript
         return
     if format == "request":
         for record in records:
-            yield _request(name, record)
+            yield _request(name, record, open_end)
         return
     if format == "claude-code":
         found = False
         for number, (line, segment) in enumerate(_segments(claude_code.to_anthropic(records, name))):
             # The first conversation is the file's; each later one is named by its first line.
-            transcript = Transcript(name, format, "anthropic", (), line=1 if number == 0 else line)
+            transcript = Transcript(name, format, "anthropic", (), line=1 if number == 0 else line,
+                                    open_end=open_end)
             transcript.messages = _require_messages(name, _with_calls(name, segment, transcript))
             yield transcript
             found = True
@@ -85,7 +89,8 @@ def read_transcripts(name: str, stream: BinaryIO, format: str | None = None) -> 
         found = False
         stream = codex.to_openai(records, name, recorded.on_usage)
         for number, (line, segment) in enumerate(_segments(stream)):
-            transcript = Transcript(name, format, "openai", (), line=1 if number == 0 else line)
+            transcript = Transcript(name, format, "openai", (), line=1 if number == 0 else line,
+                                    open_end=open_end)
             transcript.messages = _require_messages(name, _codex_messages(name, segment, transcript, recorded))
             yield transcript
             found = True
@@ -98,12 +103,24 @@ def read_transcripts(name: str, stream: BinaryIO, format: str | None = None) -> 
         dialect, records = chat_dialect(records, stream)
         format = dialect
     parse = PARSERS[dialect]
-    transcript = Transcript(name, format, dialect, ())
+    transcript = Transcript(name, format, dialect, (), open_end=open_end)
     messages = (parse(r.value, r.raw, Where(name, r.line)) for r in records)
     if dialect == "anthropic":
         messages = anthropic.one_system_prompt(messages)
-    transcript.messages = _require_messages(name, repair(messages, WRITERS[dialect], name, transcript.repairs))
+    transcript.messages = _require_messages(name, repair(messages, WRITERS[dialect], name, transcript.repairs,
+                                                         transcript.open_end))
     yield transcript
+
+
+def _one_ahead(records: Iterator[Record]) -> Iterator[Record]:
+    """The records, each given once the next one was read: when the last whole record of a
+    log being written is given, its cut last line has been seen (and named in `open_end`)."""
+    previous = next(records, None)
+    for record in records:
+        yield previous
+        previous = record
+    if previous is not None:
+        yield previous
 
 
 def _codex_messages(name: str, segment: Iterator[Record], transcript: Transcript,
@@ -113,7 +130,8 @@ def _codex_messages(name: str, segment: Iterator[Record], transcript: Transcript
     recorded.calls = transcript.calls
     messages = (openai.parse_message(r.value, r.raw, Where(name, r.line)) for r in segment)
     given = transcript.line > 1  # a compacted conversation opens with the history it was given
-    for message in recorded.messages(repair(messages, WRITERS["openai"], name, transcript.repairs)):
+    repaired = repair(messages, WRITERS["openai"], name, transcript.repairs, transcript.open_end)
+    for message in recorded.messages(repaired):
         given = given and message.line == transcript.line  # all of it carries the compaction's line
         transcript.given += given
         yield message
@@ -132,12 +150,21 @@ def _with_calls(name: str, built: Iterator[claude_code.Built], transcript: Trans
             yield message
 
     seen: set[str] = set()
-    for index, message in enumerate(repair(parsed(), WRITERS["anthropic"], name, transcript.repairs)):
-        reply = replies.pop(message, None)
-        if reply is not None and (reply.id not in seen or not reply.id):
-            seen.add(reply.id)
-            transcript.calls.append(RecordedCall(index, *reply))
+    repaired = repair(parsed(), WRITERS["anthropic"], name, transcript.repairs, transcript.open_end)
+    for index, message in enumerate(repaired):
+        for reply in _replies_of(message, replies):
+            if reply.id not in seen or not reply.id:
+                seen.add(reply.id)
+                transcript.calls.append(RecordedCall(index, *reply))
         yield message
+
+
+def _replies_of(message: Message, replies: dict[Message, claude_code.Reply]) -> list[claude_code.Reply]:
+    """The calls recorded for a message: its own, or those of the replies it combines."""
+    reply = replies.pop(message, None)
+    if reply is not None:
+        return [reply]
+    return [r for part in message.memo.get(MADE_FROM, ()) for r in _replies_of(part, replies)]
 
 
 def _segments(records: Iterator) -> Iterator[tuple[int, Iterator]]:
@@ -209,7 +236,7 @@ def _require_messages(name: str, messages: Iterable[Message]) -> Iterator[Messag
         raise NoConversation(name, None, NO_MESSAGES)
 
 
-def _request(name: str, record: Record) -> Transcript:
+def _request(name: str, record: Record, open_end: list[str]) -> Transcript:
     where = Where(name, record.line)
     value = record.value
     if gemini.is_request(value):
@@ -223,9 +250,13 @@ def _request(name: str, record: Record) -> Transcript:
     dialect = _request_dialect(value)
     parse = PARSERS[dialect]
     raw = _raw_fields(record, value)
-    messages = tuple(
-        parse(item, item_raw, where.at("messages").at(i)) for i, (item, item_raw) in enumerate(zip(items, raw["messages"]))
-    )
+    try:
+        messages = tuple(parse(item, item_raw, where.at("messages").at(i))
+                         for i, (item, item_raw) in enumerate(zip(items, raw["messages"])))
+    except BadInput as error:  # say what the input was read as, not only what is missing
+        raise BadInput(error.path, error.line, f"{error.problem} (read as a request object: a \"messages\" list "
+                                               f"of {dialect} messages; if it is an agent's log, name its "
+                                               "format with --format)") from None
     system: tuple[Message, ...] = ()
     if "system" in value:
         # Kept as a system *message*, like the first line of an Anthropic JSONL transcript.
@@ -236,8 +267,9 @@ def _request(name: str, record: Record) -> Transcript:
         tools = Message(Role.TOOLS, (Part(PartKind.TEXT, json_text(value["tools"])),),
                         raw["tools"], record.line)
     extra = tuple((k, raw[k]) for k in value if k not in ("messages", "system", "tools"))
-    transcript = Transcript(name, "request", dialect, (), system, tools, extra, record.line)
-    transcript.messages = list(_require_messages(name, repair(messages, WRITERS[dialect], name, transcript.repairs)))
+    transcript = Transcript(name, "request", dialect, (), system, tools, extra, record.line, open_end=open_end)
+    transcript.messages = list(_require_messages(name, repair(messages, WRITERS[dialect], name, transcript.repairs,
+                                                              open_end)))
     return transcript
 
 

@@ -3,7 +3,8 @@
 `role` is user or assistant (a JSONL transcript may start with a `{"role": "system"}` line, which
 becomes the request's `system`). `content` is a string or a list of blocks: `text`, `image`,
 `document`, `thinking`, `redacted_thinking`, `tool_use`, `tool_result` (whose content is a string
-or a list of text and image blocks). Server-side tool blocks (`server_tool_use`,
+or a list of text and image blocks). A message is read as the API takes it: keys other than
+`role` and `content` and blank text blocks are removed (`core.repair.cleaned`, reported). Server-side tool blocks (`server_tool_use`,
 `web_search_tool_result`, ...) live inside one assistant message and are counted as text, since
 they carry no call the client must answer. Thinking signatures are not counted (they are opaque
 and not billed as input text).
@@ -17,9 +18,11 @@ import orjson
 
 from ..counters.images import DEFAULT_IMAGE_TOKENS, image_tokens_from_base64, pdf_tokens_from_base64
 from ..core.model import Message, Part, PartKind, Role
+from ..core.repair import cleaned
 from .common import Where, as_blocks, dumps, expect_dict, expect_str, json_text, type_name
 
 ROLES = {"system": Role.SYSTEM, "user": Role.USER, "assistant": Role.ASSISTANT}
+_TEXT = PartKind.TEXT
 
 
 def parse_message(value: object, raw: bytes, where: Where) -> Message:
@@ -32,7 +35,20 @@ def parse_message(value: object, raw: bytes, where: Where) -> Message:
         raise where.fail(f'"role" must be a string, got {type_name(role)}')
     if role not in ROLES:
         raise where.fail(f"unknown role {role!r}; expected one of: user, assistant (or a first system line)")
-    return Message(ROLES[role], content_parts(message.get("content"), _Content(where)), raw, where.line)
+    parts = content_parts(message.get("content"), _Content(where))
+    if len(message) != 2 or _has_blank_text(parts):  # (rare: a key or a block the API refuses)
+        fixed, notes = cleaned(message, "anthropic")
+        if notes:
+            parts = content_parts(fixed["content"], _Content(where))
+            return Message(ROLES[role], parts, dumps(fixed), where.line, repaired=notes)
+    return Message(ROLES[role], parts, raw, where.line)
+
+
+def _has_blank_text(parts: tuple[Part, ...]) -> bool:
+    for part in parts:  # a loop, not any(): this runs for every message read
+        if part.kind is _TEXT and (not part.text or part.text.isspace()):
+            return True
+    return False
 
 
 class _Content:

@@ -29,6 +29,7 @@ class GeminiWriter:
 
     user_first = results_in_user = True
     results_in_order = False  # the API pairs responses by id, or by name and order
+    combines_turns = False  # `merged_turns` combines them as the contents are read
 
     def __init__(self) -> None:
         self._names: dict[str, str] = {}  # pairing key -> function name

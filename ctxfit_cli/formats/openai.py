@@ -3,14 +3,16 @@
 `role` is system, developer, user, assistant or tool. `content` is a string, null, or a list of
 parts (`text`, `image_url`, `input_audio`, `file`, `refusal`). An assistant's
 `tool_calls[].function.arguments` is a JSON *string* — counted as sent, valid JSON or not. A tool
-result is a `role: "tool"` message with `tool_call_id`.
+result is a `role: "tool"` message with `tool_call_id`. A message is read as the API takes it:
+keys its role does not have and blank text parts are removed (`core.repair.cleaned`, reported).
 """
 
 from __future__ import annotations
 
 from ..counters.images import DEFAULT_IMAGE_TOKENS, image_tokens_from_data_url
 from ..core.model import Message, Part, PartKind, Role
-from .common import Where, expect_dict, expect_str, json_text, type_name
+from ..core.repair import cleaned
+from .common import Where, dumps, expect_dict, expect_str, json_text, type_name
 
 ROLES = {
     "system": Role.SYSTEM, "developer": Role.SYSTEM, "user": Role.USER,
@@ -22,6 +24,11 @@ def parse_message(value: object, raw: bytes, where: Where) -> Message:
     """One OpenAI message (already parsed JSON) into the transcript model."""
     message = expect_dict(value, where, "a message")
     role = _role(message, where)
+    repaired: tuple[str, ...] = ()
+    if len(message) > 2 or isinstance(message.get("content"), list):  # a key or a part the API refuses?
+        fixed, repaired = cleaned(message, "openai")
+        if repaired:
+            message, raw = fixed, dumps(fixed)
     content_where = where.at("content")
     if role is Role.TOOL:
         call_id = message.get("tool_call_id")
@@ -33,7 +40,7 @@ def parse_message(value: object, raw: bytes, where: Where) -> Message:
         parts = _content_parts(message.get("content"), content_where)
         if role is Role.ASSISTANT and message.get("tool_calls") is not None:
             parts += _tool_calls(message["tool_calls"], where.at("tool_calls"))
-    return Message(role, parts, raw, where.line)
+    return Message(role, parts, raw, where.line, repaired=repaired)
 
 
 def _role(message: dict, where: Where) -> Role:

@@ -17,6 +17,8 @@ from array import array
 from dataclasses import replace
 from typing import TYPE_CHECKING, Iterator
 
+import orjson
+
 from ..counters.seed import SEED, Counter
 from ..errors import BadInput, NoConversation
 from ..core.estimate import MessageCost, TranscriptEstimate, message_cost
@@ -223,7 +225,7 @@ class Outline:
         for records, lines, error in _run(_outline_piece, jobs, self.workers):
             _raise_first(name, error, lines_before)
             costs: dict[int, MessageCost] = {}  # a piece sends an estimate once per shape (`_outline_piece`)
-            for role, number, offset, parts, cost, checks in records:
+            for role, number, offset, parts, cost, checks, repaired in records:
                 parts = tuple([Part(_KINDS[kind], text, tool, call_id, images, is_error)
                                for kind, text, tool, call_id, images, is_error in parts])
                 line = number + lines_before
@@ -237,7 +239,7 @@ class Outline:
                 memo = {_SEED: made}
                 if checks_key is not None:
                     memo[checks_key] = make_checked(checks)
-                yield Message(_ROLES[role], parts, b"", line, memo)
+                yield Message(_ROLES[role], parts, b"", line, memo, repaired)
             lines_before += lines
         if not found:
             raise NoConversation(name, None, NO_MESSAGES)
@@ -276,6 +278,7 @@ class _ReadsInFull:
     def __init__(self, writer, outline: Outline) -> None:
         self.writer, self.outline = writer, outline
         self.user_first, self.results_in_user = writer.user_first, writer.results_in_user
+        self.combines_turns = writer.combines_turns
 
     def answers(self, call_ids: list[str], line: int) -> list[Message]:
         return self.writer.answers(call_ids, line)
@@ -285,6 +288,9 @@ class _ReadsInFull:
 
     def opener(self, line: int) -> Message:
         return self.writer.opener(line)
+
+    def combined(self, first: Message, second: Message) -> Message:
+        return self.writer.combined(self.outline.full(first), self.outline.full(second))
 
 
 def read_outline(path: str, name: str, format: str, dialect: str, *, workers: int | None = None,
@@ -335,16 +341,20 @@ def _outline_piece(job: tuple) -> tuple[list | None, int, tuple[int, str] | None
         try:
             for number, line in numbered_lines(name, piece, at_start=start == 0):
                 value = parse_line(name, number, line)
-                # (checked before the dialect's parser reads it, as a replay checks the bytes as read)
-                checked = tuple(check_message(value, dialect)) if checks else None  # (a plain tuple pickles 3× faster)
                 message = parse(value, line, Where(name, number))
+                if checks:  # (checked as the reader left it: a repaired message as it is sent)
+                    sent = orjson.loads(message.raw) if message.repaired else value
+                    checked = tuple(check_message(sent, dialect))  # (a plain tuple pickles 3× faster)
+                else:
+                    checked = None
                 # Texts are left out but for ctxfit's own note, which the fitter looks for.
                 parts = tuple([(_VALUES[kind], text if text == TRIMMED_HISTORY else "", tool, call_id, images, is_error)
                                for kind, text, tool, call_id, images, is_error in message.parts])
                 cost = message_cost(message)
                 key = (*cost[:1], *map(_items, cost[1:3]), *cost[3:])
                 cost = costs.get(key) or costs.setdefault(key, tuple(cost))
-                records.append((_VALUES[message.role], number, piece.line_start, parts, cost, checked))
+                records.append((_VALUES[message.role], number, piece.line_start, parts, cost, checked,
+                                message.repaired))
         except BadInput as error:
             return None, 0, (error.line or 0, error.problem)
     return records, piece.lines, None

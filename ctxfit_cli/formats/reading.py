@@ -63,21 +63,24 @@ def open_input(path: str, stdin: BinaryIO | None = None) -> BinaryIO:
         raise BadInput(path, None, f"cannot open: {error.strerror or error}") from None
 
 
-def read_records(name: str, stream: BinaryIO) -> Iterator[Record]:
+def read_records(name: str, stream: BinaryIO, torn: list[str] | None = None) -> Iterator[Record]:
     """JSON records of a stream: one per line, or the one document the whole stream holds.
 
     The first non-blank line decides, without reading the input twice: if it parses, the input
     is JSON Lines. If it is the start of a value (`{`, `[`, `{"messages": [`) and the line after
     it is not a record on its own, the input is one document (a pretty-printed request, say),
     read up to the line limit. Otherwise the first line's problem is reported at once.
+
+    A log being written may end in a record cut short: JSON Lines are read up to the last
+    complete record, and the cut last line is named in `torn` (a broken line anywhere else is
+    still an error).
     """
     lines = numbered_lines(name, stream)
     for number, line in lines:
         first = _try_parse(line)
         if first is not _INVALID:
             yield Record(number, first, as_sent(line))
-            for number, line in lines:
-                yield Record(number, parse_line(name, number, line), as_sent(line))
+            yield from _json_lines(name, lines, torn)
             return
         _refuse_lone_cr(name, number, line)
         if not line.lstrip()[:1] in (b"{", b"[") or not _ends_early(line):
@@ -85,6 +88,21 @@ def read_records(name: str, stream: BinaryIO) -> Iterator[Record]:
         yield _document(name, number, line, lines)
         return
     raise NoConversation(name, None, "is empty: no JSON records found")
+
+
+def _json_lines(name: str, lines: Iterator[tuple[int, bytes]], torn: list[str] | None) -> Iterator[Record]:
+    """The records of the lines after the first; a last line that ends before its value does is
+    the record being written, left out (and named in `torn`)."""
+    for number, line in lines:
+        try:
+            value = orjson.loads(line)
+        except orjson.JSONDecodeError as error:
+            if next(lines, None) is not None or not _truncated(line, error):
+                raise BadInput(name, number, _describe(line, error)) from None
+            if torn is not None:
+                torn.append(f"its last line ({number}) is cut short")
+            return
+        yield Record(number, value, as_sent(line))
 
 
 def as_sent(line: bytes) -> bytes:

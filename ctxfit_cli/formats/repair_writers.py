@@ -10,8 +10,9 @@ import orjson
 
 from ..core.model import Message
 from ..core.notes import ABORTED_CALL, OPENING_USER
+from ..core.repair import MADE_FROM
 from . import anthropic, openai
-from .common import Where, dumps
+from .common import Where, as_blocks, dumps
 
 _MADE = Where("<repair>", 0)
 
@@ -21,7 +22,7 @@ def _message(parse, value: dict, line: int) -> Message:
 
 
 class AnthropicWriter:
-    user_first = results_in_user = True
+    user_first = results_in_user = combines_turns = True
 
     @staticmethod
     def _aborted(call_id: str) -> dict:
@@ -32,19 +33,43 @@ class AnthropicWriter:
         return [_message(anthropic.parse_message, value, line)]
 
     def reorder(self, message: Message, order: list[int | str]) -> Message | None:
+        if not order:
+            return None
+        return _once(message, ("reordered", tuple(order)), lambda: self._reordered(message, order))
+
+    def _reordered(self, message: Message, order: list[int | str]) -> Message:
         content = orjson.loads(message.raw).get("content")
         blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
         new = [blocks[i] if isinstance(i, int) else self._aborted(i) for i in order]
-        if not new:
-            return None
-        return _message(anthropic.parse_message, {"role": "user", "content": new}, message.line)
+        made = _message(anthropic.parse_message, {"role": "user", "content": new}, message.line)
+        made.memo[MADE_FROM] = (message,)
+        return made
 
     def opener(self, line: int) -> Message:
         return _message(anthropic.parse_message, {"role": "user", "content": OPENING_USER}, line)
 
+    def combined(self, first: Message, second: Message) -> Message:
+        return _once(first, ("combined", second), lambda: self._combined(first, second))
+
+    @staticmethod
+    def _combined(first: Message, second: Message) -> Message:
+        blocks = [block for message in (first, second) for block in as_blocks(orjson.loads(message.raw)["content"])]
+        made = _message(anthropic.parse_message, {"role": first.role.value, "content": blocks}, first.line)
+        made.memo[MADE_FROM] = (first, second)
+        return made
+
+
+def _once(message: Message, key: tuple, make) -> Message:
+    """A message rebuilt from `message`, made once and kept in its memo: a library session
+    repairs its history at every step and recognises the history walked by identity."""
+    made = message.memo.get(key)
+    if made is None:
+        made = message.memo[key] = make()
+    return made
+
 
 class OpenAIWriter:
-    user_first = results_in_user = False
+    user_first = results_in_user = combines_turns = False
 
     def answers(self, call_ids: list[str], line: int) -> list[Message]:
         return [_message(openai.parse_message, {"role": "tool", "tool_call_id": c, "content": ABORTED_CALL}, line)
@@ -57,6 +82,9 @@ class OpenAIWriter:
 
     def opener(self, line: int) -> Message:
         raise AssertionError("OpenAI accepts an assistant first message")
+
+    def combined(self, first: Message, second: Message) -> Message:
+        raise AssertionError("OpenAI accepts two messages of one role in a row")
 
 
 WRITERS = {"anthropic": AnthropicWriter(), "openai": OpenAIWriter()}

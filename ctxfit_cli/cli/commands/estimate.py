@@ -81,7 +81,8 @@ def estimate(
               top=top, compare=compare, describe=found.many, line_limit_mb=max_line_mb)
     combined = many.run(found, job, jobs=jobs, engine=engine, address=ray_address, strict=strict, quiet=json)
     reports = [item["report"] for item in combined.items]
-    files = [{**item["report"].to_dict(), **item["usage"], "repairs": item["repairs"]} for item in combined.items]
+    files = [{**item["report"].to_dict(), **item["usage"], "repairs": item["repairs"],
+              "still_being_written": item["still_being_written"]} for item in combined.items]
     report_repairs([line for item in combined.items for line in item["repairs"]])
     if compare:
         for file, item in zip(files, combined.items):

@@ -114,5 +114,6 @@ def sessions(
             [sessions_view.session_cells(r) for r in rows]
         lines = sessions_view.render(cells, width) or ["no sessions in that range"]
         lines += [""] + sessions_view.legend(width, grouped=groups is not None) if cells else []
+        lines += sessions_view.being_written(rows)
         write_stdout(("\n".join(lines) + "\n").encode())
     many.finish(combined)
