@@ -56,10 +56,10 @@ class Server:
         self.stop()
 
 
-def fake_provider(record: Path | None, steps: int = 30) -> Server:
+def fake_provider(record: Path | None, steps: int = 30, *options: str) -> Server:
     """The fake provider; what it receives is recorded to `record` (None: not recorded)."""
     return Server([sys.executable, str(ROOT / "tests" / "fake_provider.py"), "--steps", str(steps),
-                   *(["--record", str(record)] if record is not None else [])])
+                   *(["--record", str(record)] if record is not None else []), *options])
 
 
 def proxy(upstream: str, *options: str) -> Server:

@@ -24,7 +24,7 @@ from multidict import CIMultiDict
 from yarl import URL
 
 from ..core.options import DEFAULT_WINDOW
-from .body import Readers
+from .body import BodyError, Readers
 from .conversations import Conversations, Stats, conversation_key
 from .fitting import DIALECTS, Limits, Outcome, fit_body, parse, provider_error
 
@@ -148,21 +148,30 @@ class Proxy:
             return web.Response(status=413, body=provider_error(dialect, message), content_type="application/json")
 
     async def _fit(self, body: bytes, dialect: str) -> Outcome:
-        big = len(body) >= WORKER_FROM
-        loop = asyncio.get_running_loop()
-        run = (lambda f, *a: loop.run_in_executor(self.workers, f, *a)) if big else _now
-        parsed = await run(parse, self.readers, body)
-        if isinstance(parsed, str):
-            return Outcome(body, skipped=parsed)
-        request, layout = parsed
-        conversation = self.conversations.get(conversation_key(dialect, request), dialect)
-        async with conversation.lock:
-            outcome = await run(fit_body, body, request, layout, dialect, conversation, self.settings.limits)
-        conversation.stats.requests += 1
-        if outcome.plan is not None and outcome.error is None:
-            conversation.stats.record_plan(outcome.plan)
-        self.totals.fitted_in_worker += big
-        return outcome
+        """The body fitted, or the agent's own bytes with the reason they were not (fail open).
+
+        The one place a request fails open: whatever reading, recognising or fitting the body
+        raises (a body that is not JSON, a value the serializer refuses, nesting past the
+        parser's recursion limit, a bug) sends the body on as it came, with one log line.
+        """
+        conversation = None
+        try:
+            big = len(body) >= WORKER_FROM
+            loop = asyncio.get_running_loop()
+            run = (lambda f, *a: loop.run_in_executor(self.workers, f, *a)) if big else _now
+            request, layout = await run(parse, self.readers, body)
+            conversation = self.conversations.get(conversation_key(dialect, request), dialect)
+            async with conversation.lock:
+                outcome = await run(fit_body, body, request, layout, dialect, conversation, self.settings.limits)
+            conversation.stats.requests += 1
+            if outcome.plan is not None and outcome.error is None:
+                conversation.stats.record_plan(outcome.plan)
+            self.totals.fitted_in_worker += big
+            return outcome
+        except Exception as error:
+            if conversation is not None:
+                conversation.stats.requests += 1
+            return Outcome(body, conversation, skipped=_reason(error))
 
     # --- forwarding ---------------------------------------------------------------------------
 
@@ -219,6 +228,13 @@ class Proxy:
 
 async def _now(function, *args):
     return function(*args)
+
+
+def _reason(error: Exception) -> str:
+    """Why a body was not fitted, on one short line."""
+    text = str(error) if isinstance(error, BodyError) else f"{type(error).__name__}: {error}"
+    text = " ".join(text.split())
+    return text if len(text) <= 200 else text[:199] + "…"
 
 
 def _conversation(outcome: Outcome) -> str:

@@ -1,0 +1,72 @@
+"""`ctxfit proxy` under attack (issue 20: R4-R8, R15, R16), each reproduction against a real proxy
+process on loopback in front of the fake provider. Whatever the proxy cannot handle still reaches
+the provider byte for byte (fail open), and no traceback ever reaches its log."""
+
+from __future__ import annotations
+
+import hashlib
+
+import httpx
+import pytest
+
+from test_proxy import KEY, Stack, eventually
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory):
+    stack = Stack(tmp_path_factory.mktemp("attacks"))
+    assert eventually(lambda: "ctxfit proxy on" in stack.proxy.stderr)  # the log's first line
+    yield stack
+    log = stack.proxy.stop()
+    stack.provider.stop()
+    assert "Traceback" not in log, log[-3000:]
+    assert KEY not in log
+
+
+def deep(levels: int) -> str:
+    return "[" * levels + "]" * levels
+
+
+def post(stack: Stack, path: str, body: bytes, **headers: str) -> httpx.Response:
+    return httpx.post(f"{stack.url}{path}", content=body, timeout=30,
+                      headers={"x-api-key": KEY, "content-type": "application/json", **headers})
+
+
+# --- R4: what ctxfit cannot handle is forwarded byte for byte ---------------------------------
+
+CANNOT_HANDLE = {
+    "lone-surrogate-in-system": ("/v1/messages",
+                                 r'{"model":"m","system":"bad \ud83d","messages":[{"role":"user","content":"hi"}]}'),
+    "lone-surrogate-in-first-message": ("/v1/messages",
+                                        r'{"model":"m","messages":[{"role":"user","content":"bad \udc00 hi"}]}'),
+    "lone-surrogate-in-openai-system": ("/v1/chat/completions",
+                                        r'{"model":"m","messages":[{"role":"system","content":"\ud83d"},'
+                                        r'{"role":"user","content":"hi"}]}'),
+    "int-past-64-bits-in-first-message": ("/v1/messages",
+                                          '{"model":"m","messages":[{"role":"user","content":"hi",'
+                                          '"n":18446744073709551616}]}'),
+    "nesting-300-in-first-message": ("/v1/messages",
+                                     '{"model":"m","messages":[{"role":"user","content":"hi","x":' + deep(300) + '}]}'),
+    "nesting-5000-in-a-later-message": ("/v1/messages",
+                                        '{"model":"m","messages":[{"role":"user","content":"hi"},'
+                                        '{"role":"assistant","content":"yo","x":' + deep(5000) + '},'
+                                        '{"role":"user","content":"again"}]}'),
+    "nesting-5000-outside-messages": ("/v1/messages",
+                                      '{"model":"m","metadata":' + deep(5000) + ','
+                                      '"messages":[{"role":"user","content":"hi"}]}'),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CANNOT_HANDLE))
+def test_what_ctxfit_cannot_handle_reaches_the_provider_byte_for_byte(stack, case):
+    path, text = CANNOT_HANDLE[case]
+    body = text.encode()
+    mark, lines = stack.mark(), len(stack.proxy.stderr.splitlines())
+    response = post(stack, path, body)
+    assert "x-fake-request" in response.headers  # the provider's answer, whatever it is
+    [record] = stack.since(mark)
+    assert record["sha256"] == hashlib.sha256(body).hexdigest()
+    assert eventually(lambda: len(stack.proxy.stderr.splitlines()) > lines)
+    new = stack.proxy.stderr.splitlines()[lines:]
+    [line] = new
+    assert "forwarded unchanged, not fitted" in line and " 500 " not in line
