@@ -7,9 +7,12 @@ from __future__ import annotations
 import hashlib
 
 import httpx
+import orjson
 import pytest
 
-from test_proxy import KEY, Stack, eventually
+from conftest import Chat, ascii_text
+from ctxfit_cli import count
+from test_proxy import KEY, Stack, assert_fitted, eventually
 
 
 @pytest.fixture(scope="module")
@@ -70,3 +73,22 @@ def test_what_ctxfit_cannot_handle_reaches_the_provider_byte_for_byte(stack, cas
     new = stack.proxy.stderr.splitlines()[lines:]
     [line] = new
     assert "forwarded unchanged, not fitted" in line and " 500 " not in line
+
+
+# --- R8: repeated top-level "messages" keys ---------------------------------------------------
+
+
+def test_repeated_messages_keys_fit_the_array_the_provider_reads(stack):
+    chat = Chat("anthropic", system=None).user("Duplicate keys: read the files.")
+    for _ in range(12):
+        chat.round(ascii_text(4_000))  # 48,000 tokens of results: over the 20,000 budget
+    small = orjson.dumps([{"role": "user", "content": "small"}])
+    body = b'{"model": "claude-test", "max_tokens": 10, "messages": ' + small + b', "messages": ' + \
+        orjson.dumps(chat.lines) + b"}"
+    mark = stack.mark()
+    assert post(stack, "/v1/messages", body).status_code == 200
+    [record] = stack.since(mark)
+    sent = record["body"]  # parsed as the provider parses it: the last key wins
+    assert sent["messages"][0]["content"] == "Duplicate keys: read the files."
+    assert_fitted([record], "anthropic")
+    assert count(sent["messages"], dialect="anthropic") < count(chat.lines, dialect="anthropic")

@@ -11,6 +11,9 @@ It also writes a fitted body back: the agent's own bytes, with the bytes of each
 fitting left alone spliced in unchanged (DESIGN §4: unchanged messages leave byte for byte) and
 only the changed ones serialized.
 
+A body with several top-level `messages` keys is read as the provider reads it, the last one
+winning: that array is the one fitted and written back (the earlier ones go on as sent).
+
 >>> reader = BodyReader()
 >>> reader.read(b'{"model": "m", "messages": [{"role": "user", "content": "hi"}]}')["messages"]
 [{'role': 'user', 'content': 'hi'}]
@@ -102,19 +105,16 @@ class BodyReader:
             text = body.decode("utf-8")
         except UnicodeDecodeError as error:
             raise BodyError(f"not UTF-8 ({error.reason} at byte {error.start})") from None
-        head: dict[str, Any] = {}
-        fields: dict[str, Any] = {}
-        found = False
-        for member in object_members(text, split="messages"):
-            if member.elements is not None and not found:  # the first "messages" array
-                found = True
-                messages, spans, opened, closed = member.value, member.elements, member.start, member.end - 1
-            else:
-                (fields if found else head)[member.key] = member.value
-        if not found:
+        members = list(object_members(text, split="messages"))
+        # A repeated key: the provider reads the last one, so that is the one fitted and written.
+        last = next((i for i in range(len(members) - 1, -1, -1) if members[i].key == "messages"), None)
+        if last is None or members[last].elements is None:
             raise BodyError('no "messages" list')
-        self._keep(body, head, messages, spans, 0, opened, closed)
-        return {**head, "messages": messages, **fields}
+        found = members[last]
+        head = {m.key: m.value for m in members[:last]}
+        fields = {m.key: m.value for m in members[last + 1:]}
+        self._keep(body, head, found.value, found.elements, 0, found.start, found.end - 1)
+        return {**head, "messages": found.value, **fields}
 
     def _read_after(self, body: bytes, kept: int) -> dict:
         """Keep the first `kept` messages (their bytes are unchanged) and read the rest."""
@@ -128,6 +128,8 @@ class BodyReader:
             fields = {}
         elif rest.startswith(","):
             fields = orjson.loads("{" + rest[1:])
+            if "messages" in fields:
+                raise ValueError("a later \"messages\" key: the provider reads that one")
         else:
             raise ValueError("unexpected bytes after the messages")
         head = self.head
