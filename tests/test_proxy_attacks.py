@@ -4,7 +4,11 @@ the provider byte for byte (fail open), and no traceback ever reaches its log.""
 
 from __future__ import annotations
 
+import base64
+import gzip
 import hashlib
+import http.client
+from urllib.parse import urlsplit
 
 import httpx
 import orjson
@@ -12,6 +16,7 @@ import pytest
 
 from conftest import Chat, ascii_text
 from ctxfit_cli import count
+from servers import fake_provider, proxy, recorded
 from test_proxy import KEY, Stack, assert_fitted, eventually
 
 
@@ -92,3 +97,59 @@ def test_repeated_messages_keys_fit_the_array_the_provider_reads(stack):
     assert sent["messages"][0]["content"] == "Duplicate keys: read the files."
     assert_fitted([record], "anthropic")
     assert count(sent["messages"], dialect="anthropic") < count(chat.lines, dialect="anthropic")
+
+
+# --- R5: the agent's own Accept-Encoding, and bodies never decompressed -----------------------
+
+
+def raw_post(url: str, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, dict, bytes]:
+    """A POST with exactly these headers (http.client adds no Accept-Encoding when told not to
+    and never decodes the reply): status, headers, the reply's bytes as they came."""
+    parsed = urlsplit(url)
+    connection = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=30)
+    try:
+        connection.putrequest("POST", path, skip_accept_encoding=True)
+        for name, value in {"content-length": str(len(body)), **headers}.items():
+            connection.putheader(name, value)
+        connection.endheaders(body)
+        response = connection.getresponse()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+    finally:
+        connection.close()
+
+
+@pytest.fixture(scope="module")
+def gzip_stack(tmp_path_factory):
+    """A provider that gzips its replies to requests that accept it, as the real ones do."""
+    record = tmp_path_factory.mktemp("gzip") / "upstream.jsonl"
+    with fake_provider(record, 30, "--gzip") as provider, proxy(provider.url) as px:
+        yield px, record
+        log = px.stop()
+    assert "Traceback" not in log, log[-3000:]
+
+
+BODY = b'{"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "encodings"}]}'
+
+
+@pytest.mark.parametrize("accept", [None, "gzip", "identity"])
+def test_the_provider_is_asked_for_exactly_the_encodings_the_agent_asked_for(gzip_stack, accept):
+    px, record = gzip_stack
+    mark = len(recorded(record))
+    headers = {"x-api-key": KEY, "content-type": "application/json",
+               **({"accept-encoding": accept} if accept else {})}
+    status, reply_headers, reply = raw_post(px.url, "/v1/messages", BODY, headers)
+    [sent] = recorded(record)[mark:]
+    assert status == 200 and sent["headers"].get("accept-encoding") == accept
+    assert reply == base64.b64decode(sent["reply"])  # as the provider sent it, compressed or not
+    assert (reply_headers.get("content-encoding") == "gzip") == (accept == "gzip")
+    assert orjson.loads(gzip.decompress(reply) if accept == "gzip" else reply)["type"] == "message"
+
+
+def test_a_compressed_request_body_is_forwarded_as_sent(gzip_stack):
+    px, record = gzip_stack
+    mark = len(recorded(record))
+    status, _, _ = raw_post(px.url, "/v1/messages", gzip.compress(BODY),
+                            {"x-api-key": KEY, "content-type": "application/json", "content-encoding": "gzip"})
+    [sent] = recorded(record)[mark:]
+    assert status == 200 and sent["body"] == orjson.loads(BODY)  # the provider decompressed it itself
+    assert eventually(lambda: "a compressed body (Content-Encoding: gzip)" in px.stderr)

@@ -3,7 +3,7 @@
 Anthropic `POST /v1/messages` and OpenAI `POST /v1/chat/completions` are fitted to the budget
 (see `fitting.py`), then forwarded; every other request is forwarded untouched. Replies, SSE
 streams included, are passed back as they arrive, byte for byte (the provider's compression
-too). Headers, API keys included, are forwarded and never logged. One line per request goes to
+too: the provider is asked for exactly the encodings the agent asked for). Headers, API keys included, are forwarded and never logged. One line per request goes to
 the log; `GET /ctxfit/stats` shows what was done per conversation.
 """
 
@@ -35,6 +35,8 @@ WORKER_FROM = 256 * 1024
 #: aiohttp sets itself.
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
                         "trailer", "transfer-encoding", "upgrade", "host", "content-length"})
+#: Request headers aiohttp's client adds when the agent sent none: never added.
+AUTO_HEADERS = ("Accept-Encoding", "User-Agent")
 #: How much of the start and end of a reply is kept to read the usage the provider reported.
 USAGE_WINDOW = 64 * 1024
 
@@ -120,7 +122,7 @@ class Proxy:
         body = await self._body(request, dialect)
         if isinstance(body, web.Response):
             return body
-        outcome = await self._fit(body, dialect)
+        outcome = await self._fit(body, dialect, request.headers.get("content-encoding", "identity"))
         stats = outcome.conversation.stats if outcome.conversation else None
         if outcome.error is not None:
             self.totals.rejected += 1
@@ -147,7 +149,7 @@ class Proxy:
             self._log(request, time.perf_counter(), 413, message)
             return web.Response(status=413, body=provider_error(dialect, message), content_type="application/json")
 
-    async def _fit(self, body: bytes, dialect: str) -> Outcome:
+    async def _fit(self, body: bytes, dialect: str, encoding: str = "identity") -> Outcome:
         """The body fitted, or the agent's own bytes with the reason they were not (fail open).
 
         The one place a request fails open: whatever reading, recognising or fitting the body
@@ -156,6 +158,8 @@ class Proxy:
         """
         conversation = None
         try:
+            if encoding.lower() not in ("identity", ""):
+                raise BodyError(f"a compressed body (Content-Encoding: {encoding})")
             big = len(body) >= WORKER_FROM
             loop = asyncio.get_running_loop()
             run = (lambda f, *a: loop.run_in_executor(self.workers, f, *a)) if big else _now
@@ -181,8 +185,10 @@ class Proxy:
         headers = CIMultiDict((k, v) for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP)
         url = URL(self.upstream + request.rel_url.raw_path_qs, encoded=True)
         try:
+            # Only the agent's headers: aiohttp would add its own Accept-Encoding (and then a
+            # client that asked for none would get gzip back) and User-Agent.
             upstream = await self.client.request(request.method, url, headers=headers, data=body,
-                                                 allow_redirects=False)
+                                                 allow_redirects=False, skip_auto_headers=AUTO_HEADERS)
         except asyncio.TimeoutError:
             return self._upstream_error(request, 504, "the provider did not answer in time"), "504"
         except aiohttp.ClientError as error:
@@ -286,7 +292,10 @@ class _Usage:
 
 async def serve(settings: Settings, host: str, port: int, ready: Callable[[str], None]) -> None:
     """Run the proxy until SIGINT or SIGTERM; `ready` gets its URL once it listens."""
-    runner = web.AppRunner(Proxy(settings).app(), access_log=None, handler_cancellation=True)
+    # auto_decompress off: a compressed request body is forwarded as sent, never decompressed
+    # and sent on under its Content-Encoding.
+    runner = web.AppRunner(Proxy(settings).app(), access_log=None, handler_cancellation=True,
+                           auto_decompress=False)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()
