@@ -153,3 +153,36 @@ def test_a_compressed_request_body_is_forwarded_as_sent(gzip_stack):
     [sent] = recorded(record)[mark:]
     assert status == 200 and sent["body"] == orjson.loads(BODY)  # the provider decompressed it itself
     assert eventually(lambda: "a compressed body (Content-Encoding: gzip)" in px.stderr)
+
+
+# --- R15: credentials in --upstream, and who may read /ctxfit/stats ---------------------------
+
+
+def test_credentials_in_the_upstream_url_are_never_shown(tmp_path):
+    record = tmp_path / "upstream.jsonl"
+    with fake_provider(record) as provider:
+        with_credentials = provider.url.replace("http://", "http://gateway-user:s3cret-pass@")
+        with proxy(with_credentials) as px:
+            assert eventually(lambda: "ctxfit proxy on" in px.stderr)
+            stats = httpx.get(f"{px.url}/ctxfit/stats")
+            anthropic_style = post_to(px.url, {"x-api-key": KEY})
+            openai_style = post_to(px.url, {"authorization": f"Bearer {KEY}"})
+            log = px.stop()
+    assert stats.status_code == 200 and stats.json()["upstream"] == provider.url.replace("http://", "http://***@")
+    assert "s3cret" not in log and "gateway-user" not in log and "***@" in log
+    assert (anthropic_style, openai_style) == (200, 200)
+    first, second = recorded(record)
+    assert first["headers"]["authorization"] == "Basic " + base64.b64encode(b"gateway-user:s3cret-pass").decode()
+    assert second["headers"]["authorization"] == f"Bearer {KEY}"  # the agent's own wins
+
+
+def post_to(url: str, headers: dict) -> int:
+    return httpx.post(f"{url}/v1/messages", content=BODY, headers=headers, timeout=30).status_code
+
+
+@pytest.mark.parametrize("host, answered", [("evil.example", False), ("127.0.0.1.nip.io:8787", False),
+                                            ("localhost", True), ("127.0.0.1:8787", True), ("[::1]:8787", True)])
+def test_stats_answer_only_a_loopback_host(stack, host, answered):
+    response = httpx.get(f"{stack.url}/ctxfit/stats", headers={"host": host})
+    assert response.status_code == (200 if answered else 403)
+    assert ("conversations" in response.json()) == answered

@@ -49,6 +49,7 @@ def proxy(
 
     from ..serve.app import Settings, serve
     from ..serve.fitting import Limits
+    from ..serve.upstream import shown
 
     if not upstream.startswith(("http://", "https://")):
         raise UsageProblem(f"--upstream must be an http:// or https:// URL, not {upstream!r}")
@@ -60,7 +61,7 @@ def proxy(
     def ready(url: str) -> None:
         sys.stdout.write(url + "\n")
         sys.stdout.flush()
-        _log(f"ctxfit proxy on {url} -> {upstream}, budget {budget:,} tokens; stats at {url}/ctxfit/stats")
+        _log(f"ctxfit proxy on {url} -> {shown(upstream)}, budget {budget:,} tokens; stats at {url}/ctxfit/stats")
 
     # `main` turns the cyclic GC off for short runs; a server runs for days and its HTTP stack
     # makes cycles. What is loaded now lives for the whole run: frozen, full collections skip it.

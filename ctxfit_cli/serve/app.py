@@ -10,6 +10,7 @@ the log; `GET /ctxfit/stats` shows what was done per conversation.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import re
 import signal
 import time
@@ -27,6 +28,7 @@ from ..core.options import DEFAULT_WINDOW
 from .body import BodyError, Readers
 from .conversations import Conversations, Stats, conversation_key
 from .fitting import DIALECTS, Limits, Outcome, fit_body, parse, provider_error
+from .upstream import Upstream
 
 #: Bodies from this size on are read and fitted in a worker thread, so the event loop keeps
 #: serving other requests (and streaming their replies) meanwhile.
@@ -66,7 +68,7 @@ class Totals:
 class Proxy:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.upstream = settings.upstream.rstrip("/")
+        self.upstream = Upstream.parse(settings.upstream)
         self.conversations = Conversations(settings.conversations)
         self.readers = Readers(settings.conversations)
         self.totals = Totals()
@@ -95,9 +97,14 @@ class Proxy:
 
     # --- handlers -----------------------------------------------------------------------------
 
-    async def stats(self, _request: web.Request) -> web.Response:
+    async def stats(self, request: web.Request) -> web.Response:
+        if not _loopback(request.host):
+            # A web page whose name resolves to 127.0.0.1 (DNS rebinding) must not read it.
+            message = ("ctxfit proxy: /ctxfit/stats answers only requests addressed to a loopback host "
+                       "(Host: 127.0.0.1, localhost or [::1])")
+            return web.Response(status=403, body=orjson.dumps({"error": message}), content_type="application/json")
         totals = self.totals
-        document = {"upstream": self.upstream, "budget": self.settings.limits.budget,
+        document = {"upstream": self.upstream.shown, "budget": self.settings.limits.budget,
                     "window": self.settings.limits.window or DEFAULT_WINDOW,
                     "uptime_s": round(time.time() - totals.started, 1),
                     "totals": {k: v for k, v in vars(totals).items() if k != "started"},
@@ -183,7 +190,9 @@ class Proxy:
         """Send the request upstream and stream the reply back as it arrives: (response, status
         for the log)."""
         headers = CIMultiDict((k, v) for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP)
-        url = URL(self.upstream + request.rel_url.raw_path_qs, encoded=True)
+        if self.upstream.authorization and "authorization" not in headers:
+            headers["Authorization"] = self.upstream.authorization
+        url = URL(self.upstream.base + request.rel_url.raw_path_qs, encoded=True)
         try:
             # Only the agent's headers: aiohttp would add its own Accept-Encoding (and then a
             # client that asked for none would get gzip back) and User-Agent.
@@ -230,6 +239,15 @@ class Proxy:
     def _log(self, request: web.Request, started: float, status: int | str, what: str) -> None:
         elapsed = (time.perf_counter() - started) * 1000
         self.settings.log(f"{request.method} {request.path} {status} {elapsed:,.0f} ms  {what}")
+
+
+def _loopback(host: str) -> bool:
+    """Whether a Host header names this machine's loopback (`localhost:8787`, `[::1]:8787`, …)."""
+    try:
+        name = URL.build(scheme="http", authority=host).host or ""
+        return name in ("localhost", "localhost.") or ipaddress.ip_address(name).is_loopback
+    except ValueError:  # not an address: a name, and not localhost
+        return False
 
 
 async def _now(function, *args):
