@@ -8,9 +8,14 @@ import base64
 import gzip
 import hashlib
 import http.client
+import signal
+import threading
+import time
 from urllib.parse import urlsplit
 
+import anthropic
 import httpx
+import openai
 import orjson
 import pytest
 
@@ -176,8 +181,12 @@ def test_credentials_in_the_upstream_url_are_never_shown(tmp_path):
     assert second["headers"]["authorization"] == f"Bearer {KEY}"  # the agent's own wins
 
 
-def post_to(url: str, headers: dict) -> int:
-    return httpx.post(f"{url}/v1/messages", content=BODY, headers=headers, timeout=30).status_code
+def post_to(url: str, headers: dict, model: str = "m") -> int:
+    return httpx.post(f"{url}/v1/messages", content=body_for(model), headers=headers, timeout=30).status_code
+
+
+def body_for(model: str) -> bytes:
+    return BODY.replace(b'"model": "m"', b'"model": "' + model.encode() + b'"')
 
 
 @pytest.mark.parametrize("host, answered", [("evil.example", False), ("127.0.0.1.nip.io:8787", False),
@@ -186,3 +195,67 @@ def test_stats_answer_only_a_loopback_host(stack, host, answered):
     response = httpx.get(f"{stack.url}/ctxfit/stats", headers={"host": host})
     assert response.status_code == (200 if answered else 403)
     assert ("conversations" in response.json()) == answered
+
+
+# --- R16: a bounded, graceful stop; the provider's error types for upstream failures ----------
+
+
+def stop_with_a_request_in_flight(tmp_path, model: str, *options: str) -> tuple[dict, float, str, int]:
+    """Send a request for `model`, SIGTERM the proxy once it is in flight: (what the client got,
+    seconds from the signal to the proxy's exit, its log, its exit code)."""
+    got: dict = {}
+    with fake_provider(tmp_path / "upstream.jsonl") as provider, proxy(provider.url, *options) as px:
+        def send() -> None:
+            try:
+                got["status"] = post_to(px.url, {"x-api-key": KEY}, model)
+            except httpx.HTTPError as error:
+                got["error"] = type(error).__name__
+
+        client = threading.Thread(target=send)
+        client.start()
+        assert eventually(lambda: httpx.get(f"{px.url}/ctxfit/stats").json()["in_flight"] == 1)
+        signalled = time.monotonic()
+        px.process.send_signal(signal.SIGTERM)
+        code = px.process.wait(timeout=30)
+        took = time.monotonic() - signalled
+        client.join(timeout=30)
+        log = px.stop()
+    assert "Traceback" not in log, log[-3000:]
+    return got, took, log, code
+
+
+def test_sigterm_lets_a_request_in_flight_finish(tmp_path):
+    got, took, log, code = stop_with_a_request_in_flight(tmp_path, "fake-slow")  # answers after 3 s
+    assert got == {"status": 200} and code == 0
+    assert took < 5  # done when the request is, not after aiohttp's 60 s
+    assert "stopping: up to 5 s for the 1 requests in flight" in log
+
+
+def test_sigterm_cuts_what_is_still_in_flight_after_the_grace(tmp_path):
+    got, took, _, code = stop_with_a_request_in_flight(tmp_path, "fake-hang", "--shutdown-grace", "1")
+    assert "error" in got and code == 0
+    assert took < 5  # the grace, twice at most (finish, then cancel), not aiohttp's 60 s
+
+
+@pytest.mark.parametrize("path, dialect", [("/v1/messages", "anthropic"), ("/v1/chat/completions", "openai")])
+def test_upstream_failures_carry_the_providers_error_type(tmp_path, path, dialect):
+    with fake_provider(tmp_path / "upstream.jsonl") as provider, \
+            proxy(provider.url, "--upstream-timeout", "1") as slow, proxy("http://127.0.0.1:9") as unreachable:
+        timed_out = httpx.post(f"{slow.url}{path}", content=body_for("fake-slow"), timeout=30)
+        refused = httpx.post(f"{unreachable.url}{path}", content=BODY, timeout=30)
+    assert (timed_out.status_code, refused.status_code) == (504, 502)
+    if dialect == "anthropic":
+        assert timed_out.json()["error"]["type"] == "timeout_error"
+        assert refused.json() == {"type": "error", "error": {"type": "api_error",
+                                                             "message": refused.json()["error"]["message"]}}
+    else:
+        assert [r.json()["error"]["type"] for r in (timed_out, refused)] == ["server_error", "server_error"]
+    with pytest.raises(anthropic.InternalServerError if dialect == "anthropic" else openai.InternalServerError):
+        raise_as_the_sdk_does(dialect, refused)
+
+
+def raise_as_the_sdk_does(dialect: str, response: httpx.Response) -> None:
+    """The SDK's own mapping from an error response to its exception class."""
+    client = (anthropic.Anthropic(api_key=KEY, base_url="http://127.0.0.1:9") if dialect == "anthropic"
+              else openai.OpenAI(api_key=KEY, base_url="http://127.0.0.1:9"))
+    raise client._make_status_error_from_response(response)

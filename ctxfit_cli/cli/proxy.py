@@ -27,6 +27,9 @@ def proxy(
                              "fitting state is kept in memory (least recently used are dropped).")] = 32,
     upstream_timeout: Annotated[float, typer.Option("--upstream-timeout", min=1, help="Seconds to wait for "
                                 "the provider between two pieces of a reply.")] = 600.0,
+    shutdown_grace: Annotated[float, typer.Option("--shutdown-grace", min=0, help="On Ctrl-C or SIGTERM, "
+                              "seconds the requests in flight get to finish before they are cut "
+                              "(a second signal cuts them at once).")] = 5.0,
 ) -> None:
     """Run a proxy in front of the provider API that fits every request to the budget.
 
@@ -56,7 +59,8 @@ def proxy(
     if host not in LOOPBACK:
         _log(f"warning: listening on {host}: anyone who can reach it can use the API keys sent through it")
     settings = Settings(upstream, Limits(budget, window), max_body=max_body_mb * 1024 * 1024,
-                        conversations=conversations, upstream_timeout=upstream_timeout, log=_log)
+                        conversations=conversations, upstream_timeout=upstream_timeout,
+                        shutdown_grace=shutdown_grace, log=_log)
 
     def ready(url: str) -> None:
         sys.stdout.write(url + "\n")

@@ -27,7 +27,8 @@ from yarl import URL
 from ..core.options import DEFAULT_WINDOW
 from .body import BodyError, Readers
 from .conversations import Conversations, Stats, conversation_key
-from .fitting import DIALECTS, Limits, Outcome, fit_body, parse, provider_error
+from .errors import provider_error
+from .fitting import DIALECTS, Limits, Outcome, fit_body, parse
 from .upstream import Upstream
 
 #: Bodies from this size on are read and fitted in a worker thread, so the event loop keeps
@@ -50,6 +51,8 @@ class Settings:
     max_body: int = 32 * 1024 * 1024
     conversations: int = 32
     upstream_timeout: float = 600.0
+    #: On SIGTERM or SIGINT, how long requests in flight may take to finish before they are cut.
+    shutdown_grace: float = 5.0
     log: Callable[[str], None] = print
 
 
@@ -74,9 +77,12 @@ class Proxy:
         self.totals = Totals()
         self.workers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ctxfit-fit")
         self.client: aiohttp.ClientSession | None = None
+        self.in_flight = 0
+        #: The replies under way, by id of their request (the last resort must not start another).
+        self._replies: dict[int, web.StreamResponse] = {}
 
     def app(self) -> web.Application:
-        app = web.Application(client_max_size=self.settings.max_body)
+        app = web.Application(client_max_size=self.settings.max_body, middlewares=[self._each_request])
         app.router.add_get("/ctxfit/stats", self.stats)
         for path in DIALECTS:
             app.router.add_post(path, self.fitted)
@@ -97,6 +103,29 @@ class Proxy:
 
     # --- handlers -----------------------------------------------------------------------------
 
+    @web.middleware
+    async def _each_request(self, request: web.Request, handler) -> web.StreamResponse:
+        """Counts the requests in flight (for a graceful stop), and is the last resort: an error
+        no handler expected is one log line and a provider-shaped 500, never a traceback."""
+        self.in_flight += 1
+        try:
+            return await handler(request)
+        except (web.HTTPException, asyncio.CancelledError):
+            raise
+        except Exception as error:
+            self._log(request, time.perf_counter(), 500, f"ctxfit proxy error: {_reason(error)}")
+            started = self._replies.get(id(request))
+            if started is not None:  # the reply is under way: break it off, as a dropped connection does
+                if request.transport is not None:
+                    request.transport.close()
+                return started
+            dialect = DIALECTS.get(request.path, "anthropic")
+            return web.Response(status=500, content_type="application/json",
+                                body=provider_error(dialect, 500, f"ctxfit proxy: internal error ({_reason(error)})"))
+        finally:
+            self.in_flight -= 1
+            self._replies.pop(id(request), None)
+
     async def stats(self, request: web.Request) -> web.Response:
         if not _loopback(request.host):
             # A web page whose name resolves to 127.0.0.1 (DNS rebinding) must not read it.
@@ -107,6 +136,7 @@ class Proxy:
         document = {"upstream": self.upstream.shown, "budget": self.settings.limits.budget,
                     "window": self.settings.limits.window or DEFAULT_WINDOW,
                     "uptime_s": round(time.time() - totals.started, 1),
+                    "in_flight": self.in_flight - 1,  # this request aside
                     "totals": {k: v for k, v in vars(totals).items() if k != "started"},
                     "conversations": self.conversations.stats()}
         return web.Response(body=orjson.dumps(document, option=orjson.OPT_INDENT_2), content_type="application/json")
@@ -154,7 +184,7 @@ class Proxy:
             message = (f"request body over the proxy's limit of {self.settings.max_body:,} bytes "
                        "(ctxfit proxy --max-body-mb)")
             self._log(request, time.perf_counter(), 413, message)
-            return web.Response(status=413, body=provider_error(dialect, message), content_type="application/json")
+            return web.Response(status=413, body=provider_error(dialect, 413, message), content_type="application/json")
 
     async def _fit(self, body: bytes, dialect: str, encoding: str = "identity") -> Outcome:
         """The body fitted, or the agent's own bytes with the reason they were not (fail open).
@@ -208,6 +238,7 @@ class Proxy:
                 if name.lower() not in HOP_BY_HOP or name.lower() == "content-length":
                     response.headers.add(name, value)
             await response.prepare(request)
+            self._replies[id(request)] = response
             usage = _Usage(upstream.headers.get("content-encoding", "identity"))
             chunks = upstream.content.iter_any()
             while True:
@@ -233,7 +264,7 @@ class Proxy:
     def _upstream_error(self, request: web.Request, status: int, message: str) -> web.Response:
         self.totals.upstream_errors += 1
         dialect = DIALECTS.get(request.path, "anthropic")
-        return web.Response(status=status, body=provider_error(dialect, f"ctxfit proxy: {message}"),
+        return web.Response(status=status, body=provider_error(dialect, status, f"ctxfit proxy: {message}"),
                             content_type="application/json")
 
     def _log(self, request: web.Request, started: float, status: int | str, what: str) -> None:
@@ -312,8 +343,9 @@ async def serve(settings: Settings, host: str, port: int, ready: Callable[[str],
     """Run the proxy until SIGINT or SIGTERM; `ready` gets its URL once it listens."""
     # auto_decompress off: a compressed request body is forwarded as sent, never decompressed
     # and sent on under its Content-Encoding.
-    runner = web.AppRunner(Proxy(settings).app(), access_log=None, handler_cancellation=True,
-                           auto_decompress=False)
+    proxy = Proxy(settings)
+    runner = web.AppRunner(proxy.app(), access_log=None, handler_cancellation=True, auto_decompress=False,
+                           shutdown_timeout=settings.shutdown_grace)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()
@@ -326,4 +358,20 @@ async def serve(settings: Settings, host: str, port: int, ready: Callable[[str],
     try:
         await stop.wait()
     finally:
-        await runner.cleanup()
+        await _stop(runner, proxy, settings)
+
+
+async def _stop(runner: web.AppRunner, proxy: Proxy, settings: Settings) -> None:
+    """Stop listening, let the requests in flight finish for the grace period, then cut them.
+    A second SIGINT or SIGTERM cuts them at once."""
+    if proxy.in_flight:
+        settings.log(f"stopping: up to {settings.shutdown_grace:g} s for the {proxy.in_flight} "
+                     "requests in flight (signal again to stop at once)")
+    cleanup = asyncio.ensure_future(runner.cleanup())
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, cleanup.cancel)
+    try:
+        await cleanup
+    except asyncio.CancelledError:
+        pass

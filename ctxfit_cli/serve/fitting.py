@@ -14,12 +14,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import orjson
-
 from ..core.plan import Plan
 from ..errors import CannotFit
 from .body import BodyError, Layout, Readers
 from .conversations import Conversation
+from .errors import context_too_long
 
 #: Which API each fitted path speaks.
 DIALECTS = {"/v1/messages": "anthropic", "/v1/chat/completions": "openai"}
@@ -60,7 +59,7 @@ def fit_body(body: bytes, request: dict, layout: Layout, dialect: str, conversat
         session = conversation.session_for(limits.budget, limits.window, dialect, system, request.get("tools"))
         messages = session.fit(request["messages"])
     except CannotFit as error:
-        return Outcome(body, conversation, session.plan, error=provider_error(dialect, str(error)))
+        return Outcome(body, conversation, session.plan, error=context_too_long(dialect, str(error)))
     except Exception:
         conversation.session = None  # in an unknown state now: rebuilt from the next request
         raise
@@ -68,11 +67,3 @@ def fit_body(body: bytes, request: dict, layout: Layout, dialect: str, conversat
     if not plan.dropped and not plan.cleared:
         return Outcome(body, conversation, plan)
     return Outcome(layout.write(messages), conversation, plan)
-
-
-def provider_error(dialect: str, message: str) -> bytes:
-    """A 400 body as the provider sends it for a request over the context window."""
-    if dialect == "anthropic":
-        return orjson.dumps({"type": "error", "error": {"type": "invalid_request_error", "message": message}})
-    return orjson.dumps({"error": {"message": message, "type": "invalid_request_error", "param": "messages",
-                                   "code": "context_length_exceeded"}})
