@@ -21,7 +21,8 @@ class Server:
                                         env={**os.environ, **(env or {})})
         line = self.process.stdout.readline().decode().strip()
         if not line.startswith("http://127.0.0.1:"):
-            self.stop()
+            self.process.kill()
+            self.process.wait()
             raise RuntimeError(f"{argv} did not start: {line!r} {self.process.stderr.read().decode()[-2000:]}")
         self.url = line
         self._stderr: list[bytes] = []

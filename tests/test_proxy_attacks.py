@@ -9,6 +9,8 @@ import gzip
 import hashlib
 import http.client
 import signal
+import socket
+import sys
 import threading
 import time
 from urllib.parse import urlsplit
@@ -21,7 +23,7 @@ import pytest
 
 from conftest import Chat, ascii_text
 from ctxfit_cli import count
-from servers import fake_provider, proxy, recorded
+from servers import Server, fake_provider, proxy, recorded
 from test_proxy import KEY, Stack, assert_fitted, eventually
 
 
@@ -259,3 +261,53 @@ def raise_as_the_sdk_does(dialect: str, response: httpx.Response) -> None:
     client = (anthropic.Anthropic(api_key=KEY, base_url="http://127.0.0.1:9") if dialect == "anthropic"
               else openai.OpenAI(api_key=KEY, base_url="http://127.0.0.1:9"))
     raise client._make_status_error_from_response(response)
+
+
+# --- R6: slow clients are timed out, and a flood of them starves no one ------------------------
+
+
+def closed_by_peer(connection: socket.socket, deadline: float) -> bool:
+    """Whether the proxy closes `connection` before `deadline` (what it sent first is skipped)."""
+    while (left := deadline - time.monotonic()) > 0:
+        connection.settimeout(left)
+        try:
+            if connection.recv(65536) == b"":
+                return True
+        except (ConnectionResetError, BrokenPipeError):
+            return True
+        except TimeoutError:
+            return False
+    return False
+
+
+def test_slow_clients_are_timed_out_and_starve_no_one():
+    # Under a 256-descriptor limit: room for (256 - 64) // 2 = 96 connections, not the default 512.
+    with fake_provider(None) as provider, \
+            Server(["sh", "-c", 'ulimit -n 256 && exec "$0" "$@"', sys.executable, "-m", "ctxfit_cli", "proxy",
+                    "--port", "0", "--upstream", provider.url, "--client-timeout", "2"]) as px:
+        address = (urlsplit(px.url).hostname, urlsplit(px.url).port)
+        slow_heads = [socket.create_connection(address) for _ in range(300)]
+        for connection in slow_heads:  # a request head that never ends
+            connection.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nx-slow: ")
+        started = time.monotonic()
+        assert post_to(px.url, {"x-api-key": KEY}) == 200
+        assert time.monotonic() - started < 5  # served at once, though 300 connections dribble
+        slow_bodies = [socket.create_connection(address) for _ in range(20)]
+        for connection in slow_bodies:  # a body that never ends
+            connection.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-length: 1000\r\n\r\n{")
+        deadline = time.monotonic() + 20
+        assert all(closed_by_peer(c, deadline) for c in slow_heads)
+        answers = []
+        for connection in slow_bodies:
+            connection.settimeout(max(0.1, deadline - time.monotonic()))
+            answers.append(connection.recv(65536))
+        assert all(a.startswith(b"HTTP/1.1 408") for a in answers), answers[:2]
+        assert post_to(px.url, {"x-api-key": KEY}) == 200
+        for connection in slow_heads + slow_bodies:
+            connection.close()
+        log = px.stop()
+    assert "Traceback" not in log, log[-3000:]
+    assert "at most 96 connections instead of 512" in log
+    assert log.count("did not arrive within 2 s") == 1  # one line per kind of error per interval
+    assert log.count("--max-connections") == 1
+    assert len(log) < 5_000

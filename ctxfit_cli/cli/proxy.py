@@ -30,6 +30,11 @@ def proxy(
     shutdown_grace: Annotated[float, typer.Option("--shutdown-grace", min=0, help="On Ctrl-C or SIGTERM, "
                               "seconds the requests in flight get to finish before they are cut "
                               "(a second signal cuts them at once).")] = 5.0,
+    client_timeout: Annotated[float, typer.Option("--client-timeout", min=0.1, help="Seconds a client gets "
+                              "to send a request's headers, and then its body; an idle connection is "
+                              "closed after as long.")] = 30.0,
+    max_connections: Annotated[int, typer.Option("--max-connections", min=1, help="Client connections held "
+                               "at once; one more closes the one idle longest.")] = 512,
 ) -> None:
     """Run a proxy in front of the provider API that fits every request to the budget.
 
@@ -60,7 +65,8 @@ def proxy(
         _log(f"warning: listening on {host}: anyone who can reach it can use the API keys sent through it")
     settings = Settings(upstream, Limits(budget, window), max_body=max_body_mb * 1024 * 1024,
                         conversations=conversations, upstream_timeout=upstream_timeout,
-                        shutdown_grace=shutdown_grace, log=_log)
+                        shutdown_grace=shutdown_grace, client_timeout=client_timeout,
+                        max_connections=max_connections, log=_log)
 
     def ready(url: str) -> None:
         sys.stdout.write(url + "\n")

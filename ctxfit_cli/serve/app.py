@@ -26,6 +26,7 @@ from yarl import URL
 
 from ..core.options import DEFAULT_WINDOW
 from .body import BodyError, Readers
+from .clients import ConnectionGuard, RateLimitedLog, connection_limit, quiet_http_stack
 from .conversations import Conversations, Stats, conversation_key
 from .errors import provider_error
 from .fitting import DIALECTS, Limits, Outcome, fit_body, parse
@@ -53,6 +54,9 @@ class Settings:
     upstream_timeout: float = 600.0
     #: On SIGTERM or SIGINT, how long requests in flight may take to finish before they are cut.
     shutdown_grace: float = 5.0
+    #: Seconds a client gets to send a request's headers, and again its body (`clients.py`).
+    client_timeout: float = 30.0
+    max_connections: int = 512
     log: Callable[[str], None] = print
 
 
@@ -78,6 +82,8 @@ class Proxy:
         self.workers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ctxfit-fit")
         self.client: aiohttp.ClientSession | None = None
         self.in_flight = 0
+        self.errors = RateLimitedLog(settings.log)
+        self.guard: ConnectionGuard | None = None  # set once the server exists
         #: The replies under way, by id of their request (the last resort must not start another).
         self._replies: dict[int, web.StreamResponse] = {}
 
@@ -108,12 +114,15 @@ class Proxy:
         """Counts the requests in flight (for a graceful stop), and is the last resort: an error
         no handler expected is one log line and a provider-shaped 500, never a traceback."""
         self.in_flight += 1
+        if self.guard is not None:
+            self.guard.request_started(request.protocol)
         try:
             return await handler(request)
         except (web.HTTPException, asyncio.CancelledError):
             raise
         except Exception as error:
-            self._log(request, time.perf_counter(), 500, f"ctxfit proxy error: {_reason(error)}")
+            self.errors.error(f"internal {type(error).__name__}", f"{request.method} {request.path} 500  "
+                                                                  f"ctxfit proxy error: {_reason(error)}")
             started = self._replies.get(id(request))
             if started is not None:  # the reply is under way: break it off, as a dropped connection does
                 if request.transport is not None:
@@ -125,6 +134,8 @@ class Proxy:
         finally:
             self.in_flight -= 1
             self._replies.pop(id(request), None)
+            if self.guard is not None:
+                self.guard.request_finished(request.protocol)
 
     async def stats(self, request: web.Request) -> web.Response:
         if not _loopback(request.host):
@@ -179,7 +190,14 @@ class Proxy:
 
     async def _body(self, request: web.Request, dialect: str = "anthropic") -> bytes | web.Response:
         try:
-            return await request.read()
+            return await asyncio.wait_for(request.read(), self.settings.client_timeout)
+        except asyncio.TimeoutError:
+            message = f"the request body did not arrive within {self.settings.client_timeout:g} s"
+            self.errors.error("body timeout", f"{request.method} {request.path} 408  {message}")
+            response = web.Response(status=408, body=provider_error(dialect, 408, f"ctxfit proxy: {message}"),
+                                    content_type="application/json")
+            response.force_close()
+            return response
         except web.HTTPRequestEntityTooLarge:
             message = (f"request body over the proxy's limit of {self.settings.max_body:,} bytes "
                        "(ctxfit proxy --max-body-mb)")
@@ -344,9 +362,17 @@ async def serve(settings: Settings, host: str, port: int, ready: Callable[[str],
     # auto_decompress off: a compressed request body is forwarded as sent, never decompressed
     # and sent on under its Content-Encoding.
     proxy = Proxy(settings)
+    quiet_http_stack(proxy.errors)
+    limit, warning = connection_limit(settings.max_connections)
+    if warning:
+        settings.log(warning)
+    # aiohttp's keep-alive timer is the header timeout too: it runs from the moment a connection
+    # opens and closes one that has not sent a whole request head when it fires.
     runner = web.AppRunner(proxy.app(), access_log=None, handler_cancellation=True, auto_decompress=False,
-                           shutdown_timeout=settings.shutdown_grace)
+                           shutdown_timeout=settings.shutdown_grace, keepalive_timeout=settings.client_timeout)
     await runner.setup()
+    proxy.guard = ConnectionGuard(limit, proxy.errors)
+    proxy.guard.install(runner.server)
     site = web.TCPSite(runner, host, port)
     await site.start()
     bound = site._server.sockets[0].getsockname()
