@@ -13,6 +13,7 @@ import socket
 import sys
 import threading
 import time
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import anthropic
@@ -311,3 +312,37 @@ def test_slow_clients_are_timed_out_and_starve_no_one():
     assert log.count("did not arrive within 2 s") == 1  # one line per kind of error per interval
     assert log.count("--max-connections") == 1
     assert len(log) < 5_000
+
+
+# --- R7: conversation memory is bounded by bytes -----------------------------------------------
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS")
+
+
+def conversation_body(number: int, megabytes: float) -> bytes:
+    chat = Chat("anthropic", system=None).user(f"Conversation {number}: read the files.")
+    while len(chat.lines) * 10_000 < megabytes * 2**20:
+        chat.round(f"{number} " + "word " * 2_000)  # ~10 KB per round, like a file read
+    return orjson.dumps({"model": "claude-test", "max_tokens": 10, "messages": chat.lines})
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads RSS from /proc")
+def test_conversation_memory_is_bounded_by_bytes():
+    limit = 32  # MB; each 1 MB conversation is estimated at ~5 MB of state: 30 of them are 150 MB
+    with fake_provider(None) as provider, proxy(provider.url, "--budget", "20000", "--memory-mb", str(limit)) as px:
+        baseline = rss_mb(px.process.pid)
+        for number in range(30):
+            response = httpx.post(f"{px.url}/v1/messages", content=conversation_body(number, 1), timeout=60,
+                                  headers={"x-api-key": KEY, "content-type": "application/json"})
+            assert response.status_code == 200
+        grown = rss_mb(px.process.pid) - baseline
+        memory = httpx.get(f"{px.url}/ctxfit/stats").json()["memory_mb"]
+        log = px.stop()
+    assert "Traceback" not in log
+    assert memory["limit"] == limit and memory["held"] <= limit
+    assert grown < limit + 16, f"RSS grew by {grown:.0f} MB past a {limit} MB limit"

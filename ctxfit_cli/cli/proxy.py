@@ -23,8 +23,11 @@ def proxy(
     host: Annotated[str, typer.Option("--host", help="Address to listen on. Anything but loopback exposes "
                                       "your API keys' use to the network.")] = "127.0.0.1",
     max_body_mb: Annotated[int, typer.Option("--max-body-mb", min=1, help="Largest request body accepted.")] = 32,
+    memory_mb: Annotated[int, typer.Option("--memory-mb", min=1, help="Memory for the conversations' "
+                         "fitting state (about 5 bytes per byte of a conversation's request); the least "
+                         "recently used are dropped past it, and rebuilt if they come back.")] = 512,
     conversations: Annotated[int, typer.Option("--conversations", min=1, help="Conversations whose "
-                             "fitting state is kept in memory (least recently used are dropped).")] = 32,
+                             "fitting state is kept in memory, at most.")] = 256,
     upstream_timeout: Annotated[float, typer.Option("--upstream-timeout", min=1, help="Seconds to wait for "
                                 "the provider between two pieces of a reply.")] = 600.0,
     shutdown_grace: Annotated[float, typer.Option("--shutdown-grace", min=0, help="On Ctrl-C or SIGTERM, "
@@ -64,7 +67,7 @@ def proxy(
     if host not in LOOPBACK:
         _log(f"warning: listening on {host}: anyone who can reach it can use the API keys sent through it")
     settings = Settings(upstream, Limits(budget, window), max_body=max_body_mb * 1024 * 1024,
-                        conversations=conversations, upstream_timeout=upstream_timeout,
+                        memory=memory_mb * 1024 * 1024, conversations=conversations, upstream_timeout=upstream_timeout,
                         shutdown_grace=shutdown_grace, client_timeout=client_timeout,
                         max_connections=max_connections, log=_log)
 

@@ -25,9 +25,9 @@ from multidict import CIMultiDict
 from yarl import URL
 
 from ..core.options import DEFAULT_WINDOW
-from .body import BodyError, Readers
+from .body import READER_MEMORY, BodyError, Readers
 from .clients import ConnectionGuard, RateLimitedLog, connection_limit, quiet_http_stack
-from .conversations import Conversations, Stats, conversation_key
+from .conversations import SESSION_MEMORY, Conversations, Stats, conversation_key
 from .errors import provider_error
 from .fitting import DIALECTS, Limits, Outcome, fit_body, parse
 from .upstream import Upstream
@@ -50,7 +50,10 @@ class Settings:
     upstream: str
     limits: Limits
     max_body: int = 32 * 1024 * 1024
-    conversations: int = 32
+    #: Conversation state kept in memory (sessions and parsed bodies, least recently used
+    #: dropped first): at most this many bytes, as estimated, and this many conversations.
+    memory: int = 512 * 1024 * 1024
+    conversations: int = 256
     upstream_timeout: float = 600.0
     #: On SIGTERM or SIGINT, how long requests in flight may take to finish before they are cut.
     shutdown_grace: float = 5.0
@@ -76,8 +79,10 @@ class Proxy:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.upstream = Upstream.parse(settings.upstream)
-        self.conversations = Conversations(settings.conversations)
-        self.readers = Readers(settings.conversations)
+        # The memory is shared in proportion to what a conversation's session and reader hold.
+        sessions = settings.memory * SESSION_MEMORY // (SESSION_MEMORY + READER_MEMORY)
+        self.conversations = Conversations(settings.conversations, sessions)
+        self.readers = Readers(settings.conversations, settings.memory - sessions)
         self.totals = Totals()
         self.workers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ctxfit-fit")
         self.client: aiohttp.ClientSession | None = None
@@ -148,6 +153,8 @@ class Proxy:
                     "window": self.settings.limits.window or DEFAULT_WINDOW,
                     "uptime_s": round(time.time() - totals.started, 1),
                     "in_flight": self.in_flight - 1,  # this request aside
+                    "memory_mb": {"limit": round(self.settings.memory / 2**20, 1),
+                                  "held": round((self.conversations.held() + self.readers.held()) / 2**20, 1)},
                     "totals": {k: v for k, v in vars(totals).items() if k != "started"},
                     "conversations": self.conversations.stats()}
         return web.Response(body=orjson.dumps(document, option=orjson.OPT_INDENT_2), content_type="application/json")
@@ -222,6 +229,7 @@ class Proxy:
             conversation = self.conversations.get(conversation_key(dialect, request), dialect)
             async with conversation.lock:
                 outcome = await run(fit_body, body, request, layout, dialect, conversation, self.settings.limits)
+            self.conversations.fitted(conversation, len(body))
             conversation.stats.requests += 1
             if outcome.plan is not None and outcome.error is None:
                 conversation.stats.record_plan(outcome.plan)

@@ -168,12 +168,14 @@ class Readers:
     """Body readers for the conversations seen lately, each lent to one request at a time.
 
     A body is read by the reader whose last body shares the most leading bytes with it (the
-    same conversation one step earlier, as a rule); a body no reader knows is read whole by the
-    least recently used one. Which reader reads a body never changes what is read.
+    same conversation one step earlier, as a rule); a body no reader knows is read whole by a
+    new one. Which reader reads a body never changes what is read. Idle readers are kept, least
+    recently used dropped first, while there are at most `capacity` of them and they hold at
+    most `memory` bytes (`READER_MEMORY` per byte of the body each last read).
     """
 
-    def __init__(self, capacity: int = 32) -> None:
-        self.capacity = capacity
+    def __init__(self, capacity: int = 32, memory: int | None = None) -> None:
+        self.capacity, self.memory = capacity, memory
         self._idle: list[BodyReader] = []  # least recently used first
         self._guard = threading.Lock()
 
@@ -185,7 +187,12 @@ class Readers:
         finally:
             with self._guard:
                 self._idle.append(reader)
-                del self._idle[:-self.capacity]
+                self._trim()
+
+    def held(self) -> int:
+        """The memory the idle readers hold, as estimated."""
+        with self._guard:
+            return sum(_memory(reader) for reader in self._idle)
 
     def _lend(self, body: bytes) -> tuple[BodyReader, int]:
         with self._guard:
@@ -195,8 +202,20 @@ class Readers:
                 if shared > common:
                     best, common = reader, shared
             if best is None:
-                if len(self._idle) < self.capacity:
-                    return BodyReader(), 0
-                best = self._idle[0]
+                return BodyReader(), 0
             self._idle.remove(best)
             return best, common
+
+    def _trim(self) -> None:
+        held = sum(_memory(reader) for reader in self._idle)
+        while self._idle and (len(self._idle) > self.capacity or (self.memory is not None and held > self.memory)):
+            held -= _memory(self._idle.pop(0))
+
+
+#: Memory a reader holds per byte of the body it last read: the body, and its messages parsed
+#: (measured at about as many bytes again in RSS for agent transcripts).
+READER_MEMORY = 2
+
+
+def _memory(reader: BodyReader) -> int:
+    return READER_MEMORY * len(reader.raw)
