@@ -1,6 +1,6 @@
 """A fake model provider on loopback: Anthropic Messages and OpenAI Chat Completions, for tests.
 
-    python tests/fake_provider.py [--port 0] [--steps 30] [--record FILE]
+    python tests/fake_provider.py [--port 0] [--steps 30] [--record FILE] [--gzip]
 
 Prints `http://127.0.0.1:PORT` on its first line of stdout once it listens. It plays an agent
 that reads files: for `--steps` calls it answers with a `read_file` tool call (the paths are the
@@ -8,11 +8,12 @@ repository's own Python files, so the examples' tool can read them), then with a
 The step is read from the id of the last tool result in the request (`toolu_0007` -> step 8),
 so it works whatever the client trimmed from the history.
 
-Every request is appended to `--record` as one JSON line: path, the headers that carry keys,
-the body, and the exact bytes of the reply it sent. `stream: true` is answered with the
-provider's SSE events. The model name chooses a misbehaviour, for the proxy's tests:
-`fake-error-429`, `fake-error-500` (an error as the provider sends it), `fake-slow` (answers
-after 3 s), `fake-disconnect` (closes the connection in the middle of the reply).
+Every request is appended to `--record` as one JSON line: path, the headers that carry keys or
+choose the encoding, the body (and the SHA-256 of its exact bytes), and the exact bytes of the
+reply it sent. `stream: true` is answered with the provider's SSE events. The model name
+chooses a misbehaviour, for the proxy's tests: `fake-error-429`, `fake-error-500` (an error as
+the provider sends it), `fake-slow` (answers after 3 s), `fake-hang` (never answers),
+`fake-disconnect` (closes the connection in the middle of the reply). With `--gzip` a reply is gzipped when the request accepts it, as providers do.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import gzip
+import hashlib
 import re
 import sys
 from pathlib import Path
@@ -29,27 +32,30 @@ from aiohttp import web
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "ctxfit_cli").rglob("*.py") if p.stat().st_size > 3_000)
-KEY_HEADERS = ("x-api-key", "authorization", "anthropic-version")
+#: Recorded: the headers that carry keys, and the one that chooses the reply's encoding.
+RECORDED_HEADERS = ("x-api-key", "authorization", "anthropic-version", "accept-encoding")
 
 
 class Provider:
-    def __init__(self, steps: int, record: Path | None) -> None:
-        self.steps, self.record = steps, record
+    def __init__(self, steps: int, record: Path | None, gzip: bool = False) -> None:
+        self.steps, self.record, self.gzip = steps, record, gzip
         self.served = 0
 
     def log(self, request: web.Request, body: bytes, reply: bytes) -> None:
         self.served += 1
         if self.record is None:
             return
-        try:
-            parsed = orjson.loads(body) if body else None
-        except orjson.JSONDecodeError:
-            parsed = {"raw": base64.b64encode(body).decode()}
         line = {"path": request.path, "method": request.method,
-                "headers": {h: request.headers[h] for h in KEY_HEADERS if h in request.headers},
-                "body": parsed, "reply": base64.b64encode(reply).decode()}
+                "headers": {h: request.headers[h] for h in RECORDED_HEADERS if h in request.headers},
+                "body": None, "sha256": hashlib.sha256(body).hexdigest(), "reply": base64.b64encode(reply).decode()}
+        try:
+            line["body"] = orjson.loads(body) if body else None
+            recorded = orjson.dumps(line)
+        except (orjson.JSONDecodeError, TypeError):  # not JSON, or JSON orjson cannot write back
+            line["body"] = {"raw": base64.b64encode(body).decode()}
+            recorded = orjson.dumps(line)
         with self.record.open("ab") as f:
-            f.write(orjson.dumps(line) + b"\n")
+            f.write(recorded + b"\n")
 
     # --- what the agent does next ------------------------------------------------------------
 
@@ -142,9 +148,13 @@ class Provider:
                           status=404)
 
     def reply(self, request: web.Request, body: bytes, reply: bytes, status: int = 200, headers=None) -> web.Response:
+        headers = {**(headers or {})}
+        if self.gzip and "gzip" in request.headers.get("accept-encoding", ""):
+            reply = gzip.compress(reply, mtime=0)
+            headers["content-encoding"] = "gzip"
         self.log(request, body, reply)
         return web.Response(body=reply, status=status, content_type="application/json",
-                            headers={"x-fake-request": str(self.served), **(headers or {})})
+                            headers={"x-fake-request": str(self.served), **headers})
 
     async def stream(self, request: web.Request, body: bytes, events: list[bytes]) -> web.StreamResponse:
         self.log(request, body, b"".join(events))
@@ -167,6 +177,9 @@ class Provider:
         if model == "fake-slow":
             await asyncio.sleep(3)
             return None
+        if model == "fake-hang":
+            self.log(request, body, b"")
+            await asyncio.Event().wait()
         if model == "fake-disconnect":
             self.log(request, body, b"")
             response = web.StreamResponse(headers={"content-type": "text/event-stream"})
@@ -224,8 +237,8 @@ def _openai_events(completion: dict) -> list[bytes]:
     return events
 
 
-def make_app(steps: int = 30, record: Path | None = None) -> web.Application:
-    provider = Provider(steps, record)
+def make_app(steps: int = 30, record: Path | None = None, gzip: bool = False) -> web.Application:
+    provider = Provider(steps, record, gzip)
     app = web.Application(client_max_size=64 * 1024 * 1024)
     app.router.add_post("/v1/messages", provider.anthropic)
     app.router.add_post("/v1/chat/completions", provider.openai)
@@ -233,8 +246,8 @@ def make_app(steps: int = 30, record: Path | None = None) -> web.Application:
     return app
 
 
-async def serve(port: int, steps: int, record: Path | None) -> None:
-    runner = web.AppRunner(make_app(steps, record), access_log=None)
+async def serve(port: int, steps: int, record: Path | None, gzip: bool) -> None:
+    runner = web.AppRunner(make_app(steps, record, gzip), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", port)
     await site.start()
@@ -248,9 +261,10 @@ def main() -> None:
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--record", type=Path)
+    ap.add_argument("--gzip", action="store_true", help="gzip replies to requests that accept it")
     args = ap.parse_args()
     try:
-        asyncio.run(serve(args.port, args.steps, args.record))
+        asyncio.run(serve(args.port, args.steps, args.record, args.gzip))
     except KeyboardInterrupt:
         sys.exit(0)
 

@@ -21,7 +21,8 @@ class Server:
                                         env={**os.environ, **(env or {})})
         line = self.process.stdout.readline().decode().strip()
         if not line.startswith("http://127.0.0.1:"):
-            self.stop()
+            self.process.kill()
+            self.process.wait()
             raise RuntimeError(f"{argv} did not start: {line!r} {self.process.stderr.read().decode()[-2000:]}")
         self.url = line
         self._stderr: list[bytes] = []
@@ -56,10 +57,10 @@ class Server:
         self.stop()
 
 
-def fake_provider(record: Path | None, steps: int = 30) -> Server:
+def fake_provider(record: Path | None, steps: int = 30, *options: str) -> Server:
     """The fake provider; what it receives is recorded to `record` (None: not recorded)."""
     return Server([sys.executable, str(ROOT / "tests" / "fake_provider.py"), "--steps", str(steps),
-                   *(["--record", str(record)] if record is not None else [])])
+                   *(["--record", str(record)] if record is not None else []), *options])
 
 
 def proxy(upstream: str, *options: str) -> Server:

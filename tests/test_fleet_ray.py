@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -98,3 +100,115 @@ def test_engine_options_that_cannot_work_are_usage_errors(options):
     done = ctxfit("estimate", str(SAMPLES), "--json", *options)
     assert done.returncode == 2 and done.stdout == b""
     assert b"--engine" in done.stderr or b"--ray-address" in done.stderr or b"--jobs" in done.stderr
+
+
+# --- a Ray that ctxfit starts is stopped by ctxfit, whatever ends the run (issue 20, R13) -------
+
+
+def run_markers() -> dict[int, str]:
+    """Processes carrying a ctxfit run's Ray marker: pid -> marker."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                environ = open(f"/proc/{entry}/environ", "rb").read().split(b"\0")
+            except OSError:
+                continue
+            for item in environ:
+                if item.startswith(b"CTXFIT_RAY_RUN="):
+                    found[int(entry)] = item.split(b"=", 1)[1].decode()
+    return found
+
+
+def wait_for(condition, seconds: float):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.1)
+    return condition()
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/environ"), reason="finds the run's processes in /proc")
+@pytest.mark.parametrize("ending", ["SIGKILL", "SIGINT"])
+def test_a_ray_started_by_ctxfit_is_stopped_however_the_run_ends(tmp_path, ending):
+    # Its own Ray temp root and no RAY_ADDRESS: the run starts its own Ray and cannot see the
+    # cluster CI started (which this test must leave alone). No RAY_* variable either: a Ray
+    # started in this process by another test set some (RAY_AUTH_MODE, ...).
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAY_", "CTXFIT_RAY"))}
+    env["RAY_TMPDIR"] = str(tmp_path)
+    # A file for the cluster, then standard input, which the driver reads itself and which
+    # stays open: the run is under way until it is ended.
+    driver = subprocess.Popen([sys.executable, "-m", "ctxfit_cli", "estimate", str(SAMPLES / "claude_code_session.jsonl"),
+                               "-", "--engine", "ray", "--json"], cwd=ROOT, env=env, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        def workers_up():
+            markers = {m for pid, m in run_markers().items() if _parent(pid) == driver.pid}
+            if len(markers) != 1:
+                return None
+            [marker] = markers
+            mine = [pid for pid, m in run_markers().items() if m == marker]
+            return marker if any(b"default_worker" in _cmdline(pid) for pid in mine) else None
+        marker = wait_for(workers_up, 120)
+        assert marker, driver.stderr.read1().decode() if driver.poll() is not None else "Ray did not start"
+        if ending == "SIGKILL":
+            driver.kill()
+        else:  # Ctrl-C in a terminal: the driver's whole process group
+            os.killpg(driver.pid, signal.SIGINT)
+        _, stderr = driver.communicate(timeout=60)
+        leftovers = wait_for(lambda: not [p for p, m in run_markers().items() if m == marker], 30)
+        assert leftovers, [(_cmdline(p)[:120]) for p, m in run_markers().items() if m == marker]
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+            driver.wait()
+    if ending == "SIGINT":
+        assert driver.returncode == 130, stderr.decode()[-2000:]
+        assert b"Traceback" not in stderr and b"interrupted" in stderr
+
+
+def _parent(pid: int) -> int:
+    try:
+        return int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return -1
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return open(f"/proc/{pid}/cmdline", "rb").read()
+    except OSError:
+        return b""
+
+
+class EndlessLine:
+    """A stream of one line that never ends, counting what was read of it."""
+
+    def __init__(self) -> None:
+        self.read_bytes = 0
+
+    def read(self, size: int) -> bytes:
+        self.read_bytes += size
+        return b"x" * size
+
+
+def test_a_uri_is_downloaded_only_up_to_the_line_limit():
+    import io
+    source, target = EndlessLine(), io.BytesIO()
+    ray_engine.download(source, target, 3 << 20)
+    assert len(target.getvalue()) == (3 << 20) + 1 and source.read_bytes <= 4 << 20
+
+
+def test_a_uri_with_a_line_past_the_limit_reads_as_the_same_file_does(tmp_path):
+    fsspec = pytest.importorskip("fsspec")
+    data = b'{"role":"user","content":"hi"}\n{"role":"assistant","content":"' + b"y" * (2 << 20) + b'"}\n'
+    with fsspec.open("memory://logs/long.jsonl", "wb") as f:
+        f.write(data)
+    (tmp_path / "long.jsonl").write_bytes(data)
+    job = Job("estimate", line_limit_mb=1)
+    remote = ray_engine.run_one(run_file, "memory://logs/long.jsonl", job)
+    local = run_file(str(tmp_path / "long.jsonl"), job)
+    assert remote.error and remote.error.replace("memory://logs/long.jsonl", "F") == \
+        local.error.replace(str(tmp_path / "long.jsonl"), "F")

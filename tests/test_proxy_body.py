@@ -104,3 +104,19 @@ def test_common_prefix_over_chunks():
     assert common_prefix(a, b"x" * 200_000 + b"b") == 200_000
     assert common_prefix(a, a) == len(a)
     assert common_prefix(b"", a) == 0
+
+
+@pytest.mark.parametrize("grown", [False, True], ids=["read-whole", "read-after-the-unchanged-part"])
+def test_repeated_messages_keys_are_read_as_the_provider_reads_them(grown):
+    """The last key wins (as the provider parses it): that array is fitted and written back."""
+    reader = BodyReader()
+    small = b'{"model": "m", "messages": [{"role": "user", "content": "small"}]'
+    big = b'[{"role": "user", "content": "big"}, {"role": "assistant", "content": "one"}]'
+    if grown:  # the same conversation one step earlier, without the second key
+        reader.read(small + b"}")
+    body = small + b', "messages": ' + big + b"}"
+    read = reader.read(body)
+    assert read == json.loads(body) and read["messages"][0]["content"] == "big"
+    written = reader.layout.write([read["messages"][0], {"role": "assistant", "content": "cleared"}])
+    assert json.loads(written)["messages"][1]["content"] == "cleared"
+    assert written.startswith(small)  # the first key's array goes on as sent

@@ -7,7 +7,8 @@ them together exactly as it does for a local run. Ray is imported only here, onl
 
 Inputs must be readable where the tasks run: paths on a filesystem every node mounts (NFS, a
 shared volume), `file://` URIs, or any URI fsspec reads (`s3://`, `gs://`, `https://`, …: the
-task reads the object into memory; install fsspec and its protocol's package on the nodes).
+task copies the object to a temporary file, stopping at the first line past the line limit;
+install fsspec and its protocol's package on the nodes).
 Standard input (`-`) is read by the driver. See docs/fleet.md for a real cluster.
 """
 
@@ -19,6 +20,7 @@ from typing import Callable, Iterator
 from urllib.parse import unquote, urlparse
 
 from ..errors import MissingExtra
+from ..input_formats import DEFAULT_LINE_LIMIT_MB
 
 #: Files per Ray task: enough that per-task overhead (~1 ms) is small next to the work, few
 #: enough that every worker gets several tasks and the slowest file does not hold up the end.
@@ -38,13 +40,77 @@ def ray_module():
 
 def connect(address: str | None = None) -> None:
     """Join the cluster at `address` (or RAY_ADDRESS, or the one `ray start` made on this
-    machine; with none running, Ray starts a local one). Quiet: the product is ctxfit's."""
+    machine); with none running, start a local one that `ray_reaper` stops whatever ends the
+    run. Quiet: the product is ctxfit's."""
     ray = ray_module()
     if ray.is_initialized():
         return
     import logging
-    ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False,
-             include_dashboard=False, configure_logging=True)
+    quiet = dict(logging_level=logging.ERROR, log_to_driver=False, include_dashboard=False, configure_logging=True)
+    if address is None and _no_cluster_to_join():
+        _start_own(ray, quiet)
+    else:
+        ray.init(address=address, **quiet)
+
+
+def _no_cluster_to_join() -> bool:
+    """Whether `ray.init()` would start a local Ray (no RAY_ADDRESS, no `ray start` cluster)."""
+    try:
+        from ray._private.services import canonicalize_bootstrap_address
+        return canonicalize_bootstrap_address(None) is None
+    except Exception:  # Ray's internals moved, or the address it found is unusable: Ray decides
+        return False
+
+
+class _OwnRay:
+    """The local Ray this run started: its reaper, and whether the run was cut short."""
+
+    reaper = None
+    interrupted = False
+
+
+def _start_own(ray, options: dict) -> None:
+    """Start a local Ray whose every process carries this run's marker, watched by a reaper
+    process that stops them when this process ends, however it ends (`ray_reaper.py`)."""
+    import atexit
+    import signal
+    import subprocess
+    import sys
+    import tempfile
+    import threading
+    import uuid
+
+    from .ray_reaper import MARKER_VARIABLE
+    marker = uuid.uuid4().hex
+    temp_dir = tempfile.mkdtemp(prefix="ctxfit-ray-")  # short: Ray's socket paths must fit 107 bytes
+    _OwnRay.reaper = subprocess.Popen([sys.executable, "-m", "ctxfit_cli.fleet.ray_reaper", marker, temp_dir],
+                                      stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL, start_new_session=True)
+    os.environ[MARKER_VARIABLE] = marker
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, _note_interruption)
+    ray.init(_temp_dir=temp_dir, **options)
+    atexit.register(_at_exit)  # runs before Ray's own shutdown hook (registered earlier)
+
+
+def _at_exit() -> None:
+    """An interrupted run does not go through Ray's shutdown (on Ctrl-C its processes got the
+    signal too, and shutting down against them crashed or printed tracebacks): the reaper stops
+    them, and this process ends at once, with the interrupted exit code."""
+    if not _OwnRay.interrupted:
+        return
+    reaper = _OwnRay.reaper
+    reaper.stdin.close()
+    try:
+        reaper.wait(timeout=10)
+    except Exception:
+        pass
+    os._exit(130)
+
+
+def _note_interruption(_signum, _frame) -> None:
+    _OwnRay.interrupted = True
+    raise KeyboardInterrupt
 
 
 def chunk_size(files: int, cpus: int) -> int:
@@ -90,7 +156,8 @@ def run_chunk(run: Callable, paths: list[str], job) -> list:
 
 def run_one(run: Callable, path: str, job):
     """`run(path, job)` for a path or a URI (a `file://` URI is a path; another scheme is read
-    with fsspec into memory and the result names the URI)."""
+    with fsspec to a temporary file, the line limit applied as it downloads, and the result
+    names the URI)."""
     scheme = urlparse(path).scheme if "://" in path else ""
     if not scheme:
         return run(path, job)
@@ -106,13 +173,40 @@ def _run_remote(run: Callable, uri: str, job):
         raise MissingExtra(f"{uri}: reading URIs needs fsspec on every node: pip install fsspec") from None
     import tempfile
     name = os.path.basename(urlparse(uri).path) or "log.jsonl"
+    limit = getattr(job, "line_limit_mb", DEFAULT_LINE_LIMIT_MB) << 20
     with tempfile.TemporaryDirectory(prefix="ctxfit-") as folder:
         local = os.path.join(folder, name)
         with fsspec.open(uri, "rb") as source, open(local, "wb") as target:
-            while block := source.read(1 << 20):
-                target.write(block)
+            download(source, target, limit)
         result = run(local, job)
     return _renamed(result, local, uri)
+
+
+def download(source, target, limit: int) -> None:
+    """Copy `source` to `target`, stopping once a line runs past `limit` bytes: the copy then
+    ends one byte past the limit on that line, so reading it reports that line as reading the
+    whole input would, and a one-line 3 GB object costs the limit, not 3 GB.
+
+    >>> import io
+    >>> target = io.BytesIO()
+    >>> download(io.BytesIO(b"ab\\n" + b"x" * 100 + b"\\nlast"), target, 10)
+    >>> target.getvalue()
+    b'ab\\nxxxxxxxxxxx'
+    """
+    line = 0  # bytes of the current line so far
+    while block := source.read(1 << 20):
+        start = 0
+        while True:
+            end = block.find(b"\n", start)
+            length = (end if end >= 0 else len(block)) - start
+            if line + length > limit:
+                target.write(block[:start + limit + 1 - line])
+                return
+            if end < 0:
+                line += length
+                break
+            line, start = 0, end + 1
+        target.write(block)
 
 
 def _renamed(result, local: str, uri: str):

@@ -3,13 +3,14 @@
 Anthropic `POST /v1/messages` and OpenAI `POST /v1/chat/completions` are fitted to the budget
 (see `fitting.py`), then forwarded; every other request is forwarded untouched. Replies, SSE
 streams included, are passed back as they arrive, byte for byte (the provider's compression
-too). Headers, API keys included, are forwarded and never logged. One line per request goes to
+too: the provider is asked for exactly the encodings the agent asked for). Headers, API keys included, are forwarded and never logged. One line per request goes to
 the log; `GET /ctxfit/stats` shows what was done per conversation.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import re
 import signal
 import time
@@ -24,9 +25,12 @@ from multidict import CIMultiDict
 from yarl import URL
 
 from ..core.options import DEFAULT_WINDOW
-from .body import Readers
-from .conversations import Conversations, Stats, conversation_key
-from .fitting import DIALECTS, Limits, Outcome, fit_body, parse, provider_error
+from .body import READER_MEMORY, BodyError, Readers
+from .clients import ConnectionGuard, RateLimitedLog, connection_limit, quiet_http_stack
+from .conversations import SESSION_MEMORY, Conversations, Stats, conversation_key
+from .errors import provider_error
+from .fitting import DIALECTS, Limits, Outcome, fit_body, parse
+from .upstream import Upstream
 
 #: Bodies from this size on are read and fitted in a worker thread, so the event loop keeps
 #: serving other requests (and streaming their replies) meanwhile.
@@ -35,6 +39,8 @@ WORKER_FROM = 256 * 1024
 #: aiohttp sets itself.
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
                         "trailer", "transfer-encoding", "upgrade", "host", "content-length"})
+#: Request headers aiohttp's client adds when the agent sent none: never added.
+AUTO_HEADERS = ("Accept-Encoding", "User-Agent")
 #: How much of the start and end of a reply is kept to read the usage the provider reported.
 USAGE_WINDOW = 64 * 1024
 
@@ -44,8 +50,16 @@ class Settings:
     upstream: str
     limits: Limits
     max_body: int = 32 * 1024 * 1024
-    conversations: int = 32
+    #: Conversation state kept in memory (sessions and parsed bodies, least recently used
+    #: dropped first): at most this many bytes, as estimated, and this many conversations.
+    memory: int = 512 * 1024 * 1024
+    conversations: int = 256
     upstream_timeout: float = 600.0
+    #: On SIGTERM or SIGINT, how long requests in flight may take to finish before they are cut.
+    shutdown_grace: float = 5.0
+    #: Seconds a client gets to send a request's headers, and again its body (`clients.py`).
+    client_timeout: float = 30.0
+    max_connections: int = 512
     log: Callable[[str], None] = print
 
 
@@ -64,15 +78,22 @@ class Totals:
 class Proxy:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.upstream = settings.upstream.rstrip("/")
-        self.conversations = Conversations(settings.conversations)
-        self.readers = Readers(settings.conversations)
+        self.upstream = Upstream.parse(settings.upstream)
+        # The memory is shared in proportion to what a conversation's session and reader hold.
+        sessions = settings.memory * SESSION_MEMORY // (SESSION_MEMORY + READER_MEMORY)
+        self.conversations = Conversations(settings.conversations, sessions)
+        self.readers = Readers(settings.conversations, settings.memory - sessions)
         self.totals = Totals()
         self.workers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ctxfit-fit")
         self.client: aiohttp.ClientSession | None = None
+        self.in_flight = 0
+        self.errors = RateLimitedLog(settings.log)
+        self.guard: ConnectionGuard | None = None  # set once the server exists
+        #: The replies under way, by id of their request (the last resort must not start another).
+        self._replies: dict[int, web.StreamResponse] = {}
 
     def app(self) -> web.Application:
-        app = web.Application(client_max_size=self.settings.max_body)
+        app = web.Application(client_max_size=self.settings.max_body, middlewares=[self._each_request])
         app.router.add_get("/ctxfit/stats", self.stats)
         for path in DIALECTS:
             app.router.add_post(path, self.fitted)
@@ -93,11 +114,47 @@ class Proxy:
 
     # --- handlers -----------------------------------------------------------------------------
 
-    async def stats(self, _request: web.Request) -> web.Response:
+    @web.middleware
+    async def _each_request(self, request: web.Request, handler) -> web.StreamResponse:
+        """Counts the requests in flight (for a graceful stop), and is the last resort: an error
+        no handler expected is one log line and a provider-shaped 500, never a traceback."""
+        self.in_flight += 1
+        if self.guard is not None:
+            self.guard.request_started(request.protocol)
+        try:
+            return await handler(request)
+        except (web.HTTPException, asyncio.CancelledError):
+            raise
+        except Exception as error:
+            self.errors.error(f"internal {type(error).__name__}", f"{request.method} {request.path} 500  "
+                                                                  f"ctxfit proxy error: {_reason(error)}")
+            started = self._replies.get(id(request))
+            if started is not None:  # the reply is under way: break it off, as a dropped connection does
+                if request.transport is not None:
+                    request.transport.close()
+                return started
+            dialect = DIALECTS.get(request.path, "anthropic")
+            return web.Response(status=500, content_type="application/json",
+                                body=provider_error(dialect, 500, f"ctxfit proxy: internal error ({_reason(error)})"))
+        finally:
+            self.in_flight -= 1
+            self._replies.pop(id(request), None)
+            if self.guard is not None:
+                self.guard.request_finished(request.protocol)
+
+    async def stats(self, request: web.Request) -> web.Response:
+        if not _loopback(request.host):
+            # A web page whose name resolves to 127.0.0.1 (DNS rebinding) must not read it.
+            message = ("ctxfit proxy: /ctxfit/stats answers only requests addressed to a loopback host "
+                       "(Host: 127.0.0.1, localhost or [::1])")
+            return web.Response(status=403, body=orjson.dumps({"error": message}), content_type="application/json")
         totals = self.totals
-        document = {"upstream": self.upstream, "budget": self.settings.limits.budget,
+        document = {"upstream": self.upstream.shown, "budget": self.settings.limits.budget,
                     "window": self.settings.limits.window or DEFAULT_WINDOW,
                     "uptime_s": round(time.time() - totals.started, 1),
+                    "in_flight": self.in_flight - 1,  # this request aside
+                    "memory_mb": {"limit": round(self.settings.memory / 2**20, 1),
+                                  "held": round((self.conversations.held() + self.readers.held()) / 2**20, 1)},
                     "totals": {k: v for k, v in vars(totals).items() if k != "started"},
                     "conversations": self.conversations.stats()}
         return web.Response(body=orjson.dumps(document, option=orjson.OPT_INDENT_2), content_type="application/json")
@@ -120,7 +177,7 @@ class Proxy:
         body = await self._body(request, dialect)
         if isinstance(body, web.Response):
             return body
-        outcome = await self._fit(body, dialect)
+        outcome = await self._fit(body, dialect, request.headers.get("content-encoding", "identity"))
         stats = outcome.conversation.stats if outcome.conversation else None
         if outcome.error is not None:
             self.totals.rejected += 1
@@ -140,29 +197,48 @@ class Proxy:
 
     async def _body(self, request: web.Request, dialect: str = "anthropic") -> bytes | web.Response:
         try:
-            return await request.read()
+            return await asyncio.wait_for(request.read(), self.settings.client_timeout)
+        except asyncio.TimeoutError:
+            message = f"the request body did not arrive within {self.settings.client_timeout:g} s"
+            self.errors.error("body timeout", f"{request.method} {request.path} 408  {message}")
+            response = web.Response(status=408, body=provider_error(dialect, 408, f"ctxfit proxy: {message}"),
+                                    content_type="application/json")
+            response.force_close()
+            return response
         except web.HTTPRequestEntityTooLarge:
             message = (f"request body over the proxy's limit of {self.settings.max_body:,} bytes "
                        "(ctxfit proxy --max-body-mb)")
             self._log(request, time.perf_counter(), 413, message)
-            return web.Response(status=413, body=provider_error(dialect, message), content_type="application/json")
+            return web.Response(status=413, body=provider_error(dialect, 413, message), content_type="application/json")
 
-    async def _fit(self, body: bytes, dialect: str) -> Outcome:
-        big = len(body) >= WORKER_FROM
-        loop = asyncio.get_running_loop()
-        run = (lambda f, *a: loop.run_in_executor(self.workers, f, *a)) if big else _now
-        parsed = await run(parse, self.readers, body)
-        if isinstance(parsed, str):
-            return Outcome(body, skipped=parsed)
-        request, layout = parsed
-        conversation = self.conversations.get(conversation_key(dialect, request), dialect)
-        async with conversation.lock:
-            outcome = await run(fit_body, body, request, layout, dialect, conversation, self.settings.limits)
-        conversation.stats.requests += 1
-        if outcome.plan is not None and outcome.error is None:
-            conversation.stats.record_plan(outcome.plan)
-        self.totals.fitted_in_worker += big
-        return outcome
+    async def _fit(self, body: bytes, dialect: str, encoding: str = "identity") -> Outcome:
+        """The body fitted, or the agent's own bytes with the reason they were not (fail open).
+
+        The one place a request fails open: whatever reading, recognising or fitting the body
+        raises (a body that is not JSON, a value the serializer refuses, nesting past the
+        parser's recursion limit, a bug) sends the body on as it came, with one log line.
+        """
+        conversation = None
+        try:
+            if encoding.lower() not in ("identity", ""):
+                raise BodyError(f"a compressed body (Content-Encoding: {encoding})")
+            big = len(body) >= WORKER_FROM
+            loop = asyncio.get_running_loop()
+            run = (lambda f, *a: loop.run_in_executor(self.workers, f, *a)) if big else _now
+            request, layout = await run(parse, self.readers, body)
+            conversation = self.conversations.get(conversation_key(dialect, request), dialect)
+            async with conversation.lock:
+                outcome = await run(fit_body, body, request, layout, dialect, conversation, self.settings.limits)
+            self.conversations.fitted(conversation, len(body))
+            conversation.stats.requests += 1
+            if outcome.plan is not None and outcome.error is None:
+                conversation.stats.record_plan(outcome.plan)
+            self.totals.fitted_in_worker += big
+            return outcome
+        except Exception as error:
+            if conversation is not None:
+                conversation.stats.requests += 1
+            return Outcome(body, conversation, skipped=_reason(error))
 
     # --- forwarding ---------------------------------------------------------------------------
 
@@ -170,10 +246,14 @@ class Proxy:
         """Send the request upstream and stream the reply back as it arrives: (response, status
         for the log)."""
         headers = CIMultiDict((k, v) for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP)
-        url = URL(self.upstream + request.rel_url.raw_path_qs, encoded=True)
+        if self.upstream.authorization and "authorization" not in headers:
+            headers["Authorization"] = self.upstream.authorization
+        url = URL(self.upstream.base + request.rel_url.raw_path_qs, encoded=True)
         try:
+            # Only the agent's headers: aiohttp would add its own Accept-Encoding (and then a
+            # client that asked for none would get gzip back) and User-Agent.
             upstream = await self.client.request(request.method, url, headers=headers, data=body,
-                                                 allow_redirects=False)
+                                                 allow_redirects=False, skip_auto_headers=AUTO_HEADERS)
         except asyncio.TimeoutError:
             return self._upstream_error(request, 504, "the provider did not answer in time"), "504"
         except aiohttp.ClientError as error:
@@ -184,6 +264,7 @@ class Proxy:
                 if name.lower() not in HOP_BY_HOP or name.lower() == "content-length":
                     response.headers.add(name, value)
             await response.prepare(request)
+            self._replies[id(request)] = response
             usage = _Usage(upstream.headers.get("content-encoding", "identity"))
             chunks = upstream.content.iter_any()
             while True:
@@ -209,7 +290,7 @@ class Proxy:
     def _upstream_error(self, request: web.Request, status: int, message: str) -> web.Response:
         self.totals.upstream_errors += 1
         dialect = DIALECTS.get(request.path, "anthropic")
-        return web.Response(status=status, body=provider_error(dialect, f"ctxfit proxy: {message}"),
+        return web.Response(status=status, body=provider_error(dialect, status, f"ctxfit proxy: {message}"),
                             content_type="application/json")
 
     def _log(self, request: web.Request, started: float, status: int | str, what: str) -> None:
@@ -217,8 +298,24 @@ class Proxy:
         self.settings.log(f"{request.method} {request.path} {status} {elapsed:,.0f} ms  {what}")
 
 
+def _loopback(host: str) -> bool:
+    """Whether a Host header names this machine's loopback (`localhost:8787`, `[::1]:8787`, …)."""
+    try:
+        name = URL.build(scheme="http", authority=host).host or ""
+        return name in ("localhost", "localhost.") or ipaddress.ip_address(name).is_loopback
+    except ValueError:  # not an address: a name, and not localhost
+        return False
+
+
 async def _now(function, *args):
     return function(*args)
+
+
+def _reason(error: Exception) -> str:
+    """Why a body was not fitted, on one short line."""
+    text = str(error) if isinstance(error, BodyError) else f"{type(error).__name__}: {error}"
+    text = " ".join(text.split())
+    return text if len(text) <= 200 else text[:199] + "…"
 
 
 def _conversation(outcome: Outcome) -> str:
@@ -270,8 +367,20 @@ class _Usage:
 
 async def serve(settings: Settings, host: str, port: int, ready: Callable[[str], None]) -> None:
     """Run the proxy until SIGINT or SIGTERM; `ready` gets its URL once it listens."""
-    runner = web.AppRunner(Proxy(settings).app(), access_log=None, handler_cancellation=True)
+    # auto_decompress off: a compressed request body is forwarded as sent, never decompressed
+    # and sent on under its Content-Encoding.
+    proxy = Proxy(settings)
+    quiet_http_stack(proxy.errors)
+    limit, warning = connection_limit(settings.max_connections)
+    if warning:
+        settings.log(warning)
+    # aiohttp's keep-alive timer is the header timeout too: it runs from the moment a connection
+    # opens and closes one that has not sent a whole request head when it fires.
+    runner = web.AppRunner(proxy.app(), access_log=None, handler_cancellation=True, auto_decompress=False,
+                           shutdown_timeout=settings.shutdown_grace, keepalive_timeout=settings.client_timeout)
     await runner.setup()
+    proxy.guard = ConnectionGuard(limit, proxy.errors)
+    proxy.guard.install(runner.server)
     site = web.TCPSite(runner, host, port)
     await site.start()
     bound = site._server.sockets[0].getsockname()
@@ -283,4 +392,20 @@ async def serve(settings: Settings, host: str, port: int, ready: Callable[[str],
     try:
         await stop.wait()
     finally:
-        await runner.cleanup()
+        await _stop(runner, proxy, settings)
+
+
+async def _stop(runner: web.AppRunner, proxy: Proxy, settings: Settings) -> None:
+    """Stop listening, let the requests in flight finish for the grace period, then cut them.
+    A second SIGINT or SIGTERM cuts them at once."""
+    if proxy.in_flight:
+        settings.log(f"stopping: up to {settings.shutdown_grace:g} s for the {proxy.in_flight} "
+                     "requests in flight (signal again to stop at once)")
+    cleanup = asyncio.ensure_future(runner.cleanup())
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, cleanup.cancel)
+    try:
+        await cleanup
+    except asyncio.CancelledError:
+        pass

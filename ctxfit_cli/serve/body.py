@@ -11,6 +11,9 @@ It also writes a fitted body back: the agent's own bytes, with the bytes of each
 fitting left alone spliced in unchanged (DESIGN §4: unchanged messages leave byte for byte) and
 only the changed ones serialized.
 
+A body with several top-level `messages` keys is read as the provider reads it, the last one
+winning: that array is the one fitted and written back (the earlier ones go on as sent).
+
 >>> reader = BodyReader()
 >>> reader.read(b'{"model": "m", "messages": [{"role": "user", "content": "hi"}]}')["messages"]
 [{'role': 'user', 'content': 'hi'}]
@@ -102,19 +105,16 @@ class BodyReader:
             text = body.decode("utf-8")
         except UnicodeDecodeError as error:
             raise BodyError(f"not UTF-8 ({error.reason} at byte {error.start})") from None
-        head: dict[str, Any] = {}
-        fields: dict[str, Any] = {}
-        found = False
-        for member in object_members(text, split="messages"):
-            if member.elements is not None and not found:  # the first "messages" array
-                found = True
-                messages, spans, opened, closed = member.value, member.elements, member.start, member.end - 1
-            else:
-                (fields if found else head)[member.key] = member.value
-        if not found:
+        members = list(object_members(text, split="messages"))
+        # A repeated key: the provider reads the last one, so that is the one fitted and written.
+        last = next((i for i in range(len(members) - 1, -1, -1) if members[i].key == "messages"), None)
+        if last is None or members[last].elements is None:
             raise BodyError('no "messages" list')
-        self._keep(body, head, messages, spans, 0, opened, closed)
-        return {**head, "messages": messages, **fields}
+        found = members[last]
+        head = {m.key: m.value for m in members[:last]}
+        fields = {m.key: m.value for m in members[last + 1:]}
+        self._keep(body, head, found.value, found.elements, 0, found.start, found.end - 1)
+        return {**head, "messages": found.value, **fields}
 
     def _read_after(self, body: bytes, kept: int) -> dict:
         """Keep the first `kept` messages (their bytes are unchanged) and read the rest."""
@@ -128,6 +128,8 @@ class BodyReader:
             fields = {}
         elif rest.startswith(","):
             fields = orjson.loads("{" + rest[1:])
+            if "messages" in fields:
+                raise ValueError("a later \"messages\" key: the provider reads that one")
         else:
             raise ValueError("unexpected bytes after the messages")
         head = self.head
@@ -166,12 +168,14 @@ class Readers:
     """Body readers for the conversations seen lately, each lent to one request at a time.
 
     A body is read by the reader whose last body shares the most leading bytes with it (the
-    same conversation one step earlier, as a rule); a body no reader knows is read whole by the
-    least recently used one. Which reader reads a body never changes what is read.
+    same conversation one step earlier, as a rule); a body no reader knows is read whole by a
+    new one. Which reader reads a body never changes what is read. Idle readers are kept, least
+    recently used dropped first, while there are at most `capacity` of them and they hold at
+    most `memory` bytes (`READER_MEMORY` per byte of the body each last read).
     """
 
-    def __init__(self, capacity: int = 32) -> None:
-        self.capacity = capacity
+    def __init__(self, capacity: int = 32, memory: int | None = None) -> None:
+        self.capacity, self.memory = capacity, memory
         self._idle: list[BodyReader] = []  # least recently used first
         self._guard = threading.Lock()
 
@@ -183,7 +187,12 @@ class Readers:
         finally:
             with self._guard:
                 self._idle.append(reader)
-                del self._idle[:-self.capacity]
+                self._trim()
+
+    def held(self) -> int:
+        """The memory the idle readers hold, as estimated."""
+        with self._guard:
+            return sum(_memory(reader) for reader in self._idle)
 
     def _lend(self, body: bytes) -> tuple[BodyReader, int]:
         with self._guard:
@@ -193,8 +202,20 @@ class Readers:
                 if shared > common:
                     best, common = reader, shared
             if best is None:
-                if len(self._idle) < self.capacity:
-                    return BodyReader(), 0
-                best = self._idle[0]
+                return BodyReader(), 0
             self._idle.remove(best)
             return best, common
+
+    def _trim(self) -> None:
+        held = sum(_memory(reader) for reader in self._idle)
+        while self._idle and (len(self._idle) > self.capacity or (self.memory is not None and held > self.memory)):
+            held -= _memory(self._idle.pop(0))
+
+
+#: Memory a reader holds per byte of the body it last read: the body, and its messages parsed
+#: (measured at about as many bytes again in RSS for agent transcripts).
+READER_MEMORY = 2
+
+
+def _memory(reader: BodyReader) -> int:
+    return READER_MEMORY * len(reader.raw)

@@ -4,21 +4,21 @@ The body is read incrementally (`body.py`: only the bytes that changed since the
 last request are parsed) and fitted with the library's own `Session` (the same core and
 defaults as `fit`). When nothing had to change, the body goes on as the very bytes the agent
 sent; when something did, it is the agent's bytes with the messages the fitting left alone
-spliced in unchanged and only the changed ones serialized. Anything ctxfit cannot read or fit is
-forwarded unchanged (fail open) with the reason for the log; only a conversation past the
-model's window is answered here, as the provider would answer it, without calling the provider.
+spliced in unchanged and only the changed ones serialized. What ctxfit cannot read raises here
+(`BodyError`, or whatever a value it cannot handle raises); the proxy forwards such a body
+unchanged (fail open, in one place: `Proxy._fit`). Only a conversation past the model's window is
+answered here, as the provider would answer it, without calling the provider.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import orjson
-
 from ..core.plan import Plan
 from ..errors import CannotFit
 from .body import BodyError, Layout, Readers
 from .conversations import Conversation
+from .errors import context_too_long
 
 #: Which API each fitted path speaks.
 DIALECTS = {"/v1/messages": "anthropic", "/v1/chat/completions": "openai"}
@@ -43,14 +43,11 @@ class Limits:
     window: int | None = None
 
 
-def parse(readers: Readers, body: bytes) -> tuple[dict, Layout] | str:
-    """The request as JSON and where its messages are in `body`, or why it cannot be fitted."""
-    try:
-        request, layout = readers.read(body)
-    except BodyError as error:
-        return str(error)
+def parse(readers: Readers, body: bytes) -> tuple[dict, Layout]:
+    """The request as JSON and where its messages are in `body` (raises `BodyError`)."""
+    request, layout = readers.read(body)
     if not request["messages"]:
-        return '"messages" is empty'
+        raise BodyError('"messages" is empty')
     return request, layout
 
 
@@ -62,19 +59,11 @@ def fit_body(body: bytes, request: dict, layout: Layout, dialect: str, conversat
         session = conversation.session_for(limits.budget, limits.window, dialect, system, request.get("tools"))
         messages = session.fit(request["messages"])
     except CannotFit as error:
-        return Outcome(body, conversation, session.plan, error=provider_error(dialect, str(error)))
-    except Exception as error:  # fail open: a request ctxfit cannot fit still reaches the provider
-        conversation.session = None
-        return Outcome(body, conversation, skipped=f"{type(error).__name__}: {error}")
+        return Outcome(body, conversation, session.plan, error=context_too_long(dialect, str(error)))
+    except Exception:
+        conversation.session = None  # in an unknown state now: rebuilt from the next request
+        raise
     plan = session.plan
     if not plan.dropped and not plan.cleared:
         return Outcome(body, conversation, plan)
     return Outcome(layout.write(messages), conversation, plan)
-
-
-def provider_error(dialect: str, message: str) -> bytes:
-    """A 400 body as the provider sends it for a request over the context window."""
-    if dialect == "anthropic":
-        return orjson.dumps({"type": "error", "error": {"type": "invalid_request_error", "message": message}})
-    return orjson.dumps({"error": {"message": message, "type": "invalid_request_error", "param": "messages",
-                                   "code": "context_length_exceeded"}})

@@ -26,10 +26,21 @@ def proxy(
     host: Annotated[str, typer.Option("--host", help="Address to listen on. Anything but loopback exposes "
                                       "your API keys' use to the network.")] = "127.0.0.1",
     max_body_mb: Annotated[int, typer.Option("--max-body-mb", min=1, help="Largest request body accepted.")] = 32,
+    memory_mb: Annotated[int, typer.Option("--memory-mb", min=1, help="Memory for the conversations' "
+                         "fitting state (about 5 bytes per byte of a conversation's request); the least "
+                         "recently used are dropped past it, and rebuilt if they come back.")] = 512,
     conversations: Annotated[int, typer.Option("--conversations", min=1, help="Conversations whose "
-                             "fitting state is kept in memory (least recently used are dropped).")] = 32,
+                             "fitting state is kept in memory, at most.")] = 256,
     upstream_timeout: Annotated[float, typer.Option("--upstream-timeout", min=1, help="Seconds to wait for "
                                 "the provider between two pieces of a reply.")] = 600.0,
+    shutdown_grace: Annotated[float, typer.Option("--shutdown-grace", min=0, help="On Ctrl-C or SIGTERM, "
+                              "seconds the requests in flight get to finish before they are cut "
+                              "(a second signal cuts them at once).")] = 5.0,
+    client_timeout: Annotated[float, typer.Option("--client-timeout", min=0.1, help="Seconds a client gets "
+                              "to send a request's headers, and then its body; an idle connection is "
+                              "closed after as long.")] = 30.0,
+    max_connections: Annotated[int, typer.Option("--max-connections", min=1, help="Client connections held "
+                               "at once; one more closes the one idle longest.")] = 512,
 ) -> None:
     """Run a proxy in front of the provider API that fits every request to the budget.
 
@@ -52,18 +63,21 @@ def proxy(
 
     from ...serve.app import Settings, serve
     from ...serve.fitting import Limits
+    from ...serve.upstream import shown
 
     if not upstream.startswith(("http://", "https://")):
         raise UsageProblem(f"--upstream must be an http:// or https:// URL, not {upstream!r}")
     if host not in LOOPBACK:
         _log(f"warning: listening on {host}: anyone who can reach it can use the API keys sent through it")
     settings = Settings(upstream, Limits(budget, window), max_body=max_body_mb * 1024 * 1024,
-                        conversations=conversations, upstream_timeout=upstream_timeout, log=_log)
+                        memory=memory_mb * 1024 * 1024, conversations=conversations, upstream_timeout=upstream_timeout,
+                        shutdown_grace=shutdown_grace, client_timeout=client_timeout,
+                        max_connections=max_connections, log=_log)
 
     def ready(url: str) -> None:
         sys.stdout.write(url + "\n")
         sys.stdout.flush()
-        _log(f"ctxfit proxy on {url} -> {upstream}, budget {budget:,} tokens; stats at {url}/ctxfit/stats")
+        _log(f"ctxfit proxy on {url} -> {shown(upstream)}, budget {budget:,} tokens; stats at {url}/ctxfit/stats")
 
     # `main` turns the cyclic GC off for short runs; a server runs for days and its HTTP stack
     # makes cycles. What is loaded now lives for the whole run: frozen, full collections skip it.

@@ -1,0 +1,38 @@
+"""Error bodies the proxy answers with itself, shaped as the provider shapes its own, so the
+agent's SDK raises the same exception class it would for the provider's (and retries what it
+would retry).
+
+Anthropic: `{"type": "error", "error": {"type": ..., "message": ...}}` with the type its error
+docs give for the status (`api_error` for 500, `timeout_error` for 504, `request_too_large`
+for 413, ...). OpenAI: `{"error": {"message", "type", "param", "code"}}`, `server_error` for 5xx.
+
+>>> provider_error("anthropic", 502, "cannot reach the provider")
+b'{"type":"error","error":{"type":"api_error","message":"cannot reach the provider"}}'
+>>> provider_error("openai", 504, "no answer in time")
+b'{"error":{"message":"no answer in time","type":"server_error","param":null,"code":null}}'
+"""
+
+from __future__ import annotations
+
+import orjson
+
+_ANTHROPIC = {400: "invalid_request_error", 403: "permission_error", 404: "not_found_error",
+              408: "timeout_error", 413: "request_too_large", 429: "rate_limit_error", 504: "timeout_error",
+              529: "overloaded_error"}
+
+
+def provider_error(dialect: str, status: int, message: str, *, param: str | None = None,
+                   code: str | None = None) -> bytes:
+    """The body the provider of `dialect` sends with `status`, saying `message`."""
+    if dialect == "anthropic":
+        kind = _ANTHROPIC.get(status, "api_error" if status >= 500 else "invalid_request_error")
+        return orjson.dumps({"type": "error", "error": {"type": kind, "message": message}})
+    kind = "server_error" if status >= 500 else "invalid_request_error"
+    return orjson.dumps({"error": {"message": message, "type": kind, "param": param, "code": code}})
+
+
+def context_too_long(dialect: str, message: str) -> bytes:
+    """The 400 the provider sends for a request over the model's context window."""
+    if dialect == "anthropic":
+        return provider_error(dialect, 400, message)
+    return provider_error(dialect, 400, message, param="messages", code="context_length_exceeded")
