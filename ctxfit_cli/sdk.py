@@ -20,6 +20,7 @@ import orjson
 
 from .core.model import Dialect
 from .formats import openai as openai_format
+from .formats import responses as responses_format
 
 
 class RequestDict(NamedTuple):
@@ -99,11 +100,16 @@ class _Dumped:
 
 
 def _sdk_dialect(obj: Any) -> Dialect | None:
-    package = type(obj).__module__.partition(".")[0]
+    module = type(obj).__module__
+    if module.startswith("openai.types.responses"):  # `response.output` items
+        return "responses"
+    package = module.partition(".")[0]
     return "anthropic" if package == "anthropic" else "openai" if package == "openai" else None
 
 
 def _sniff(value: dict) -> Dialect | None:
+    if responses_format.sniff(value):
+        return "responses"
     if value.get("role") == "system":  # Anthropic takes its system prompt apart from the messages
         return "openai"
     verdict = openai_format.sniff(value)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Iterable, Literal, NamedTuple
 
-Dialect = Literal["openai", "anthropic"]
+Dialect = Literal["openai", "anthropic", "responses"]
 
 
 class PartKind(StrEnum):

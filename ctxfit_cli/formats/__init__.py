@@ -24,6 +24,7 @@ from ..core.model import Dialect, Message, Part, PartKind, RecordedCall, Role, T
 from ..core.repair import repair
 from .reading import Record, read_records
 from . import anthropic, claude_code, codex, openai, openhands, swe_agent, usage
+from . import responses, responses_request
 from .common import COMPACTED, Where, dumps, json_text, type_name
 from .repair_writers import WRITERS
 
@@ -32,6 +33,7 @@ from ..input_formats import FORMATS  # noqa: E402 (apart: the CLI's help needs n
 DOCUMENT_READERS = {"swe-agent": swe_agent.read, "openhands": openhands.read}
 #: Each request dialect's message parser: (value, raw bytes, where) -> Message.
 PARSERS = {"openai": openai.parse_message, "anthropic": anthropic.parse_message}
+PARSERS["responses"] = responses.parse_message
 NO_MESSAGES = "has no messages: nothing from a user, assistant or tool was found"
 #: How many chat lines to look at for a feature that only one dialect has before assuming OpenAI.
 _SNIFF_LIMIT = 1000
@@ -195,7 +197,7 @@ def detect(name: str, first: Record) -> str:
         return "request"
     if not isinstance(value, dict):
         raise BadInput(name, first.line, f"expected a JSON object per line, got {type_name(value)}")
-    if isinstance(value.get("messages"), list):
+    if isinstance(value.get("messages"), list) or responses.is_request(value):
         return "request"
     if codex.sniff(value):
         return "codex"
@@ -285,6 +287,8 @@ def _request(name: str, record: Record) -> Transcript:
     value = record.value
     if isinstance(value, list):
         value = {"messages": value}
+    if responses.is_request(value):
+        return responses_request.read_request(name, record, _require_messages)
     if not isinstance(value, dict) or not isinstance(value.get("messages"), list):
         raise where.fail('a request must be an object with a "messages" list')
     items = value["messages"]
