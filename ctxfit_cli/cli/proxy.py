@@ -30,7 +30,8 @@ def proxy(
 ) -> None:
     """Run a proxy in front of the provider API that fits every request to the budget.
 
-    Anthropic `POST /v1/messages` and OpenAI `POST /v1/chat/completions` are fitted (same core
+    Anthropic `POST /v1/messages`, OpenAI `POST /v1/chat/completions` and `POST /v1/responses`
+    (Codex CLI) are fitted (same core
     and defaults as `ctxfit fit` and `ctxfit_cli.fit`) and forwarded; replies and SSE streams
     come back unchanged; everything else is forwarded untouched. What cannot be fitted is
     forwarded unchanged (fail open); a conversation past the window gets a 400 without calling

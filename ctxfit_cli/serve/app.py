@@ -1,7 +1,7 @@
 """`ctxfit proxy`: an HTTP proxy in front of the provider API that fits every request (aiohttp).
 
-Anthropic `POST /v1/messages` and OpenAI `POST /v1/chat/completions` are fitted to the budget
-(see `fitting.py`), then forwarded; every other request is forwarded untouched. Replies, SSE
+Anthropic `POST /v1/messages`, OpenAI `POST /v1/chat/completions` and `POST /v1/responses` are
+fitted to the budget (see `fitting.py`, `responses.py`), then forwarded; every other request is forwarded untouched. Replies, SSE
 streams included, are passed back as they arrive, byte for byte (the provider's compression
 too). Headers, API keys included, are forwarded and never logged. One line per request goes to
 the log; `GET /ctxfit/stats` shows what was done per conversation.
@@ -27,6 +27,7 @@ from ..core.options import DEFAULT_WINDOW
 from .body import Readers
 from .conversations import Conversations, Stats, conversation_key
 from .fitting import DIALECTS, Limits, Outcome, fit_body, parse, provider_error
+from . import responses
 
 #: Bodies from this size on are read and fitted in a worker thread, so the event loop keeps
 #: serving other requests (and streaming their replies) meanwhile.
@@ -67,6 +68,7 @@ class Proxy:
         self.upstream = settings.upstream.rstrip("/")
         self.conversations = Conversations(settings.conversations)
         self.readers = Readers(settings.conversations)
+        self.responses_readers = responses.readers(settings.conversations)
         self.totals = Totals()
         self.workers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ctxfit-fit")
         self.client: aiohttp.ClientSession | None = None
@@ -151,13 +153,16 @@ class Proxy:
         big = len(body) >= WORKER_FROM
         loop = asyncio.get_running_loop()
         run = (lambda f, *a: loop.run_in_executor(self.workers, f, *a)) if big else _now
-        parsed = await run(parse, self.readers, body)
+        api = responses if dialect == "responses" else None
+        parsed = await run(api.parse if api else parse, self.responses_readers if api else self.readers, body)
         if isinstance(parsed, str):
             return Outcome(body, skipped=parsed)
         request, layout = parsed
-        conversation = self.conversations.get(conversation_key(dialect, request), dialect)
+        key = (api.conversation_key if api else conversation_key)(dialect, request)
+        conversation = self.conversations.get(key, dialect)
         async with conversation.lock:
-            outcome = await run(fit_body, body, request, layout, dialect, conversation, self.settings.limits)
+            outcome = await run(api.fit_body if api else fit_body, body, request, layout, dialect, conversation,
+                                self.settings.limits)
         conversation.stats.requests += 1
         if outcome.plan is not None and outcome.error is None:
             conversation.stats.record_plan(outcome.plan)
@@ -262,6 +267,9 @@ class _Usage:
         if "prompt_tokens" in found:  # OpenAI: cached tokens are part of the prompt tokens
             stats.prompt_tokens += found["prompt_tokens"]
             stats.cache_read_tokens += found.get("cached_tokens", 0)
+        elif "input_tokens" in found and "cached_tokens" in found:  # Responses: likewise
+            stats.prompt_tokens += found["input_tokens"]
+            stats.cache_read_tokens += found["cached_tokens"]
         elif "input_tokens" in found:  # Anthropic: input excludes the cache reads and writes
             read = found.get("cache_read_input_tokens", 0)
             stats.prompt_tokens += found["input_tokens"] + read + found.get("cache_creation_input_tokens", 0)

@@ -62,7 +62,8 @@ class Layout(NamedTuple):
 
 
 class BodyReader:
-    def __init__(self) -> None:
+    def __init__(self, key: str = "messages") -> None:
+        self.key = key  # the array of the conversation: "messages", or the Responses API's "input"
         self.raw = b""
         self.head: dict[str, Any] = {}  # the fields before "messages"
         self.messages: list[Any] = []
@@ -105,16 +106,16 @@ class BodyReader:
         head: dict[str, Any] = {}
         fields: dict[str, Any] = {}
         found = False
-        for member in object_members(text, split="messages"):
+        for member in object_members(text, split=self.key):
             if member.elements is not None and not found:  # the first "messages" array
                 found = True
                 messages, spans, opened, closed = member.value, member.elements, member.start, member.end - 1
             else:
                 (fields if found else head)[member.key] = member.value
         if not found:
-            raise BodyError('no "messages" list')
+            raise BodyError(f'no "{self.key}" list')
         self._keep(body, head, messages, spans, 0, opened, closed)
-        return {**head, "messages": messages, **fields}
+        return {**head, self.key: messages, **fields}
 
     def _read_after(self, body: bytes, kept: int) -> dict:
         """Keep the first `kept` messages (their bytes are unchanged) and read the rest."""
@@ -132,7 +133,7 @@ class BodyReader:
             raise ValueError("unexpected bytes after the messages")
         head = self.head
         self._keep(body, head, self.messages[:kept] + new, self.spans[:kept] + spans, kept, self.open, closed)
-        return {**head, "messages": self.messages, **fields}
+        return {**head, self.key: self.messages, **fields}
 
     def _keep(self, body: bytes, head: dict, messages: list, spans: list, reused: int, opened: int,
               closed: int) -> None:
@@ -170,8 +171,8 @@ class Readers:
     least recently used one. Which reader reads a body never changes what is read.
     """
 
-    def __init__(self, capacity: int = 32) -> None:
-        self.capacity = capacity
+    def __init__(self, capacity: int = 32, key: str = "messages") -> None:
+        self.capacity, self.key = capacity, key
         self._idle: list[BodyReader] = []  # least recently used first
         self._guard = threading.Lock()
 
@@ -194,7 +195,7 @@ class Readers:
                     best, common = reader, shared
             if best is None:
                 if len(self._idle) < self.capacity:
-                    return BodyReader(), 0
+                    return BodyReader(self.key), 0
                 best = self._idle[0]
             self._idle.remove(best)
             return best, common

@@ -22,6 +22,7 @@ from .conversations import Conversation
 
 #: Which API each fitted path speaks.
 DIALECTS = {"/v1/messages": "anthropic", "/v1/chat/completions": "openai"}
+DIALECTS["/v1/responses"] = "responses"  # (serve/responses.py)
 
 
 @dataclass
