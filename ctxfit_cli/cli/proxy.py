@@ -12,21 +12,32 @@ from .defaults import DEFAULT_WINDOW
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
+# The proxy's options, shared with `ctxfit wrap` (which runs the same proxy for one agent).
+Budget = Annotated[Optional[str], typer.Option(
+    "--budget", "-b", help="Target per request: tokens (150000) or a share of the model's window (80%). "
+    "Default: the model's window less the reply's max tokens (400,000 for a model not in ctxfit's table).",
+    show_default=False)]
+Window = Annotated[Optional[int], typer.Option(
+    "--window", "-w", min=1, help="The context window in tokens, for every model (default: each request's "
+    f"model's, from ctxfit's table; {DEFAULT_WINDOW:,} for a model not in it).", show_default=False)]
+MaxBodyMb = Annotated[int, typer.Option("--max-body-mb", min=1, help="Largest request body accepted.")]
+Conversations = Annotated[int, typer.Option("--conversations", min=1, help="Conversations whose "
+                          "fitting state is kept in memory (least recently used are dropped).")]
+UpstreamTimeout = Annotated[float, typer.Option("--upstream-timeout", min=1, help="Seconds to wait for "
+                            "the provider between two pieces of a reply.")]
+
 
 def proxy(
     upstream: Annotated[str, typer.Option("--upstream", "-u", help="The provider's API, e.g. "
                                           "https://api.anthropic.com or https://api.openai.com.")],
-    budget: Annotated[int, typer.Option("--budget", "-b", min=1, help="Target tokens per request.")] = 400_000,
-    window: Annotated[Optional[int], typer.Option("--window", "-w", min=1, help="The model's hard context "
-                      f"limit in tokens (default {DEFAULT_WINDOW:,}).", show_default=False)] = None,
+    budget: Budget = None,
+    window: Window = None,
     port: Annotated[int, typer.Option("--port", "-p", min=0, max=65535, help="Port to listen on (0: any free one).")] = 8787,
     host: Annotated[str, typer.Option("--host", help="Address to listen on. Anything but loopback exposes "
                                       "your API keys' use to the network.")] = "127.0.0.1",
-    max_body_mb: Annotated[int, typer.Option("--max-body-mb", min=1, help="Largest request body accepted.")] = 32,
-    conversations: Annotated[int, typer.Option("--conversations", min=1, help="Conversations whose "
-                             "fitting state is kept in memory (least recently used are dropped).")] = 32,
-    upstream_timeout: Annotated[float, typer.Option("--upstream-timeout", min=1, help="Seconds to wait for "
-                                "the provider between two pieces of a reply.")] = 600.0,
+    max_body_mb: MaxBodyMb = 32,
+    conversations: Conversations = 32,
+    upstream_timeout: UpstreamTimeout = 600.0,
 ) -> None:
     """Run a proxy in front of the provider API that fits every request to the budget.
 
@@ -41,33 +52,45 @@ def proxy(
     To run Claude Code through it:  `ctxfit proxy --upstream https://api.anthropic.com` then
     `ANTHROPIC_BASE_URL=http://127.0.0.1:8787 claude`.
     """
-    try:
-        import aiohttp  # noqa: F401
-    except ImportError:
-        raise MissingExtra("ctxfit proxy needs aiohttp: pip install 'ctxfit[proxy]'") from None
     import asyncio
     import gc
 
-    from ..serve.app import Settings, serve
-    from ..serve.fitting import Limits
+    settings = proxy_settings(upstream, budget, window, max_body_mb, conversations, upstream_timeout, _log)
+    from ..serve.app import serve
 
-    if not upstream.startswith(("http://", "https://")):
-        raise UsageProblem(f"--upstream must be an http:// or https:// URL, not {upstream!r}")
     if host not in LOOPBACK:
         _log(f"warning: listening on {host}: anyone who can reach it can use the API keys sent through it")
-    settings = Settings(upstream, Limits(budget, window), max_body=max_body_mb * 1024 * 1024,
-                        conversations=conversations, upstream_timeout=upstream_timeout, log=_log)
 
     def ready(url: str) -> None:
         sys.stdout.write(url + "\n")
         sys.stdout.flush()
-        _log(f"ctxfit proxy on {url} -> {upstream}, budget {budget:,} tokens; stats at {url}/ctxfit/stats")
+        _log(f"ctxfit proxy on {url} -> {upstream}; {settings.limits.describe()}; stats at {url}/ctxfit/stats")
 
     # `main` turns the cyclic GC off for short runs; a server runs for days and its HTTP stack
     # makes cycles. What is loaded now lives for the whole run: frozen, full collections skip it.
     gc.enable()
     gc.freeze()
     asyncio.run(serve(settings, host, port, ready))
+
+
+def proxy_settings(upstream: str, budget: str | None, window: int | None, max_body_mb: int, conversations: int,
+                   upstream_timeout: float, log):
+    """The proxy's settings from its options (usage errors raised here, before anything starts)."""
+    try:
+        import aiohttp  # noqa: F401
+    except ImportError:
+        raise MissingExtra("ctxfit proxy needs aiohttp: pip install 'ctxfit[proxy]'") from None
+    from ..serve.app import Settings
+    from ..serve.limits import LimitRule, parse_budget
+
+    if not upstream.startswith(("http://", "https://")):
+        raise UsageProblem(f"--upstream must be an http:// or https:// URL, not {upstream!r}")
+    try:
+        tokens, share = parse_budget(budget) if budget is not None else (None, None)
+    except ValueError as error:
+        raise UsageProblem(str(error)) from None
+    return Settings(upstream, LimitRule(tokens, share, window), max_body=max_body_mb * 1024 * 1024,
+                    conversations=conversations, upstream_timeout=upstream_timeout, log=log)
 
 
 _console = None

@@ -1,7 +1,8 @@
 """`ctxfit proxy`: an HTTP proxy in front of the provider API that fits every request (aiohttp).
 
 Anthropic `POST /v1/messages`, OpenAI `POST /v1/chat/completions` and `POST /v1/responses` are
-fitted to the budget (see `fitting.py`, `responses.py`), then forwarded; every other request is forwarded untouched. Replies, SSE
+fitted to the budget (see `fitting.py`, `responses.py`; each request's budget and window come
+from its model, `limits.py`), then forwarded; every other request is forwarded untouched. Replies, SSE
 streams included, are passed back as they arrive, byte for byte (the provider's compression
 too). Headers, API keys included, are forwarded and never logged. One line per request goes to
 the log; `GET /ctxfit/stats` shows what was done per conversation.
@@ -23,10 +24,10 @@ from aiohttp import web
 from multidict import CIMultiDict
 from yarl import URL
 
-from ..core.options import DEFAULT_WINDOW
 from .body import Readers
 from .conversations import Conversations, Stats, conversation_key
-from .fitting import DIALECTS, Limits, Outcome, fit_body, parse, provider_error
+from .fitting import DIALECTS, Outcome, fit_body, parse, provider_error
+from .limits import LimitRule
 from . import responses
 
 #: Bodies from this size on are read and fitted in a worker thread, so the event loop keeps
@@ -43,7 +44,7 @@ USAGE_WINDOW = 64 * 1024
 @dataclass
 class Settings:
     upstream: str
-    limits: Limits
+    limits: LimitRule
     max_body: int = 32 * 1024 * 1024
     conversations: int = 32
     upstream_timeout: float = 600.0
@@ -97,8 +98,9 @@ class Proxy:
 
     async def stats(self, _request: web.Request) -> web.Response:
         totals = self.totals
-        document = {"upstream": self.upstream, "budget": self.settings.limits.budget,
-                    "window": self.settings.limits.window or DEFAULT_WINDOW,
+        rule = self.settings.limits
+        document = {"upstream": self.upstream, "limits": rule.describe(), "budget": rule.budget,
+                    "budget_share": rule.share, "window": rule.window,
                     "uptime_s": round(time.time() - totals.started, 1),
                     "totals": {k: v for k, v in vars(totals).items() if k != "started"},
                     "conversations": self.conversations.stats()}
@@ -128,7 +130,8 @@ class Proxy:
             self.totals.rejected += 1
             stats.rejected += 1
             self._log(request, started, 400, f"{_conversation(outcome)} {outcome.plan.tokens_after:,} tokens: "
-                                             "past the window, answered 400 without calling the provider")
+                                             "past the window, answered 400 without calling the provider"
+                                             f"; {outcome.limits.about}")
             return web.Response(status=400, body=outcome.error, content_type="application/json")
         if outcome.skipped:
             self.totals.failed_open += 1
@@ -160,9 +163,11 @@ class Proxy:
         request, layout = parsed
         key = (api.conversation_key if api else conversation_key)(dialect, request)
         conversation = self.conversations.get(key, dialect)
+        limits = self.settings.limits.for_request(request, dialect)
         async with conversation.lock:
             outcome = await run(api.fit_body if api else fit_body, body, request, layout, dialect, conversation,
-                                self.settings.limits)
+                                limits)
+        outcome.limits = limits
         conversation.stats.requests += 1
         if outcome.plan is not None and outcome.error is None:
             conversation.stats.record_plan(outcome.plan)
@@ -237,7 +242,8 @@ def _describe(outcome: Outcome) -> str:
     cleared = sum(len(b.results) for b in plan.batches if b.cleared)
     stage = plan.stage if plan.stage == "none" else f"{plan.stage}, {cleared} results cleared"
     over = ", over the budget: the smallest request" if plan.overrun else ""
-    return f"{_conversation(outcome)} {plan.tokens_before:,} -> {plan.tokens_after:,} tokens ({stage}{over})"
+    limits = f"; {outcome.limits.about}, budget {outcome.limits.budget:,}" if outcome.limits else ""
+    return f"{_conversation(outcome)} {plan.tokens_before:,} -> {plan.tokens_after:,} tokens ({stage}{over}){limits}"
 
 
 _NUMBERS = {name: re.compile(rb'"' + name.encode() + rb'"\s*:\s*(\d+)') for name in (

@@ -62,14 +62,15 @@ class Conversation:
     stats: Stats
     session: Session | None = None
     #: The system prompt and tools the session was made for (a change means a new session).
-    fixed: tuple[Any, Any] = (None, None)
+    fixed: tuple = ()
     #: One request of a conversation is fitted at a time (its Session is not shared).
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     def session_for(self, budget: int, window: int | None, dialect: str, system: Any, tools: Any) -> Session:
-        if self.session is None or self.fixed != (system, tools):
+        # Another system prompt, tool list, budget or window (the agent switched model): a new walk.
+        if self.session is None or self.fixed != (system, tools, budget, window):
             self.session = Session(budget, system=system, tools=tools, dialect=dialect, window=window)
-            self.fixed = (system, tools)
+            self.fixed = (system, tools, budget, window)
         return self.session
 
 

@@ -36,12 +36,17 @@ class Outcome:
     skipped: str = ""
     #: The provider-shaped error body, when the conversation cannot be sent at all.
     error: bytes | None = None
+    #: The budget and window this request was fitted to (its model's).
+    limits: Limits | None = None
 
 
 @dataclass(frozen=True)
 class Limits:
     budget: int
     window: int | None = None
+    #: The model the request named, and its window as the log line tells it (`limits.py`).
+    model: str = ""
+    about: str = ""
 
 
 def parse(readers: Readers, body: bytes) -> tuple[dict, Layout] | str:
