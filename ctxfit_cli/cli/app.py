@@ -821,6 +821,10 @@ from .proxy import proxy as _proxy  # noqa: E402  (light: typer and the core onl
 
 app.command(name="proxy", epilog=EXIT_CODES)(reports_errors(_proxy))
 
+from .wrap import wrap as _wrap  # noqa: E402  (light: typer only; its processes start when it runs)
+
+app.command(name="wrap", epilog=EXIT_CODES)(reports_errors(_wrap))
+
 
 def main() -> None:
     """Console-script entry point."""
