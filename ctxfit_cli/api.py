@@ -380,6 +380,11 @@ def _dialect_of_tools(tools: Any) -> Dialect | None:
             return "anthropic"
         if "function" in tool or "custom" in tool:
             return "openai" if tool.get("type") in ("function", "custom") else None
-        if isinstance(tool.get("type"), str):
+        if tool.get("type") in _RESPONSES_TOOLS:
             return "responses"
     return None
+
+
+#: The Responses API's tool types (an Anthropic server tool's type carries a date: `bash_20250124`).
+_RESPONSES_TOOLS = ("function", "custom", "local_shell", "shell", "apply_patch", "web_search", "web_search_preview",
+                    "file_search", "computer_use_preview", "mcp", "code_interpreter", "image_generation")
