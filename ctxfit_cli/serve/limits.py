@@ -1,4 +1,4 @@
-"""Each request's budget and window, from the model it names (DESIGN §12: the model decides).
+"""Each request's budget and window, from the model it names (issue #22: the model decides).
 
 The window is the model's (the CLI's table, `counters/models.py`) unless `--window` says
 otherwise. What the request may take of it is the window less the room it asks for its reply
