@@ -13,6 +13,7 @@ True
 
 from __future__ import annotations
 
+import bisect
 import operator
 from dataclasses import replace
 from typing import Any, Iterable, Sequence
@@ -28,7 +29,7 @@ from .core.plan import Plan
 from .core.validate import MAX_BREAKPOINTS, Checked, check_message, memo_key, scan, validate_request
 from .errors import BadInput, CannotFit, InvalidRequest
 from .core.repair import MADE_FROM, repair
-from .formats import PARSERS, anthropic, gemini
+from .formats import PARSERS, anthropic, gemini, responses
 from .formats.repair_writers import WRITERS
 from .formats.common import Where, dumps, json_text
 from .formats.payload import sent_messages
@@ -45,9 +46,10 @@ def fit(messages: Sequence[Any], budget: int, *, system: Any = None, tools: Any 
     """The messages to send so that the request fits `budget` tokens (DESIGN §4).
 
     `messages`: dicts, SDK objects or LangChain messages (OpenAI's leading system messages
-    included; Gemini's `contents`). `system` and `tools` are what the request also carries
-    (Anthropic's `system` parameter, Gemini's `system_instruction`, the tool definitions): they
-    are always sent, so they are counted. `dialect` ("anthropic", "openai" or "gemini") is
+    included; Gemini's `contents`), or the `input` items of the Responses API. `system` and
+    `tools` are what the request also carries (Anthropic's `system` parameter, Gemini's
+    `system_instruction` or the Responses `instructions`, the tool definitions): they are always
+    sent, so they are counted. `dialect` ("anthropic", "openai", "gemini" or "responses") is
     detected when not given. `window` is the model's hard limit;
     other options are `FitOptions`' (`batch_size`, `lowwater`, `counter`, ...). Raises
     `CannotFit` when even the smallest request is over the window.
@@ -88,11 +90,15 @@ class Session:
         told = dialect or self._fixed.dialect
         self.dialect: Dialect = told or FALLBACK_DIALECT
         self._dialect_known = told is not None
+        self._dialect_given = dialect is not None
         #: The plan of the last request fitted (stage, tokens before and after, what was cleared).
         self.plan: Plan | None = None
         self._items: list = []  # the caller's objects seen, in order
         self._requests: list[RequestDict] = []  # ... as request JSON
         self._messages: list[Message] = []  # ... read into the transcript model
+        #: The item each message starts at: one item each, but for a Responses reply (the
+        #: model's consecutive items are one message, `formats.responses.group_spans`).
+        self._starts: list[int] = []
         self._walk: _Walk | None = None
         #: What the last `fit` repaired so that the provider accepts the request, as the CLI
         #: reports it (DESIGN §13): blank text dropped, turns combined, an open call answered, ...
@@ -104,7 +110,7 @@ class Session:
         history = history if isinstance(history, list) else list(history)
         seen = self._seen(history)
         if seen < len(self._items):
-            self._forget(seen)
+            seen = self._forget(seen)
         self._read(history[seen:])
         lead = _leading_system(self._messages)
         if lead == len(self._messages):
@@ -136,33 +142,65 @@ class Session:
             seen += 1
         return seen
 
-    def _forget(self, keep: int) -> None:
-        """Keep the first `keep` messages seen (and their estimates); the walk starts over."""
-        del self._items[keep:], self._requests[keep:], self._messages[keep:]
+    def _forget(self, keep: int) -> int:
+        """Keep the messages wholly within the first `keep` items seen (and their estimates);
+        the walk starts over. How many items are kept (fewer when a reply was cut in two)."""
+        kept = bisect.bisect_left(self._starts, keep)
+        if kept and self._end(kept - 1) > keep:
+            kept -= 1
+            keep = self._starts[kept]
+        del self._items[keep:], self._requests[keep:], self._messages[kept:], self._starts[kept:]
         self._walk = None
+        return keep
 
     def _read(self, items: Iterable[Any]) -> None:
         for item in items:
             request = as_request_dict(item)
-            if request.dialect is not None and not self._dialect_known:
-                self._dialect_known = True
-                if request.dialect != self.dialect:  # what was read so far is read again
-                    self.dialect = request.dialect
-                    self._messages[:] = _parse_all(self._requests, self.dialect)
-                    self._walk = None
             self._items.append(item)
             self._requests.append(request)
+            if request.dialect is not None and self._learns(request.dialect):
+                self.dialect = request.dialect  # what was read so far is read again
+                self._messages[:], self._starts[:] = _messages_of(self._requests, self.dialect)
+                self._walk = None
+                continue
+            index = len(self._requests) - 1
+            if self.dialect == "responses" and index and responses.joins_previous(
+                    self._requests[index - 1].value, request.value):
+                start = self._starts[-1]  # the next item of the reply read last
+                if self._walk is not None and self._walk.lead + len(self._walk.body) >= len(self._messages):
+                    self._walk = None  # the walk has seen that reply: it starts over
+                self._messages[-1] = _parse_span(self._requests, start, index + 1, self.dialect)
+                continue
+            self._starts.append(index)
             previous = self._messages[-1] if self._messages else None
-            self._messages.append(_parse(request, len(self._messages), self.dialect, previous))
+            self._messages.append(_parse(request, index, self.dialect, previous))
+
+    def _learns(self, dialect: Dialect) -> bool:
+        """Whether an item's own dialect changes the one assumed so far. The first item that
+        tells decides; a Responses item still can after that, unless the caller named one (a
+        developer message, the first item Codex sends, reads as Chat Completions too)."""
+        if not self._dialect_known:
+            self._dialect_known = True
+            return dialect != self.dialect
+        return dialect == "responses" != self.dialect and not self._dialect_given
+
+    def _end(self, message: int) -> int:
+        """The item after the last one of a message."""
+        return self._starts[message + 1] if message + 1 < len(self._starts) else len(self._items)
 
     # --- the answer ---------------------------------------------------------------------------
 
     def _output(self, sent: tuple[Message, ...]) -> tuple[list, list[dict], list[Checked]]:
         """The caller's objects for the messages sent, their request JSON and their checks."""
         lead, plan, messages, dialect = self._walk.lead, self.plan, self._messages, self.dialect
-        items, requests, body = self._items, self._requests, self._walk.body
-        out, values = items[:lead], [r.value for r in requests[:lead]]
-        checks = [_check(messages[i], requests[i].value, dialect) for i in range(lead)]
+        items, requests, starts, body = self._items, self._requests, self._starts, self._walk.body
+        out, values, checks = [], [], []
+        for position in range(lead):  # leading system messages: as the caller gave them
+            start, end = starts[position], self._end(position)
+            group = [r.value for r in requests[start:end]]
+            out += items[start:end]
+            values += group
+            checks += _checks(messages[position], group, dialect)
         origins = plan.sent()
         if len(origins) == len(sent) + 1:  # Anthropic: the first kept user message was merged into the first
             del origins[plan.first + 1]
@@ -175,15 +213,19 @@ class Session:
                 if position is None:
                     position = _origin(body[index], where)
             if position is not None and message is messages[position] and not message.repaired:
-                item, value = items[position], requests[position].value
-            elif position is not None:
-                item, value = _changed(items[position], message)
+                start, end = starts[position], self._end(position)
+                group = [r.value for r in requests[start:end]]
+                out += items[start:end]
+            elif position is not None:  # a changed message is one item (a cleared output, a note, a repair)
+                item, value = _changed(items[starts[position]], message)
+                group = [value]
+                out.append(item)
             else:  # made by a repair (an aborted result, an opening message): a dict
                 value = orjson.loads(message.raw)
-                item = value
-            out.append(item)
-            values.append(value)
-            checks.append(_check(message, value, dialect))
+                group = [value]
+                out.append(value)
+            values += group
+            checks += _checks(message, group, dialect)
         return out, values, checks
 
     def _checked(self, out: list, values: list[dict], checks: list[Checked]) -> list:
@@ -192,8 +234,7 @@ class Session:
         problems = scan(checks, self.dialect) + self._fixed.problems(checks, self.dialect)
         if not problems:
             return out
-        key = "contents" if self.dialect == "gemini" else "messages"
-        given = validate_request({key: [r.value for r in self._requests]}, self.dialect)
+        given = validate_request(_request([r.value for r in self._requests], self.dialect), self.dialect)
         if given:
             raise BadInput("messages", None, f"{given[0]}: the history is not a valid {self.dialect} "
                                              "request (answer every tool call before fitting)")
@@ -210,13 +251,18 @@ def _origin(message: Message, where: dict[int, int]) -> int | None:
     return position if position is not None else _origin(made_from[0], where)
 
 
-def _check(message: Message, value: dict, dialect: Dialect) -> Checked:
-    """The checks of one message on its own, made once and kept with it."""
+def _checks(message: Message, values: list[dict], dialect: Dialect) -> tuple[Checked, ...]:
+    """The checks of one message's items on their own, made once and kept with it."""
     key = memo_key(dialect)
     checked = message.memo.get(key)
     if checked is None:
-        checked = message.memo[key] = check_message(value, dialect)
+        checked = message.memo[key] = tuple([check_message(value, dialect) for value in values])
     return checked
+
+
+def _request(values: list, dialect: Dialect) -> dict:
+    """A request holding these messages (Responses items, Gemini contents), to be validated."""
+    return {{"responses": "input", "gemini": "contents"}.get(dialect, "messages"): values}
 
 
 def _changed(original: Any, message: Message) -> tuple[Any, dict]:
@@ -331,7 +377,7 @@ def count(messages_or_text: Any, *, counter: Counter | str = SEED, system: Any =
     requests = [as_request_dict(item) for item in messages_or_text]
     dialect = (dialect or next((r.dialect for r in requests if r.dialect), None)
                or fixed.dialect or FALLBACK_DIALECT)
-    messages = _parse_all(requests, dialect)
+    messages, _ = _messages_of(requests, dialect)
     system_messages, tools_message = fixed.messages((), dialect)
     sent = [*system_messages, *((tools_message,) if tools_message else ()), *messages]
     return total_tokens(sent, counter)
@@ -375,6 +421,22 @@ def _by_index(repaired: str) -> str:
     return f"messages[{int(number) - 1}]: {rest}" if number.isdigit() and int(number) else repaired
 
 
+def _parse_span(requests: list[RequestDict], start: int, end: int, dialect: Dialect) -> Message:
+    """The message made of items `start:end` (several only for a Responses reply)."""
+    if end - start == 1:
+        return _parse(requests[start], start, dialect)
+    span = requests[start:end]
+    return PARSERS[dialect]([r.value for r in span], b",".join(r.raw for r in span), Where(f"messages[{start}]", 0))
+
+
+def _messages_of(requests: list[RequestDict], dialect: Dialect) -> tuple[list[Message], list[int]]:
+    """The messages of a history's items, and the item each starts at."""
+    if dialect != "responses":
+        return _parse_all(requests, dialect), list(range(len(requests)))
+    spans = responses.group_spans([r.value for r in requests])
+    return [_parse_span(requests, a, b, dialect) for a, b in spans], [a for a, _ in spans]
+
+
 def _counter(counter: Counter | str) -> Counter:
     if not isinstance(counter, str):
         return counter
@@ -399,13 +461,23 @@ def _leading_system(messages: list[Message]) -> int:
 
 
 def _dialect_of_tools(tools: Any) -> Dialect | None:
-    """Anthropic's tool definitions have an `input_schema`, OpenAI's are `{"type": "function"}`,
+    """Anthropic's tool definitions have an `input_schema`; Chat Completions' are
+    `{"type": "function", "function": {...}}`; the Responses API's are flat (`{"type":
+    "function", "name": ...}`, `{"type": "custom", ...}`, `{"type": "local_shell"}`, ...);
     Gemini's hold `functionDeclarations` (or a built-in tool)."""
     if gemini.tools_dialect(tools):
         return "gemini"
     if isinstance(tools, list) and tools and isinstance(tools[0], dict):
-        if "input_schema" in tools[0]:
+        tool = tools[0]
+        if "input_schema" in tool:
             return "anthropic"
-        if tools[0].get("type") == "function":
-            return "openai"
+        if "function" in tool or "custom" in tool:
+            return "openai" if tool.get("type") in ("function", "custom") else None
+        if tool.get("type") in _RESPONSES_TOOLS:
+            return "responses"
     return None
+
+
+#: The Responses API's tool types (an Anthropic server tool's type carries a date: `bash_20250124`).
+_RESPONSES_TOOLS = ("function", "custom", "local_shell", "shell", "apply_patch", "web_search", "web_search_preview",
+                    "file_search", "computer_use_preview", "mcp", "code_interpreter", "image_generation")

@@ -21,6 +21,7 @@ import orjson
 from .core.model import Dialect
 from .formats import gemini as gemini_format
 from .formats import openai as openai_format
+from .formats import responses as responses_format
 
 
 class RequestDict(NamedTuple):
@@ -113,6 +114,8 @@ def _sdk_dialect(obj: Any) -> Dialect | None:
     module = type(obj).__module__
     if module.startswith("google.genai"):
         return "gemini"
+    if module.startswith("openai.types.responses"):  # `response.output` items
+        return "responses"
     package = module.partition(".")[0]
     return "anthropic" if package == "anthropic" else "openai" if package == "openai" else None
 
@@ -120,6 +123,8 @@ def _sdk_dialect(obj: Any) -> Dialect | None:
 def _sniff(value: dict) -> Dialect | None:
     if gemini_format.is_content(value):
         return "gemini"
+    if responses_format.sniff(value):
+        return "responses"
     if value.get("role") == "system":  # Anthropic takes its system prompt apart from the messages
         return "openai"
     verdict = openai_format.sniff(value)

@@ -1,4 +1,4 @@
-"""A fake model provider on loopback: Anthropic Messages and OpenAI Chat Completions, for tests.
+"""A fake model provider on loopback: Anthropic Messages, OpenAI Chat Completions and Responses, for tests.
 
     python tests/fake_provider.py [--port 0] [--steps 30] [--record FILE] [--gzip]
 
@@ -6,7 +6,8 @@ Prints `http://127.0.0.1:PORT` on its first line of stdout once it listens. It p
 that reads files: for `--steps` calls it answers with a `read_file` tool call (the paths are the
 repository's own Python files, so the examples' tool can read them), then with a final text.
 The step is read from the id of the last tool result in the request (`toolu_0007` -> step 8),
-so it works whatever the client trimmed from the history.
+so it works whatever the client trimmed from the history. A Responses reply is a `reasoning`
+item (with `encrypted_content`) and a `function_call`, as a reasoning model's is.
 
 Every request is appended to `--record` as one JSON line: path, the headers that carry keys or
 choose the encoding, the body (and the SHA-256 of its exact bytes), and the exact bytes of the
@@ -68,6 +69,8 @@ class Provider:
                 ids = [message.get("tool_call_id", "")]
             elif isinstance(content, list):
                 ids = [b.get("tool_use_id", "") for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+            if message.get("type", "").endswith("_call_output"):  # a Responses output item
+                ids = [message.get("call_id", "")]
             for call_id in reversed(ids):
                 found = re.search(r"(\d+)$", call_id or "")
                 if found:
@@ -126,6 +129,36 @@ class Provider:
         if value.get("stream"):
             return await self.stream(request, body, _openai_events(completion))
         return self.reply(request, body, orjson.dumps(completion))
+
+    async def responses(self, request: web.Request) -> web.StreamResponse:
+        body = await request.read()
+        value = self.parse(body)
+        if not isinstance(value, dict) or not isinstance(value.get("input"), (list, str)):
+            return self.invalid(request, body)
+        step = self.step(value["input"] if isinstance(value["input"], list) else [])
+        reasoning = {"id": f"rs_{step:04d}", "type": "reasoning", "summary": [],
+                     "encrypted_content": f"gAAAAB{step:04d}" + "c2VjcmV0" * 24}
+        if step < self.steps:
+            path = FILES[step % len(FILES)]
+            output = [reasoning, {"id": f"fc_{step:04d}", "type": "function_call", "status": "completed",
+                                  "call_id": f"call_{step:04d}", "name": "read_file",
+                                  "arguments": orjson.dumps({"path": path}).decode()}]
+        else:
+            output = [reasoning, {"id": f"msg_{step:04d}", "type": "message", "role": "assistant", "status": "completed",
+                                  "content": [{"type": "output_text", "text": f"Done: read {step} files.",
+                                               "annotations": []}]}]
+        usage = {"input_tokens": len(body) // 4, "input_tokens_details": {"cached_tokens": len(body) // 8},
+                 "output_tokens": 20, "output_tokens_details": {"reasoning_tokens": 12},
+                 "total_tokens": len(body) // 4 + 20}
+        response = {"id": f"resp_{step:04d}", "object": "response", "created_at": 1_700_000_000, "status": "completed",
+                    "model": value.get("model", ""), "output": output, "parallel_tool_calls": True,
+                    "tool_choice": "auto", "tools": [], "usage": usage}
+        misbehaviour = await self.misbehave(request, body, value.get("model", ""), "openai")
+        if misbehaviour is not None:
+            return misbehaviour
+        if value.get("stream"):
+            return await self.stream(request, body, _responses_events(response))
+        return self.reply(request, body, orjson.dumps(response))
 
     @staticmethod
     def parse(body: bytes):
@@ -237,11 +270,27 @@ def _openai_events(completion: dict) -> list[bytes]:
     return events
 
 
+def _responses_events(response: dict) -> list[bytes]:
+    numbers = iter(range(1_000))
+    started = {**response, "status": "in_progress", "output": [], "usage": None}
+    events = [_sse("response.created", {"type": "response.created", "sequence_number": next(numbers),
+                                        "response": started})]
+    for index, item in enumerate(response["output"]):
+        events.append(_sse("response.output_item.added", {"type": "response.output_item.added", "output_index": index,
+                                                          "sequence_number": next(numbers), "item": item}))
+        events.append(_sse("response.output_item.done", {"type": "response.output_item.done", "output_index": index,
+                                                         "sequence_number": next(numbers), "item": item}))
+    events.append(_sse("response.completed", {"type": "response.completed", "sequence_number": next(numbers),
+                                              "response": response}))
+    return events
+
+
 def make_app(steps: int = 30, record: Path | None = None, gzip: bool = False) -> web.Application:
     provider = Provider(steps, record, gzip)
     app = web.Application(client_max_size=64 * 1024 * 1024)
     app.router.add_post("/v1/messages", provider.anthropic)
     app.router.add_post("/v1/chat/completions", provider.openai)
+    app.router.add_post("/v1/responses", provider.responses)
     app.router.add_route("*", "/{tail:.*}", provider.other)
     return app
 

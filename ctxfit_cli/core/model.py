@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Iterable, Literal, NamedTuple
 
-Dialect = Literal["openai", "anthropic", "gemini"]
+Dialect = Literal["openai", "anthropic", "gemini", "responses"]
 #: Dialects whose user and assistant turns alternate: where trimming leaves two user messages
 #: side by side (the first message, then a kept user turn), they are sent as one.
 ALTERNATING: frozenset[str] = frozenset(("anthropic", "gemini"))

@@ -102,7 +102,8 @@ def repair(messages: Iterable[Message], writer: Writer | None, path: str, repair
         return stream
     if writer.combines_turns:
         stream = _combined(stream, writer, path, repairs)
-    stream = _answered(stream, writer, path, repairs, open_end)
+    answered = _answered_anywhere if getattr(writer, "pairs_by_id", False) else _answered
+    stream = answered(stream, writer, path, repairs, open_end)
     if writer.combines_turns:  # a message dropped above may leave two turns of one role side by side
         stream = _combined(stream, writer, path, repairs)
     return stream
@@ -203,6 +204,35 @@ def _answered(messages: Iterable[Message], writer: Writer, path: str, repairs: l
     if open_calls:
         open_end.append("its last calls have no results yet")
         yield from _answer(open_calls, call_line, 0, writer, path, repairs)
+
+
+def _answered_anywhere(messages: Iterable[Message], writer: Writer, path: str, repairs: list[str],
+                       open_end: list[str]) -> Iterator[Message]:
+    """The messages with every call answered once, wherever its result stands after it (the
+    Responses API pairs a call and its output by id: Codex may send an item between them). A
+    result with no call before it, or a second one, is dropped; calls never answered are
+    answered at the end, where the API still pairs them."""
+    open_calls: dict[str, int] = {}  # call id -> the line of its assistant message
+    answered: set[str] = set()
+    for message in messages:
+        role = message.role
+        if role is _TOOL:
+            call_id = message.parts[0].call_id if message.parts else ""
+            if open_calls.pop(call_id, None) is not None:
+                answered.add(call_id)
+                yield message
+            else:
+                what = "a second result" if call_id in answered else "a result with no call before it"
+                repairs.append(f"{path}:{message.line}: dropped {what} (call {call_id!r})")
+            continue
+        if role is _ASSISTANT:
+            open_calls.update((call_id, message.line) for call_id in message.call_ids)
+        yield message
+    if open_calls:
+        open_end.append("its last calls have no results yet")
+        for line in dict.fromkeys(open_calls.values()):
+            calls = [call_id for call_id, at in open_calls.items() if at == line]
+            yield from _answer(calls, line, 0, writer, path, repairs)
 
 
 def _answer(calls: list[str], call_line: int, before: int, writer: Writer, path: str,

@@ -96,6 +96,9 @@ def validate_request(payload: dict, dialect: str) -> list[str]:
         return ["a request must be a JSON object"]
     if dialect == "gemini":
         return validate_gemini.validate_request(payload)
+    if dialect == "responses":  # its own module (which builds on `Checked`, so imported here)
+        from .validate_responses import validate_responses
+        return validate_responses(payload)
     messages = payload.get("messages")
     if not isinstance(messages, list) or not messages:
         return ['"messages" must be a non-empty list']
@@ -139,6 +142,9 @@ def check_message(message: object, dialect: str) -> Checked:
     """The checks of one message that do not depend on its neighbours."""
     if dialect == "gemini":
         return validate_gemini.check_content(message)
+    if dialect == "responses":
+        from .validate_responses import check_item
+        return check_item(message)
     if not isinstance(message, dict):
         return Checked(None, (), (), True, 0, ("a message must be a JSON object",), False)
     if dialect == "anthropic":
@@ -150,6 +156,9 @@ def scan(checked: Sequence[Checked], dialect: str) -> list[str]:
     """The problems of a sequence of checked messages (their own problems included)."""
     if dialect == "gemini":
         return validate_gemini.scan(checked)
+    if dialect == "responses":
+        from .validate_responses import scan_items
+        return scan_items(checked)
     problems: list[str] = []
     for i, item in enumerate(checked):
         if item.problems:  # (checked first: this runs for every message of a replayed history)

@@ -27,7 +27,7 @@ from ..core.model import Dialect, Message, Part, PartKind, RecordedCall, Role, T
 from ..core.repair import MADE_FROM, repair
 from .reading import Record, read_records
 from . import aider, anthropic, claude_code, cline, codex, gemini, gemini_cli, gemini_reading, openai, openhands
-from . import opencode, swe_agent, usage
+from . import opencode, responses, responses_request, swe_agent, usage
 from .common import COMPACTED, Where, dumps, json_text
 from .detection import chat_dialect, described, detect, detect_text
 from .repair_writers import WRITERS
@@ -39,7 +39,8 @@ DOCUMENT_READERS = {"swe-agent": swe_agent.read, "openhands": openhands.read, "c
 #: Formats that are not JSON, read from the stream by their own module.
 TEXT_READERS = {"aider": aider.read}
 #: Each request dialect's message parser: (value, raw bytes, where) -> Message.
-PARSERS = {"openai": openai.parse_message, "anthropic": anthropic.parse_message, "gemini": gemini.parse_content}
+PARSERS = {"openai": openai.parse_message, "anthropic": anthropic.parse_message, "gemini": gemini.parse_content,
+           "responses": responses.parse_message}
 NO_MESSAGES = "has no messages: nothing from a user, assistant or tool was found"
 
 
@@ -244,6 +245,8 @@ def _request(name: str, record: Record, open_end: list[str]) -> Transcript:
         return gemini_reading.read_request(name, record, _raw_fields(record, request, split=gemini.CONTENTS))
     if isinstance(value, list):
         value = {"messages": value}
+    if responses.is_request(value):
+        return responses_request.read_request(name, record, _require_messages)
     if not isinstance(value, dict) or not isinstance(value.get("messages"), list):
         raise where.fail('a request must be an object with a "messages" list')
     items = value["messages"]

@@ -18,7 +18,7 @@ import orjson
 
 from ..core.model import Dialect
 from ..errors import BadInput
-from . import aider, claude_code, cline, codex, gemini_cli, openai, openhands, opencode, swe_agent
+from . import aider, claude_code, cline, codex, gemini_cli, openai, openhands, opencode, responses, swe_agent
 from .common import type_name
 from .reading import Record
 
@@ -41,7 +41,7 @@ def detect(name: str, first: Record) -> str:
         raise BadInput(name, first.line, f"expected a JSON object per line, got {type_name(value)}")
     if gemini_format := gemini_cli.detect(value):  # (a recording holds "messages": asked first)
         return gemini_format
-    if isinstance(value.get("messages"), list):
+    if isinstance(value.get("messages"), list) or responses.is_request(value):
         return "request"
     if opencode.sniff(value):
         return "opencode"

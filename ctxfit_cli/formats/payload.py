@@ -29,6 +29,7 @@ from ..core.validate import first_problem, validate_request
 from ..errors import BadInput, InvalidRequest
 from ..core.notes import AGENT_NOTE, CLEARED_RESULT, TRIMMED_HISTORY
 from .parallel import Outline
+from . import responses_payload
 
 
 @dataclass(frozen=True)
@@ -195,6 +196,8 @@ def _cleared_calls(plan: Plan) -> dict[int, str | frozenset[str]]:
 
 def request_bytes(transcript: Transcript, messages: tuple[Message, ...]) -> bytes:
     """The request object: other fields first, then system, tools and messages per dialect."""
+    if transcript.dialect == "responses":
+        return responses_payload.request_bytes(transcript, messages)
     fields: list[tuple[str, bytes]] = list(transcript.extra)
     tools = [("tools", transcript.tools.raw)] if transcript.tools is not None else []
     if transcript.dialect == "gemini":
@@ -253,6 +256,8 @@ def _make_cleared(message: Message, call_ids: str | frozenset[str], dialect: str
         call_ids = frozenset((call_ids,))
     if dialect == "gemini":
         return gemini_write.cleared(message, call_ids)
+    if dialect == "responses":
+        return responses_payload.cleared(message, call_ids)
     value = orjson.loads(message.raw)
     if dialect == "openai":
         value["content"] = CLEARED_RESULT
@@ -275,6 +280,8 @@ def _with_trim_note(message: Message, dialect: str) -> Message:
 def _make_with_trim_note(message: Message, dialect: str) -> Message:
     if dialect == "gemini":
         return gemini_write.with_text(message, TRIMMED_HISTORY)
+    if dialect == "responses":
+        return responses_payload.with_trim_note(message)
     value = orjson.loads(message.raw)
     value["content"] = as_blocks(value.get("content")) + [{"type": "text", "text": TRIMMED_HISTORY}]
     return to_message(value, dialect)
@@ -310,6 +317,8 @@ def with_agent_note(transcript: Transcript) -> Transcript:
         return transcript
     if transcript.dialect == "gemini":
         return replace(transcript, system=(gemini_write.system_with(transcript.system, AGENT_NOTE),))
+    if transcript.dialect == "responses":
+        return replace(transcript, system=responses_payload.with_agent_note(transcript))
     if not transcript.system:
         value = {"role": "system", "content": AGENT_NOTE}
         return replace(transcript, system=(to_message(value, transcript.dialect),))

@@ -88,3 +88,6 @@ class OpenAIWriter:
 
 
 WRITERS = {"anthropic": AnthropicWriter(), "openai": OpenAIWriter()}
+
+from .responses_repair import ResponsesWriter  # noqa: E402 (its own module)
+WRITERS["responses"] = ResponsesWriter()

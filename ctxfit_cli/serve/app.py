@@ -1,7 +1,8 @@
 """`ctxfit proxy`: an HTTP proxy in front of the provider API that fits every request (aiohttp).
 
-Anthropic `POST /v1/messages` and OpenAI `POST /v1/chat/completions` are fitted to the budget
-(see `fitting.py`), then forwarded; every other request is forwarded untouched. Replies, SSE
+Anthropic `POST /v1/messages`, OpenAI `POST /v1/chat/completions` and `POST /v1/responses` are
+fitted to the budget (see `fitting.py`, `responses.py`; each request's budget and window come
+from its model, `limits.py`), then forwarded; every other request is forwarded untouched. Replies, SSE
 streams included, are passed back as they arrive, byte for byte (the provider's compression
 too: the provider is asked for exactly the encodings the agent asked for). Headers, API keys included, are forwarded and never logged. One line per request goes to
 the log; `GET /ctxfit/stats` shows what was done per conversation.
@@ -24,13 +25,14 @@ from aiohttp import web
 from multidict import CIMultiDict
 from yarl import URL
 
-from ..core.options import DEFAULT_WINDOW
 from .body import READER_MEMORY, BodyError, Readers
 from .clients import ConnectionGuard, RateLimitedLog, connection_limit, quiet_http_stack
 from .conversations import SESSION_MEMORY, Conversations, Stats, conversation_key
 from .errors import provider_error
-from .fitting import DIALECTS, Limits, Outcome, fit_body, parse
+from .fitting import DIALECTS, Outcome, fit_body, parse
+from .limits import LimitRule
 from .upstream import Upstream
+from . import responses
 
 #: Bodies from this size on are read and fitted in a worker thread, so the event loop keeps
 #: serving other requests (and streaming their replies) meanwhile.
@@ -48,7 +50,7 @@ USAGE_WINDOW = 64 * 1024
 @dataclass
 class Settings:
     upstream: str
-    limits: Limits
+    limits: LimitRule
     max_body: int = 32 * 1024 * 1024
     #: Conversation state kept in memory (sessions and parsed bodies, least recently used
     #: dropped first): at most this many bytes, as estimated, and this many conversations.
@@ -79,10 +81,12 @@ class Proxy:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.upstream = Upstream.parse(settings.upstream)
-        # The memory is shared in proportion to what a conversation's session and reader hold.
+        # The memory is shared in proportion to what a conversation's session and reader hold;
+        # the readers' part half for Chat/Messages bodies, half for Responses bodies.
         sessions = settings.memory * SESSION_MEMORY // (SESSION_MEMORY + READER_MEMORY)
         self.conversations = Conversations(settings.conversations, sessions)
-        self.readers = Readers(settings.conversations, settings.memory - sessions)
+        self.readers = Readers(settings.conversations, (settings.memory - sessions) // 2)
+        self.responses_readers = responses.readers(settings.conversations, (settings.memory - sessions) // 2)
         self.totals = Totals()
         self.workers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ctxfit-fit")
         self.client: aiohttp.ClientSession | None = None
@@ -149,8 +153,9 @@ class Proxy:
                        "(Host: 127.0.0.1, localhost or [::1])")
             return web.Response(status=403, body=orjson.dumps({"error": message}), content_type="application/json")
         totals = self.totals
-        document = {"upstream": self.upstream.shown, "budget": self.settings.limits.budget,
-                    "window": self.settings.limits.window or DEFAULT_WINDOW,
+        rule = self.settings.limits
+        document = {"upstream": self.upstream.shown, "limits": rule.describe(), "budget": rule.budget,
+                    "budget_share": rule.share, "window": rule.window,
                     "uptime_s": round(time.time() - totals.started, 1),
                     "in_flight": self.in_flight - 1,  # this request aside
                     "memory_mb": {"limit": round(self.settings.memory / 2**20, 1),
@@ -183,7 +188,8 @@ class Proxy:
             self.totals.rejected += 1
             stats.rejected += 1
             self._log(request, started, 400, f"{_conversation(outcome)} {outcome.plan.tokens_after:,} tokens: "
-                                             "past the window, answered 400 without calling the provider")
+                                             "past the window, answered 400 without calling the provider"
+                                             f"; {outcome.limits.about}")
             return web.Response(status=400, body=outcome.error, content_type="application/json")
         if outcome.skipped:
             self.totals.failed_open += 1
@@ -216,7 +222,8 @@ class Proxy:
 
         The one place a request fails open: whatever reading, recognising or fitting the body
         raises (a body that is not JSON, a value the serializer refuses, nesting past the
-        parser's recursion limit, a bug) sends the body on as it came, with one log line.
+        parser's recursion limit, a request whose history the provider holds, a bug) sends the
+        body on as it came, with one log line.
         """
         conversation = None
         try:
@@ -225,10 +232,16 @@ class Proxy:
             big = len(body) >= WORKER_FROM
             loop = asyncio.get_running_loop()
             run = (lambda f, *a: loop.run_in_executor(self.workers, f, *a)) if big else _now
-            request, layout = await run(parse, self.readers, body)
-            conversation = self.conversations.get(conversation_key(dialect, request), dialect)
+            api = responses if dialect == "responses" else None
+            readers = self.responses_readers if api else self.readers
+            request, layout = await run(api.parse if api else parse, readers, body)
+            key = (api.conversation_key if api else conversation_key)(dialect, request)
+            conversation = self.conversations.get(key, dialect)
+            limits = self.settings.limits.for_request(request, dialect)
             async with conversation.lock:
-                outcome = await run(fit_body, body, request, layout, dialect, conversation, self.settings.limits)
+                outcome = await run(api.fit_body if api else fit_body, body, request, layout, dialect, conversation,
+                                    limits)
+            outcome.limits = limits
             self.conversations.fitted(conversation, len(body))
             conversation.stats.requests += 1
             if outcome.plan is not None and outcome.error is None:
@@ -329,7 +342,8 @@ def _describe(outcome: Outcome) -> str:
     cleared = sum(len(b.results) for b in plan.batches if b.cleared)
     stage = plan.stage if plan.stage == "none" else f"{plan.stage}, {cleared} results cleared"
     over = ", over the budget: the smallest request" if plan.overrun else ""
-    return f"{_conversation(outcome)} {plan.tokens_before:,} -> {plan.tokens_after:,} tokens ({stage}{over})"
+    limits = f"; {outcome.limits.about}, budget {outcome.limits.budget:,}" if outcome.limits else ""
+    return f"{_conversation(outcome)} {plan.tokens_before:,} -> {plan.tokens_after:,} tokens ({stage}{over}){limits}"
 
 
 _NUMBERS = {name: re.compile(rb'"' + name.encode() + rb'"\s*:\s*(\d+)') for name in (
@@ -359,6 +373,9 @@ class _Usage:
         if "prompt_tokens" in found:  # OpenAI: cached tokens are part of the prompt tokens
             stats.prompt_tokens += found["prompt_tokens"]
             stats.cache_read_tokens += found.get("cached_tokens", 0)
+        elif "input_tokens" in found and "cached_tokens" in found:  # Responses: likewise
+            stats.prompt_tokens += found["input_tokens"]
+            stats.cache_read_tokens += found["cached_tokens"]
         elif "input_tokens" in found:  # Anthropic: input excludes the cache reads and writes
             read = found.get("cache_read_input_tokens", 0)
             stats.prompt_tokens += found["input_tokens"] + read + found.get("cache_creation_input_tokens", 0)

@@ -65,7 +65,8 @@ class Layout(NamedTuple):
 
 
 class BodyReader:
-    def __init__(self) -> None:
+    def __init__(self, key: str = "messages") -> None:
+        self.key = key  # the array of the conversation: "messages", or the Responses API's "input"
         self.raw = b""
         self.head: dict[str, Any] = {}  # the fields before "messages"
         self.messages: list[Any] = []
@@ -105,16 +106,16 @@ class BodyReader:
             text = body.decode("utf-8")
         except UnicodeDecodeError as error:
             raise BodyError(f"not UTF-8 ({error.reason} at byte {error.start})") from None
-        members = list(object_members(text, split="messages"))
+        members = list(object_members(text, split=self.key))
         # A repeated key: the provider reads the last one, so that is the one fitted and written.
-        last = next((i for i in range(len(members) - 1, -1, -1) if members[i].key == "messages"), None)
+        last = next((i for i in range(len(members) - 1, -1, -1) if members[i].key == self.key), None)
         if last is None or members[last].elements is None:
-            raise BodyError('no "messages" list')
+            raise BodyError(f'no "{self.key}" list')
         found = members[last]
         head = {m.key: m.value for m in members[:last]}
         fields = {m.key: m.value for m in members[last + 1:]}
         self._keep(body, head, found.value, found.elements, 0, found.start, found.end - 1)
-        return {**head, "messages": found.value, **fields}
+        return {**head, self.key: found.value, **fields}
 
     def _read_after(self, body: bytes, kept: int) -> dict:
         """Keep the first `kept` messages (their bytes are unchanged) and read the rest."""
@@ -128,13 +129,13 @@ class BodyReader:
             fields = {}
         elif rest.startswith(","):
             fields = orjson.loads("{" + rest[1:])
-            if "messages" in fields:
-                raise ValueError("a later \"messages\" key: the provider reads that one")
+            if self.key in fields:
+                raise ValueError(f"a later {self.key!r} key: the provider reads that one")
         else:
             raise ValueError("unexpected bytes after the messages")
         head = self.head
         self._keep(body, head, self.messages[:kept] + new, self.spans[:kept] + spans, kept, self.open, closed)
-        return {**head, "messages": self.messages, **fields}
+        return {**head, self.key: self.messages, **fields}
 
     def _keep(self, body: bytes, head: dict, messages: list, spans: list, reused: int, opened: int,
               closed: int) -> None:
@@ -174,8 +175,8 @@ class Readers:
     most `memory` bytes (`READER_MEMORY` per byte of the body each last read).
     """
 
-    def __init__(self, capacity: int = 32, memory: int | None = None) -> None:
-        self.capacity, self.memory = capacity, memory
+    def __init__(self, capacity: int = 32, memory: int | None = None, key: str = "messages") -> None:
+        self.capacity, self.memory, self.key = capacity, memory, key
         self._idle: list[BodyReader] = []  # least recently used first
         self._guard = threading.Lock()
 
@@ -202,7 +203,7 @@ class Readers:
                 if shared > common:
                     best, common = reader, shared
             if best is None:
-                return BodyReader(), 0
+                return BodyReader(self.key), 0
             self._idle.remove(best)
             return best, common
 

@@ -36,6 +36,8 @@ class Stats:
     tokens_before: int = 0  # of the last request
     tokens_after: int = 0
     results_cleared: int = 0
+    #: Tokens left out of the requests sent, over all of them (cleared and trimmed).
+    tokens_kept_out: int = 0
     stage: str = ""
     #: Prompt tokens the provider reported, and how many of them it read from its cache.
     prompt_tokens: int = 0
@@ -46,13 +48,15 @@ class Stats:
         self.results_cleared = sum(len(b.results) for b in plan.batches if b.cleared)
         if plan.dropped or plan.cleared:
             self.fitted += 1
+            self.tokens_kept_out += max(plan.tokens_before - plan.tokens_after, 0)
 
     def to_dict(self) -> dict:
         share = self.cache_read_tokens / self.prompt_tokens if self.prompt_tokens else None
         return {"dialect": self.dialect, "requests": self.requests, "fitted": self.fitted,
                 "failed_open": self.failed_open, "rejected": self.rejected,
                 "tokens_before": self.tokens_before, "tokens_after": self.tokens_after,
-                "results_cleared": self.results_cleared, "stage": self.stage,
+                "results_cleared": self.results_cleared, "tokens_kept_out": self.tokens_kept_out,
+                "stage": self.stage,
                 "prompt_tokens_reported": self.prompt_tokens, "cache_read_tokens": self.cache_read_tokens,
                 "cache_read_share": None if share is None else round(share, 4)}
 
@@ -63,16 +67,17 @@ class Conversation:
     stats: Stats
     session: Session | None = None
     #: The system prompt and tools the session was made for (a change means a new session).
-    fixed: tuple[Any, Any] = (None, None)
+    fixed: tuple = ()
     #: One request of a conversation is fitted at a time (its Session is not shared).
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     #: Bytes of the last request body its session was fitted on.
     size: int = 0
 
     def session_for(self, budget: int, window: int | None, dialect: str, system: Any, tools: Any) -> Session:
-        if self.session is None or self.fixed != (system, tools):
+        # Another system prompt, tool list, budget or window (the agent switched model): a new walk.
+        if self.session is None or self.fixed != (system, tools, budget, window):
             self.session = Session(budget, system=system, tools=tools, dialect=dialect, window=window)
-            self.fixed = (system, tools)
+            self.fixed = (system, tools, budget, window)
         return self.session
 
 

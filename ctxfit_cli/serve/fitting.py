@@ -22,6 +22,7 @@ from .errors import context_too_long
 
 #: Which API each fitted path speaks.
 DIALECTS = {"/v1/messages": "anthropic", "/v1/chat/completions": "openai"}
+DIALECTS["/v1/responses"] = "responses"  # (serve/responses.py)
 
 
 @dataclass
@@ -35,12 +36,17 @@ class Outcome:
     skipped: str = ""
     #: The provider-shaped error body, when the conversation cannot be sent at all.
     error: bytes | None = None
+    #: The budget and window this request was fitted to (its model's).
+    limits: Limits | None = None
 
 
 @dataclass(frozen=True)
 class Limits:
     budget: int
     window: int | None = None
+    #: The model the request named, and its window as the log line tells it (`limits.py`).
+    model: str = ""
+    about: str = ""
 
 
 def parse(readers: Readers, body: bytes) -> tuple[dict, Layout]:

@@ -13,77 +13,107 @@ from ..error_reporting import reports_errors
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
+# The proxy's options, shared with `ctxfit wrap` (which runs the same proxy for one agent).
+Budget = Annotated[Optional[str], typer.Option(
+    "--budget", "-b", help="Target per request: tokens (150000) or a share of the model's window (80%). "
+    "Default: the model's window less the reply's max tokens (400,000 for a model not in ctxfit's table).",
+    show_default=False)]
+Window = Annotated[Optional[int], typer.Option(
+    "--window", "-w", min=1, help="The context window in tokens, for every model (default: each request's "
+    f"model's, from ctxfit's table; {DEFAULT_WINDOW:,} for a model not in it).", show_default=False)]
+MaxBodyMb = Annotated[int, typer.Option("--max-body-mb", min=1, help="Largest request body accepted.")]
+MemoryMb = Annotated[int, typer.Option("--memory-mb", min=1, help="Memory for the conversations' fitting "
+                     "state (about 5 bytes per byte of a conversation's request); the least recently used "
+                     "are dropped past it, and rebuilt if they come back.")]
+Conversations = Annotated[int, typer.Option("--conversations", min=1, help="Conversations whose "
+                          "fitting state is kept in memory, at most.")]
+UpstreamTimeout = Annotated[float, typer.Option("--upstream-timeout", min=1, help="Seconds to wait for "
+                            "the provider between two pieces of a reply.")]
+ShutdownGrace = Annotated[float, typer.Option("--shutdown-grace", min=0, help="On Ctrl-C or SIGTERM, "
+                          "seconds the requests in flight get to finish before they are cut "
+                          "(a second signal cuts them at once).")]
+ClientTimeout = Annotated[float, typer.Option("--client-timeout", min=0.1, help="Seconds a client gets "
+                          "to send a request's headers, and then its body; an idle connection is "
+                          "closed after as long.")]
+MaxConnections = Annotated[int, typer.Option("--max-connections", min=1, help="Client connections held "
+                           "at once; one more closes the one idle longest.")]
+
 
 @reports_errors
 def proxy(
     upstream: Annotated[str, typer.Option("--upstream", "-u", help="The provider's API, e.g. "
                                           "https://api.anthropic.com or https://api.openai.com.")],
-    budget: Annotated[int, typer.Option("--budget", "-b", min=1, help="Target tokens per request.")] = 400_000,
-    window: Annotated[Optional[int], typer.Option("--window", "-w", min=1, help="The model's hard context "
-                      f"limit in tokens (default {DEFAULT_WINDOW:,}).", show_default=False)] = None,
+    budget: Budget = None,
+    window: Window = None,
     port: Annotated[int, typer.Option("--port", "-p", min=0, max=65535,
                                       help="Port to listen on (0: any free one).")] = 8787,
     host: Annotated[str, typer.Option("--host", help="Address to listen on. Anything but loopback exposes "
                                       "your API keys' use to the network.")] = "127.0.0.1",
-    max_body_mb: Annotated[int, typer.Option("--max-body-mb", min=1, help="Largest request body accepted.")] = 32,
-    memory_mb: Annotated[int, typer.Option("--memory-mb", min=1, help="Memory for the conversations' "
-                         "fitting state (about 5 bytes per byte of a conversation's request); the least "
-                         "recently used are dropped past it, and rebuilt if they come back.")] = 512,
-    conversations: Annotated[int, typer.Option("--conversations", min=1, help="Conversations whose "
-                             "fitting state is kept in memory, at most.")] = 256,
-    upstream_timeout: Annotated[float, typer.Option("--upstream-timeout", min=1, help="Seconds to wait for "
-                                "the provider between two pieces of a reply.")] = 600.0,
-    shutdown_grace: Annotated[float, typer.Option("--shutdown-grace", min=0, help="On Ctrl-C or SIGTERM, "
-                              "seconds the requests in flight get to finish before they are cut "
-                              "(a second signal cuts them at once).")] = 5.0,
-    client_timeout: Annotated[float, typer.Option("--client-timeout", min=0.1, help="Seconds a client gets "
-                              "to send a request's headers, and then its body; an idle connection is "
-                              "closed after as long.")] = 30.0,
-    max_connections: Annotated[int, typer.Option("--max-connections", min=1, help="Client connections held "
-                               "at once; one more closes the one idle longest.")] = 512,
+    max_body_mb: MaxBodyMb = 32,
+    memory_mb: MemoryMb = 512,
+    conversations: Conversations = 256,
+    upstream_timeout: UpstreamTimeout = 600.0,
+    shutdown_grace: ShutdownGrace = 5.0,
+    client_timeout: ClientTimeout = 30.0,
+    max_connections: MaxConnections = 512,
 ) -> None:
     """Run a proxy in front of the provider API that fits every request to the budget.
 
-    Anthropic `POST /v1/messages` and OpenAI `POST /v1/chat/completions` are fitted (same core
-    and defaults as `ctxfit fit` and `ctxfit_cli.fit`) and forwarded; replies and SSE streams
-    come back unchanged; everything else is forwarded untouched. What cannot be fitted is
-    forwarded unchanged (fail open); a conversation past the window gets a 400 without calling
-    the provider. Prints its URL on stdout, one line per request on stderr; stats at
-    GET /ctxfit/stats. Needs `pip install 'ctxfit[proxy]'`.
+    Anthropic `POST /v1/messages`, OpenAI `POST /v1/chat/completions` and `POST /v1/responses`
+    (Codex CLI) are fitted (same core and defaults as `ctxfit fit` and `ctxfit_cli.fit`) and
+    forwarded; replies and SSE streams come back unchanged; everything else is forwarded
+    untouched. What cannot be fitted is forwarded unchanged (fail open); a conversation past
+    the window gets a 400 without calling the provider. Prints its URL on stdout, one line per
+    request on stderr; stats at GET /ctxfit/stats. Needs `pip install 'ctxfit[proxy]'`.
 
     To run Claude Code through it:  `ctxfit proxy --upstream https://api.anthropic.com` then
-    `ANTHROPIC_BASE_URL=http://127.0.0.1:8787 claude`.
+    `ANTHROPIC_BASE_URL=http://127.0.0.1:8787 claude` (or in one command: `ctxfit wrap claude`).
     """
-    try:
-        import aiohttp  # noqa: F401
-    except ImportError:
-        raise MissingExtra("ctxfit proxy needs aiohttp: pip install 'ctxfit[proxy]'") from None
     import asyncio
     import gc
 
-    from ...serve.app import Settings, serve
-    from ...serve.fitting import Limits
+    settings = proxy_settings(upstream, budget, window, max_body_mb, conversations, upstream_timeout, _log,
+                              memory_mb=memory_mb, shutdown_grace=shutdown_grace, client_timeout=client_timeout,
+                              max_connections=max_connections)
+    from ...serve.app import serve
     from ...serve.upstream import shown
 
-    if not upstream.startswith(("http://", "https://")):
-        raise UsageProblem(f"--upstream must be an http:// or https:// URL, not {upstream!r}")
     if host not in LOOPBACK:
         _log(f"warning: listening on {host}: anyone who can reach it can use the API keys sent through it")
-    settings = Settings(upstream, Limits(budget, window), max_body=max_body_mb * 1024 * 1024,
-                        memory=memory_mb * 1024 * 1024, conversations=conversations, upstream_timeout=upstream_timeout,
-                        shutdown_grace=shutdown_grace, client_timeout=client_timeout,
-                        max_connections=max_connections, log=_log)
 
     def ready(url: str) -> None:
         sys.stdout.write(url + "\n")
         sys.stdout.flush()
-        _log(f"ctxfit proxy on {url} -> {shown(upstream)}, budget {budget:,} tokens; stats at {url}/ctxfit/stats")
+        _log(f"ctxfit proxy on {url} -> {shown(upstream)}; {settings.limits.describe()}; stats at {url}/ctxfit/stats")
 
     # `main` turns the cyclic GC off for short runs; a server runs for days and its HTTP stack
     # makes cycles. What is loaded now lives for the whole run: frozen, full collections skip it.
     gc.enable()
     gc.freeze()
     asyncio.run(serve(settings, host, port, ready))
+
+
+def proxy_settings(upstream: str, budget: str | None, window: int | None, max_body_mb: int, conversations: int,
+                   upstream_timeout: float, log, *, memory_mb: int = 512, shutdown_grace: float = 5.0,
+                   client_timeout: float = 30.0, max_connections: int = 512):
+    """The proxy's settings from its options (usage errors raised here, before anything starts)."""
+    try:
+        import aiohttp  # noqa: F401
+    except ImportError:
+        raise MissingExtra("ctxfit proxy needs aiohttp: pip install 'ctxfit[proxy]'") from None
+    from ...serve.app import Settings
+    from ...serve.limits import LimitRule, parse_budget
+
+    if not upstream.startswith(("http://", "https://")):
+        raise UsageProblem(f"--upstream must be an http:// or https:// URL, not {upstream!r}")
+    try:
+        tokens, share = parse_budget(budget) if budget is not None else (None, None)
+    except ValueError as error:
+        raise UsageProblem(str(error)) from None
+    return Settings(upstream, LimitRule(tokens, share, window), max_body=max_body_mb * 1024 * 1024,
+                    memory=memory_mb * 1024 * 1024, conversations=conversations, upstream_timeout=upstream_timeout,
+                    shutdown_grace=shutdown_grace, client_timeout=client_timeout, max_connections=max_connections,
+                    log=log)
 
 
 _console = None

@@ -1,0 +1,108 @@
+"""The `ctxfit wrap` command: an agent behind its own proxy, in one command.
+
+Parses and prints only; starting, watching and stopping the processes is `serve/supervise.py`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, List, Optional
+
+import typer
+
+from ...errors import UsageProblem
+from ..error_reporting import reports_errors
+from .proxy import (Budget, ClientTimeout, Conversations, MaxBodyMb, MaxConnections, MemoryMb, ShutdownGrace,
+                    UpstreamTimeout, Window, proxy_settings)
+
+AGENT_NAMES = ("claude", "codex", "gemini")
+
+
+@reports_errors
+def wrap(
+    command: Annotated[Optional[List[str]], typer.Argument(
+        metavar="AGENT [-- AGENT-ARGS] | -- COMMAND ARGS...", show_default=False,
+        help=f"The agent ({', '.join(AGENT_NAMES)}) and, after --, its own arguments; with --env, the "
+             "command to run.")] = None,
+    env: Annotated[Optional[str], typer.Option("--env", metavar="VAR", help="Run any command, pointing the "
+                   "base-URL variable VAR at the proxy (e.g. ANTHROPIC_BASE_URL, OPENAI_BASE_URL).",
+                   show_default=False)] = None,
+    upstream: Annotated[Optional[str], typer.Option("--upstream", "-u", help="The provider's API (default: "
+                        "where the agent's variable points now, else the agent's provider).",
+                        show_default=False)] = None,
+    budget: Budget = None,
+    window: Window = None,
+    max_body_mb: MaxBodyMb = 32,
+    memory_mb: MemoryMb = 512,
+    conversations: Conversations = 256,
+    upstream_timeout: UpstreamTimeout = 600.0,
+    shutdown_grace: ShutdownGrace = 5.0,
+    client_timeout: ClientTimeout = 30.0,
+    max_connections: MaxConnections = 512,
+    log: Annotated[Optional[Path], typer.Option("--log", help="Where the proxy's lines go (default: a new "
+                   "file in the temporary directory; its path is printed).", show_default=False)] = None,
+) -> None:
+    """Run an agent behind a ctxfit proxy: one command, nothing left running after it.
+
+    Starts the proxy on a free loopback port, points the agent at it, runs the agent in this
+    terminal, and when it ends stops the proxy, prints a summary and exits with the agent's
+    exit code. The proxy's options work as for `ctxfit proxy`. Needs `pip install 'ctxfit[proxy]'`.
+
+    To run Claude Code:  `ctxfit wrap claude`  (its own arguments after --: `ctxfit wrap claude -- --resume`)
+
+    To run Codex CLI:  `ctxfit wrap codex`
+
+    To run Gemini CLI:  `ctxfit wrap gemini`
+
+    Any other program:  `ctxfit wrap --env ANTHROPIC_BASE_URL --budget 150000 -- python my_agent.py`
+    """
+    from ...serve import supervise
+
+    argv, agent = _command(command or [], env, supervise)
+    target = supervise.upstream_for(agent, upstream, dict(os.environ))
+    if not target:
+        raise UsageProblem(f"--upstream is needed: ctxfit does not know which provider {env} points at")
+    proxy_settings(target, budget, window, max_body_mb, conversations, upstream_timeout, print,  # usage errors now
+                   memory_mb=memory_mb, shutdown_grace=shutdown_grace, client_timeout=client_timeout,
+                   max_connections=max_connections)
+    options = ["--upstream", target, "--max-body-mb", str(max_body_mb), "--memory-mb", str(memory_mb),
+               "--conversations", str(conversations), "--upstream-timeout", str(upstream_timeout),
+               "--shutdown-grace", str(shutdown_grace), "--client-timeout", str(client_timeout),
+               "--max-connections", str(max_connections)]
+    options += ["--budget", budget] if budget is not None else []
+    options += ["--window", str(window)] if window is not None else []
+    log_path = log or _new_log()
+    try:
+        run = supervise.run_wrapped(argv, agent, options, log_path, _say)
+    except supervise.WrapFailed as error:
+        raise UsageProblem(str(error)) from None
+    _say(supervise.summary(run.stats) + f" (log: {log_path})")
+    raise typer.Exit(run.exit_code)
+
+
+def _command(command: list[str], env: str | None, supervise) -> tuple[list[str], "supervise.Agent"]:
+    if env is not None:
+        if not command:
+            raise UsageProblem("--env needs the command to run after --, e.g. ctxfit wrap --env "
+                               "ANTHROPIC_BASE_URL -- python my_agent.py")
+        return command, supervise.agent_for_variable(env, command[0])
+    if not command or command[0] not in supervise.AGENTS:
+        given = f" {command[0]!r}" if command else ""
+        raise UsageProblem(f"unknown agent{given}: wrap knows {', '.join(AGENT_NAMES)}; for another program use "
+                           "--env VAR -- COMMAND")
+    agent = supervise.AGENTS[command[0]]
+    return [agent.command, *command[1:]], agent
+
+
+def _new_log() -> Path:
+    import tempfile
+    handle, path = tempfile.mkstemp(prefix="ctxfit-wrap-", suffix=".log")
+    os.close(handle)
+    return Path(path)
+
+
+def _say(line: str) -> None:
+    sys.stderr.write(f"ctxfit wrap: {line}\n")
+    sys.stderr.flush()

@@ -1,0 +1,57 @@
+"""What each Responses API item is: a message, a call the client answers, its output, or
+another item of the model (reasoning, a server tool's record). Shared by the reader
+(`formats/responses.py`) and the validator (`validate_responses.py`); imports nothing.
+"""
+
+from __future__ import annotations
+
+#: Items a client answers with an output item of its own, paired by `call_id`.
+CALL_TYPES = frozenset({"function_call", "custom_tool_call", "local_shell_call", "shell_call",
+                        "apply_patch_call", "computer_call"})
+#: The items that answer them.
+OUTPUT_TYPES = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output",
+                          "shell_call_output", "apply_patch_call_output", "computer_call_output"})
+#: Message roles that come from the person or the developer, not from the model.
+INPUT_ROLES = frozenset({"user", "system", "developer"})
+ROLES = INPUT_ROLES | {"assistant"}
+#: Tool types that carry their own `name` (the others, such as `web_search`, are built in).
+NAMED_TOOLS = ("function", "custom")
+
+
+def item_kind(item: dict) -> str:
+    """An item's type; the short message form `{"role", "content"}` is a `message`."""
+    kind = item.get("type")
+    return kind if isinstance(kind, str) else "message" if "role" in item else ""
+
+
+def is_call(item: dict) -> bool:
+    """Whether the client answers this item with an output item."""
+    kind = item_kind(item)
+    return kind in CALL_TYPES or (kind == "tool_search_call" and _client_search(item))
+
+
+def is_output(item: dict) -> bool:
+    """Whether this item answers a call."""
+    kind = item_kind(item)
+    return kind in OUTPUT_TYPES or (kind == "tool_search_output" and _client_search(item))
+
+
+def _client_search(item: dict) -> bool:
+    return item.get("execution") != "server" and isinstance(item.get("call_id"), str)
+
+
+def is_model_item(item: dict) -> bool:
+    """Whether the model produced this item (an assistant message, reasoning, a call, a server
+    tool's record): the items of one reply stay together, and a reasoning item with them."""
+    kind = item_kind(item)
+    if kind == "message":
+        return item.get("role") == "assistant"
+    return not is_output(item) and kind not in ("", "item_reference", "mcp_approval_response")
+
+
+def call_id_of(item: dict) -> object:
+    """The call an output answers. The API's `local_shell_call_output` names it `id`."""
+    call_id = item.get("call_id")
+    if call_id is None and item_kind(item) == "local_shell_call_output":
+        return item.get("id")
+    return call_id

@@ -1,0 +1,97 @@
+"""Each request's budget and window, from the model it names (issue #22: the model decides).
+
+The window is the model's (the CLI's table, `counters/models.py`) unless `--window` says
+otherwise. What the request may take of it is the window less the room it asks for its reply
+(`max_tokens`, `max_completion_tokens`, `max_output_tokens`): the provider refuses a prompt
+that leaves less. The budget is that by default, or what `--budget` asks — tokens (`150000`)
+or a share of the window (`80%`) — never more. A model the table does not know keeps the old
+defaults: a 400,000-token budget in a 1,000,000-token window.
+
+>>> limits = LimitRule().for_request({"model": "claude-sonnet-4-5", "max_tokens": 32000})
+>>> limits.budget, limits.window, limits.about
+(168000, 168000, 'claude-sonnet-4-5, window 200,000 (Claude window (2026-02 table)) less 32,000 for the reply')
+>>> LimitRule(share=0.8).for_request({"model": "gpt-5-codex"}).budget
+320000
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core.options import DEFAULT_WINDOW
+from ..counters.models import window_for
+from .fitting import Limits
+
+#: The budget for a model the table does not know (the proxy's default before models decided).
+UNKNOWN_MODEL_BUDGET = 400_000
+#: Where each API asks for the room of its reply, in the order looked at.
+REPLY_FIELDS = ("max_output_tokens", "max_completion_tokens", "max_tokens")
+
+
+def parse_budget(text: str) -> tuple[int | None, float | None]:
+    """`--budget` as (tokens, None) or (None, share of the window).
+
+    >>> parse_budget("150000"), parse_budget("80%"), parse_budget("150_000")
+    ((150000, None), (None, 0.8), (150000, None))
+    """
+    text = text.strip()
+    try:
+        if text.endswith("%"):
+            share = float(text[:-1]) / 100
+            if 0 < share <= 1:
+                return None, share
+        else:
+            tokens = int(text)
+            if tokens > 0:
+                return tokens, None
+    except ValueError:
+        pass
+    raise ValueError(f"--budget takes tokens (150000) or a share of the model's window (80%), not {text!r}")
+
+
+@dataclass(frozen=True)
+class LimitRule:
+    """What the user asked for (`--budget`, `--window`), applied to each request's model."""
+
+    budget: int | None = None
+    share: float | None = None
+    window: int | None = None
+
+    def for_request(self, request: dict, _dialect: str = "") -> Limits:
+        model = request.get("model")
+        model = model if isinstance(model, str) else ""
+        window, source = (self.window, "--window") if self.window else window_for([model])
+        known = window is not None
+        window = window or DEFAULT_WINDOW
+        room = _reply_room(request)
+        hard = window - room if 0 < room < window else window
+        if self.budget is not None:
+            budget = self.budget
+        elif self.share is not None:
+            budget = int(window * self.share)
+        else:
+            budget = hard if known else UNKNOWN_MODEL_BUDGET
+        about = f"{model or 'no model named'}, window {window:,} ({source if known else 'default'})"
+        if hard < window:
+            about += f" less {room:,} for the reply"
+        return Limits(min(budget, hard), hard, model, about)
+
+    def describe(self) -> str:
+        """The rule, for the proxy's start line."""
+        window = f"window {self.window:,} (--window)" if self.window else "each request's window from its model"
+        if self.budget is not None:
+            budget = f"budget {self.budget:,} tokens"
+        elif self.share is not None:
+            budget = f"budget {self.share:.0%} of the window"
+        else:
+            budget = (f"budget the window less the reply's max tokens ({UNKNOWN_MODEL_BUDGET:,} for a model "
+                      "not in ctxfit's table)")
+        return f"{window}, {budget}"
+
+
+def _reply_room(request: dict) -> int:
+    for name in REPLY_FIELDS:
+        value = request.get(name)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return 0

@@ -1,0 +1,73 @@
+"""The proxy's side of the OpenAI Responses API (`POST /v1/responses`, what Codex CLI sends).
+
+Fitted like Chat Completions (`fitting.py`): the body is read incrementally, its `input` items
+fitted with the library's `Session` (`instructions` and `tools` as the fixed part), and written
+back as the agent's own bytes with only the changed items serialized. A request that holds its
+history on the provider's side (`previous_response_id`, `conversation`) sends only the newest
+items: there is nothing here to fit, so it is forwarded as it came and its log line says why.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import orjson
+
+from ..errors import CannotFit
+from .body import BodyError, Layout, Readers
+from .conversations import Conversation
+from .errors import context_too_long
+from .fitting import Limits, Outcome
+
+DIALECT = "responses"
+KEY = "input"  # the array of the conversation in the body
+#: Fields that make the provider prepend a history it stores: what is sent is not all there is.
+SERVER_HISTORY = ("previous_response_id", "conversation")
+
+
+def readers(capacity: int, memory: int | None = None) -> Readers:
+    return Readers(capacity, memory, key=KEY)
+
+
+def parse(readers: Readers, body: bytes) -> tuple[dict, Layout]:
+    """The request as JSON and where its items are in `body` (raises `BodyError` saying why it
+    cannot be fitted: the proxy then forwards it as it came)."""
+    try:
+        request, layout = readers.read(body)
+    except BodyError as error:
+        if b'"input"' not in body:
+            raise BodyError("no input items to fit") from None
+        raise error
+    held = next((field for field in SERVER_HISTORY if request.get(field)), None)
+    if held is not None:
+        raise BodyError(f'"{held}" given: the provider holds the history, so only the newest items are sent '
+                        "and none can be fitted")
+    if not request[KEY]:
+        raise BodyError('"input" is empty')
+    return request, layout
+
+
+def conversation_key(_dialect: str, request: dict) -> str:
+    """The conversation a request belongs to: its instructions and first item."""
+    items = request.get(KEY) or []
+    first = next((i for i in items if not (isinstance(i, dict) and i.get("role") in ("system", "developer"))), None)
+    digest = hashlib.blake2b(orjson.dumps([DIALECT, request.get("instructions"), first]), digest_size=6)
+    return digest.hexdigest()
+
+
+def fit_body(body: bytes, request: dict, layout: Layout, _dialect: str, conversation: Conversation,
+             limits: Limits) -> Outcome:
+    """Fit a parsed Responses request of `conversation` (the caller holds its lock)."""
+    try:
+        session = conversation.session_for(limits.budget, limits.window, DIALECT, request.get("instructions"),
+                                           request.get("tools"))
+        items = session.fit(request[KEY])
+    except CannotFit as error:
+        return Outcome(body, conversation, session.plan, error=context_too_long(DIALECT, str(error)))
+    except Exception:
+        conversation.session = None  # in an unknown state now: rebuilt from the next request
+        raise  # the proxy forwards the body unchanged (fail open, in one place: `Proxy._fit`)
+    plan = session.plan
+    if not plan.dropped and not plan.cleared:
+        return Outcome(body, conversation, plan)
+    return Outcome(layout.write(items), conversation, plan)

@@ -1,0 +1,155 @@
+"""`ctxfit wrap`: the agent runs behind its own proxy and nothing is left when it ends, however
+it ends. Real processes: wrap, its proxy, a stand-in agent using the real SDKs with the agent's
+own variables (`stand_in_agent.py`, installed as `claude` / `codex` on PATH), the fake provider."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ctxfit_cli import count, validate_request
+from servers import ROOT, fake_provider, recorded
+
+STAND_IN = ROOT / "tests" / "stand_in_agent.py"
+KEYS = {"ANTHROPIC_API_KEY": "sk-ant-test-wrap", "OPENAI_API_KEY": "sk-test-wrap"}
+
+
+def until(condition, seconds: float = 20) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def alive(pid: int) -> bool:
+    """Running, not a zombie waiting to be reaped."""
+    try:
+        status = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return status.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def proxies_for(upstream: str) -> list[int]:
+    """The `ctxfit proxy` processes forwarding to `upstream` (each test has its own provider)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"proxy" in argv and upstream.encode() in argv and alive(int(entry.name)):
+                found.append(int(entry.name))
+    return found
+
+
+@pytest.fixture
+def world(tmp_path):
+    """The fake provider, and `claude` / `codex` commands on PATH that are the stand-in."""
+    record = tmp_path / "upstream.jsonl"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, api in (("claude", "anthropic"), ("codex", "responses")):
+        script = bin_dir / name
+        script.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{STAND_IN}" {api} "$@"\n')
+        script.chmod(0o755)
+    with fake_provider(record, steps=1000) as provider:
+        env = {**os.environ, **KEYS, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+        for variable in ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "GOOGLE_GEMINI_BASE_URL"):
+            env.pop(variable, None)
+        yield provider.url, record, env, tmp_path
+
+
+def wrap(env: dict, *args: str, **options) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "ctxfit_cli", "wrap", *args], env=env, cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **options)
+
+
+@pytest.mark.parametrize("agent, path, dialect", [("claude", "/v1/messages", "anthropic"),
+                                                  ("codex", "/v1/responses", "responses")])
+def test_the_agent_runs_fitted_and_its_exit_code_is_returned(world, agent, path, dialect):
+    upstream, record, env, tmp = world
+    log = tmp / "proxy.log"
+    process = wrap(env, agent, "--upstream", upstream, "--budget", "20000", "--log", str(log),
+                   "--", "--steps", "8", "--exit", "7")
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 7, err.decode()
+    assert b"stand-in: " in out  # the agent's own output, on the terminal as it is
+    base = out.decode().split("base URL ")[1].strip()
+    assert base.startswith("http://127.0.0.1:") and base != upstream  # pointed at the proxy
+    records = recorded(record)
+    assert [r["path"] for r in records] == [path] * 8
+    for r in records:
+        body = r["body"]
+        assert validate_request(body, dialect) == []
+        conversation = body["messages"] if dialect == "anthropic" else body["input"]
+        assert count(conversation, tools=body.get("tools"), system=body.get("instructions"), dialect=dialect) <= 20_000
+    text = err.decode()
+    assert f"log: {log}" in text
+    summary = text.strip().splitlines()[-1]
+    assert "8 requests" in summary and "fitted" in summary and "tokens kept out" in summary and "cache reads" in summary
+    assert log.read_text().count(f"POST {path} 200") == 8
+    assert "Traceback" not in log.read_text()
+    assert until(lambda: not proxies_for(upstream))
+
+
+def test_any_command_with_env_and_the_upstream_it_pointed_at(world):
+    upstream, record, env, tmp = world
+    env = {**env, "ANTHROPIC_BASE_URL": upstream}  # where the program pointed: the proxy's upstream
+    process = wrap(env, "--env", "ANTHROPIC_BASE_URL", "--", sys.executable, str(STAND_IN), "anthropic", "--steps", "2")
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err.decode()
+    assert len(recorded(record)) == 2
+    assert "2 requests" in err.decode().strip().splitlines()[-1]
+
+
+def test_unknown_agent_and_missing_command_are_usage_errors(world):
+    _, _, env, _ = world
+    for args in (["aider"], ["--env", "ANTHROPIC_BASE_URL"], ["--env", "MY_URL", "--", "true"]):
+        process = wrap(env, *args)
+        _, err = process.communicate(timeout=60)
+        assert process.returncode == 2, (args, err)
+        assert b"ctxfit: error:" in err
+
+
+def started(world, *extra: str) -> tuple[subprocess.Popen, int, int, str]:
+    """wrap running a stand-in that waits: (wrap, agent pid, proxy pid, upstream)."""
+    upstream, _, env, tmp = world
+    pid_file = tmp / "agent.pid"
+    process = wrap(env, "claude", "--upstream", upstream, "--", "--steps", "1", "--wait", str(pid_file),
+                   start_new_session=True)  # its own process group, as a terminal gives it
+    assert until(lambda: pid_file.exists() and pid_file.read_text())
+    agent = int(pid_file.read_text())
+    assert until(lambda: len(proxies_for(upstream)) == 1)
+    return process, agent, proxies_for(upstream)[0], upstream
+
+
+@pytest.mark.parametrize("how, code", [
+    ("SIGTERM to wrap", 128 + signal.SIGTERM),  # passed on to the agent, which dies of it
+    ("SIGKILL to wrap", -signal.SIGKILL),  # the kernel takes the agent and the proxy down with it
+    ("SIGKILL to the agent", 128 + signal.SIGKILL),
+    ("SIGTERM to the agent", 128 + signal.SIGTERM),
+    ("Ctrl-C", 0),  # SIGINT to the foreground group: the agent decides (this one exits 0), wrap goes on
+])
+def test_no_process_is_left_however_it_ends(world, how, code):
+    process, agent, proxy, upstream = started(world)
+    target = process.pid if "wrap" in how else agent
+    if how == "Ctrl-C":
+        os.killpg(process.pid, signal.SIGINT)
+    else:
+        os.kill(target, signal.SIGKILL if "SIGKILL" in how else signal.SIGTERM)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == code, err.decode()
+    assert until(lambda: not alive(agent) and not alive(proxy)), how
+    assert not proxies_for(upstream)
+    if "to wrap" not in how or "SIGTERM" in how:
+        assert "requests" in err.decode().strip().splitlines()[-1]  # the summary, at the end
