@@ -495,7 +495,7 @@ def fit(
     fields = _parse_fields(set_fields or [])
     from . import many
     if output or report:  # before anything is read, then again with the files found in folders
-        check_outputs({"--output": output, "--report": report}, [p for p in paths or [] if p != "-"])
+        check_outputs({"--output": output, "--report": report}, paths or ["-"])
     conversations, problems, sources = _fit_all(paths, format, options, tell_agent, auto, strict_inputs)
     check_outputs({"--output": output, "--report": report}, sources)
     outputs, reports = [], []
@@ -664,7 +664,7 @@ def replay_command(
     prices = Prices(cache_write=price_write, cache_read=price_read)
     found = many.inputs(paths, defaults=True)
     if html:
-        check_outputs({"--html": html}, [f for f in found.files if f != "-"])
+        check_outputs({"--html": html}, found.files)
     job = Job("replay", format, budget, window, auto.fixed_tokens, tokenizer, profile, lowwater=lowwater,
               policies=tuple(names), prices=prices, min_cacheable=min_cacheable, describe=found.many,
               line_limit_mb=max_line_mb)
