@@ -53,9 +53,13 @@ def expand(paths: list[str]) -> list[str]:
 
 
 def _walk(folder: str) -> list[str]:
+    """The logs under `folder`: regular files only (a symlink to one included). A FIFO or a
+    device named like a log (`live.jsonl`) is no log to survey: opening it would wait for a
+    writer forever. Named directly, it is read as a stream."""
     found = []
     for root, dirs, names in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        found.extend(os.path.join(root, n) for n in sorted(names)
-                     if n.endswith(LOG_SUFFIXES) and not n.startswith("."))
+        found.extend(path for path in (os.path.join(root, n) for n in sorted(names)
+                                       if n.endswith(LOG_SUFFIXES) and not n.startswith("."))
+                     if os.path.isfile(path))
     return found
