@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
+from contextlib import closing
 from dataclasses import dataclass
 
 import typer
@@ -76,8 +77,10 @@ def run(found: Inputs, job: Job, *, jobs: int | None, strict: bool, quiet: bool,
     or the first bad file's under --strict. `engine`: "local" (`--jobs` processes) or "ray"
     (the same per-file function on a Ray cluster at `address`)."""
     results = []
-    with FileProgress(len(found.files), enabled=not quiet) as progress:
-        for result in _results(found.files, job, jobs, engine, address):
+    # closing: a bad file under --strict or Ctrl-C stops the workers now, not when collected.
+    with FileProgress(len(found.files), enabled=not quiet) as progress, \
+            closing(_results(found.files, job, jobs, engine, address)) as each:
+        for result in each:
             if result.fatal is not None:
                 raise _Failed(*result.fatal)
             if result.error is not None and (strict or not found.many):

@@ -15,8 +15,12 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 import stat
 import sys
+import threading
+from contextlib import contextmanager
+from typing import Iterator
 
 from ..errors import OutputFailed, UsageProblem
 
@@ -102,9 +106,7 @@ def atomic_write(path: str, data: bytes) -> None:
 def _write_through(path: str, target: str, data: bytes) -> None:
     try:
         with open(target, "wb", buffering=0) as file:
-            view = memoryview(data)
-            while view:
-                view = view[file.write(view):]
+            _write_all(file, data)
     except OSError as error:
         raise _failed(path, error, atomic=False) from None
 
@@ -162,12 +164,46 @@ def write_stdout(data: bytes) -> None:
     if sys.stdout is None:
         raise OutputFailed("cannot write to standard output: it is closed")
     try:
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
+        with _whole_on_interrupt():
+            _write_all(sys.stdout.buffer, data)
+            sys.stdout.buffer.flush()
     except BrokenPipeError:
         raise
     except OSError as error:
         raise _failed("standard output", error, atomic=False) from None
+
+
+def _write_all(stream, data: bytes) -> None:
+    """All of `data`: an unbuffered stream (`python -u`, PYTHONUNBUFFERED) writes what one
+    system call took, which a signal can cut short."""
+    view = memoryview(data)
+    while view:
+        view = view[stream.write(view) or 0:]  # (None: a non-blocking stream took nothing yet)
+
+
+@contextmanager
+def _whole_on_interrupt() -> Iterator[None]:
+    """A Ctrl-C during the write is held until the write ends, so stdout carries whole documents
+    or nothing (a script reading `--json` never gets half of one). A second Ctrl-C gives the
+    write up (a reader that never reads would otherwise hold ctxfit forever)."""
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, None)):
+        yield  # signals reach only the main thread; an ignored Ctrl-C stays ignored
+        return
+    held: list[int] = []
+
+    def hold(number: int, frame: object) -> None:
+        if held:
+            raise KeyboardInterrupt
+        held.append(number)
+
+    previous = signal.signal(signal.SIGINT, hold)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if held:
+        raise KeyboardInterrupt
 
 
 class StdoutText:
