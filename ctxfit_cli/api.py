@@ -46,8 +46,10 @@ def fit(messages: Sequence[Any], budget: int, *, system: Any = None, tools: Any 
     included). `system` and `tools` are what the request also carries (Anthropic's `system`
     parameter, the tool definitions): they are always sent, so they are counted. `dialect`
     ("anthropic" or "openai") is detected when not given. `window` is the model's hard limit;
-    other options are `FitOptions`' (`batch_size`, `lowwater`, `counter`, ...). Raises
-    `CannotFit` when even the smallest request is over the window.
+    other options are `FitOptions`' (`batch_size`, `lowwater`, `counter`: a `Counter` or a
+    profile's name, ...). Raises `CannotFit` when even the smallest request is over the window,
+    `BadInput` for data no JSON reader takes (a lone surrogate, an integer past 64 bits, nesting
+    past 254 levels), `TypeError` for a budget or window that is no whole number of tokens.
 
     >>> history = [{"role": "user", "content": "Read the log."},
     ...     {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "read", "input": {}}]},
@@ -80,6 +82,8 @@ class Session:
                  dialect: Dialect | None = None, window: int | None = None, **options: Any) -> None:
         if window is not None:
             options["window"] = window
+        if "counter" in options:  # a profile's name, as `count` takes it
+            options["counter"] = _counter(options["counter"])
         self.options = FitOptions(budget=budget, **options)
         self._fixed = _Fixed(system, tools)
         told = dialect or self._fixed.dialect
@@ -131,7 +135,7 @@ class Session:
 
     def _read(self, items: Iterable[Any]) -> None:
         for item in items:
-            request = as_request_dict(item)
+            request = as_request_dict(item, f"messages[{len(self._items)}]")
             if request.dialect is not None and not self._dialect_known:
                 self._dialect_known = True
                 if request.dialect != self.dialect:  # what was read so far is read again
@@ -221,8 +225,8 @@ class _Fixed:
     """The system prompt and tool definitions given to a session, as JSON and as messages."""
 
     def __init__(self, system: Any, tools: Any) -> None:
-        self.system = None if system is None else plain_json(system)
-        self.tools = None if tools is None else plain_json(tools)
+        self.system = None if system is None else plain_json(system, "system")
+        self.tools = None if tools is None else plain_json(tools, "tools")
         self.dialect = _dialect_of_tools(self.tools)
         self._problems: dict[str, tuple[list[str], int]] = {}
 
@@ -278,7 +282,7 @@ def count(messages_or_text: Any, *, counter: Counter | str = SEED, system: Any =
     if isinstance(messages_or_text, str):
         return counter.tokens(counter.measure(messages_or_text))
     fixed = _Fixed(system, tools)
-    requests = [as_request_dict(item) for item in messages_or_text]
+    requests = [as_request_dict(item, f"messages[{i}]") for i, item in enumerate(messages_or_text)]
     dialect = (dialect or next((r.dialect for r in requests if r.dialect), None)
                or fixed.dialect or FALLBACK_DIALECT)
     messages = [_parse(r, i, dialect) for i, r in enumerate(requests)]
