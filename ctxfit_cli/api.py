@@ -14,6 +14,7 @@ True
 from __future__ import annotations
 
 import operator
+import threading
 from dataclasses import replace
 from typing import Any, Iterable, Sequence
 
@@ -72,6 +73,10 @@ class Session:
     DESIGN §4 hold across steps: the cleared results only grow and the kept start only moves
     forward. A message is not expected to change in place once fitted: replace it to edit it.
 
+    A session may be shared between threads: its calls run one at a time (a lock), each on the
+    history it was given. `plan` is then the last call's, whichever thread made it; histories
+    that differ make each call start its walk over, so give each conversation its own session.
+
     >>> session = Session(budget=400_000, system="You are a careful agent.")
     >>> history = [{"role": "user", "content": "Read the files."}]
     >>> session.fit(history) == history, session.plan.stage
@@ -95,11 +100,16 @@ class Session:
         self._requests: list[RequestDict] = []  # ... as request JSON
         self._messages: list[Message] = []  # ... read into the transcript model
         self._walk: _Walk | None = None
+        self._lock = threading.Lock()
 
     def fit(self, history: Sequence[Any]) -> list:
         """The messages to send now for `history` (the loop's whole history, grown since the
         last call or edited): the same kinds of objects, the unchanged ones the very same."""
         history = history if isinstance(history, list) else list(history)
+        with self._lock:  # the state below is one history's: one call at a time
+            return self._fit(history)
+
+    def _fit(self, history: list) -> list:
         seen = self._seen(history)
         if seen < len(self._items):
             self._forget(seen)

@@ -1,7 +1,11 @@
-"""Issue #20's library reproductions (R18): data problems reach callers as `BadInput`, option
-slips as clear `TypeError`s, never as a stray TypeError or AttributeError from deep inside."""
+"""Issue #20's library reproductions (R10, R18): a Session shared by threads answers each
+thread for its own history, and data problems reach callers as `BadInput`, option slips as
+clear `TypeError`s, never as a stray TypeError or AttributeError from deep inside."""
 
 from __future__ import annotations
+
+import sys
+import threading
 
 import pytest
 
@@ -17,6 +21,41 @@ def _history(name: str, rounds: int) -> list[dict]:
         history.append({"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": f"{name}-{i}", "content": f"{name} result {i} " * 200}]})
     return history
+
+
+def test_one_session_shared_by_threads_answers_each_for_its_own_history():
+    session = Session(budget=4_000, system="You are a careful agent.")
+    names = [f"agent{k}" for k in range(4)]
+    histories = {name: _history(name, 12) for name in names}
+    expected = {name: [fit(h[:n], budget=4_000, system="You are a careful agent.")
+                       for n in range(1, len(h) + 1, 2)] for name, h in histories.items()}
+    problems: list[str] = []
+    start = threading.Barrier(len(names))
+
+    def loop(name: str) -> None:
+        start.wait()
+        history = histories[name]
+        try:
+            for step, n in enumerate(range(1, len(history) + 1, 2)):
+                sent = session.fit(history[:n])
+                if sent != expected[name][step]:
+                    problems.append(f"{name} step {step}: got another history's messages")
+        except Exception as error:  # IndexError, a false BadInput: what the issue saw
+            problems.append(f"{name}: {type(error).__name__}: {error}")
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible: races show at once
+    try:
+        for _ in range(3):
+            threads = [threading.Thread(target=loop, args=(name,)) for name in names]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(120)
+            assert not any(t.is_alive() for t in threads)
+    finally:
+        sys.setswitchinterval(interval)
+    assert problems == []
 
 
 DEEP: dict = {}
