@@ -87,3 +87,27 @@ def test_a_regular_file_behind_dev_stdout_gets_the_whole_payload(tmp_path, trans
     assert result.returncode == 0, result.stderr
     assert orjson.loads(out.read_bytes())["messages"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json", "t.jsonl"]
+
+
+def test_many_empty_files_give_a_few_notes_and_a_count(tmp_path):
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    shutil.copy(OPENAI, folder / "a.jsonl")
+    for i in range(400):
+        (folder / f"empty{i:04}.jsonl").write_bytes(b"")
+    result = run_cli("estimate", "--json", str(folder))
+    assert result.returncode == 0, result.stderr
+    notes = result.stderr.decode().splitlines()
+    assert len(notes) == 4, notes
+    assert notes[-1] == ("ctxfit: note: ... and 397 more files skipped for the same reason (no conversation in "
+                         "it (is empty: no JSON records found))")
+    assert len(orjson.loads(result.stdout)["skipped"]) == 400  # --json still lists every one
+
+
+def test_a_file_name_with_a_newline_stays_on_one_line(tmp_path):
+    path = tmp_path / "two\nlines.jsonl"
+    shutil.copy(OPENAI, path)
+    result = run_cli("fit", str(path), "--budget", "20000")
+    assert result.returncode == 0, result.stderr
+    summary = result.stderr.decode().splitlines()
+    assert len(summary) == 1 and summary[0].startswith(f"{tmp_path}/two\\nlines.jsonl: stage 1"), summary
