@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 import operator
+import threading
 from dataclasses import replace
 from typing import Any, Iterable, Sequence
 
@@ -50,9 +51,11 @@ def fit(messages: Sequence[Any], budget: int, *, system: Any = None, tools: Any 
     `tools` are what the request also carries (Anthropic's `system` parameter, Gemini's
     `system_instruction` or the Responses `instructions`, the tool definitions): they are always
     sent, so they are counted. `dialect` ("anthropic", "openai", "gemini" or "responses") is
-    detected when not given. `window` is the model's hard limit;
-    other options are `FitOptions`' (`batch_size`, `lowwater`, `counter`, ...). Raises
-    `CannotFit` when even the smallest request is over the window.
+    detected when not given. `window` is the model's hard limit; other options are
+    `FitOptions`' (`batch_size`, `lowwater`, `counter`: a `Counter` or a profile's name, ...).
+    Raises `CannotFit` when even the smallest request is over the window, `BadInput` for data no
+    JSON reader takes (a lone surrogate, an integer past 64 bits, nesting past 254 levels),
+    `TypeError` for a budget or window that is no whole number of tokens.
 
     >>> history = [{"role": "user", "content": "Read the log."},
     ...     {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "read", "input": {}}]},
@@ -75,6 +78,10 @@ class Session:
     DESIGN §4 hold across steps: the cleared results only grow and the kept start only moves
     forward. A message is not expected to change in place once fitted: replace it to edit it.
 
+    A session may be shared between threads: its calls run one at a time (a lock), each on the
+    history it was given. `plan` is then the last call's, whichever thread made it; histories
+    that differ make each call start its walk over, so give each conversation its own session.
+
     >>> session = Session(budget=400_000, system="You are a careful agent.")
     >>> history = [{"role": "user", "content": "Read the files."}]
     >>> session.fit(history) == history, session.plan.stage
@@ -85,6 +92,8 @@ class Session:
                  dialect: Dialect | None = None, window: int | None = None, **options: Any) -> None:
         if window is not None:
             options["window"] = window
+        if "counter" in options:  # a profile's name, as `count` takes it
+            options["counter"] = _counter(options["counter"])
         self.options = FitOptions(budget=budget, **options)
         self._fixed = _Fixed(system, tools)
         told = dialect or self._fixed.dialect
@@ -103,11 +112,16 @@ class Session:
         #: What the last `fit` repaired so that the provider accepts the request, as the CLI
         #: reports it (DESIGN §13): blank text dropped, turns combined, an open call answered, ...
         self.repairs: list[str] = []
+        self._lock = threading.Lock()
 
     def fit(self, history: Sequence[Any]) -> list:
         """The messages to send now for `history` (the loop's whole history, grown since the
         last call or edited): the same kinds of objects, the unchanged ones the very same."""
         history = history if isinstance(history, list) else list(history)
+        with self._lock:  # the state below is one history's: one call at a time
+            return self._fit(history)
+
+    def _fit(self, history: list) -> list:
         seen = self._seen(history)
         if seen < len(self._items):
             seen = self._forget(seen)
@@ -155,7 +169,7 @@ class Session:
 
     def _read(self, items: Iterable[Any]) -> None:
         for item in items:
-            request = as_request_dict(item)
+            request = as_request_dict(item, f"messages[{len(self._items)}]")
             self._items.append(item)
             self._requests.append(request)
             if request.dialect is not None and self._learns(request.dialect):
@@ -307,8 +321,8 @@ class _Fixed:
     """The system prompt and tool definitions given to a session, as JSON and as messages."""
 
     def __init__(self, system: Any, tools: Any) -> None:
-        self.system = None if system is None else plain_json(system)
-        self.tools = None if tools is None else plain_json(tools)
+        self.system = None if system is None else plain_json(system, "system")
+        self.tools = None if tools is None else plain_json(tools, "tools")
         self.dialect = _dialect_of_tools(self.tools)
         self._problems: dict[str, tuple[list[str], int]] = {}
 
@@ -374,7 +388,7 @@ def count(messages_or_text: Any, *, counter: Counter | str = SEED, system: Any =
     if isinstance(messages_or_text, str):
         return counter.tokens(counter.measure(messages_or_text))
     fixed = _Fixed(system, tools)
-    requests = [as_request_dict(item) for item in messages_or_text]
+    requests = [as_request_dict(item, f"messages[{i}]") for i, item in enumerate(messages_or_text)]
     dialect = (dialect or next((r.dialect for r in requests if r.dialect), None)
                or fixed.dialect or FALLBACK_DIALECT)
     messages, _ = _messages_of(requests, dialect)

@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from .core.model import Dialect
+from .errors import BadInput
 from .formats import gemini as gemini_format
 from .formats import openai as openai_format
 from .formats import responses as responses_format
@@ -33,24 +34,26 @@ class RequestDict(NamedTuple):
     dialect: Dialect | None
 
 
-def as_request_dict(item: Any) -> RequestDict:
-    """The request JSON of one history item.
+def as_request_dict(item: Any, where: str = "message") -> RequestDict:
+    """The request JSON of one history item. Raises `BadInput` (naming `where`, e.g.
+    `messages[3]`) for what cannot be JSON a provider reads: a lone surrogate, an integer past
+    64 bits, nesting past 254 levels, an object JSON has no form for.
 
     >>> as_request_dict({"role": "user", "content": "hi"}).raw
     b'{"role":"user","content":"hi"}'
     """
     if isinstance(item, dict):
         dumped = _Dumped()
-        raw = _right_sized(orjson.dumps(item, default=dumped))
+        raw = json_bytes(item, where, default=dumped)
         value = orjson.loads(raw) if dumped.used else item
         return RequestDict(value, raw, dumped.dialect or _sniff(value))
     if _is_langchain(item):
         value = _langchain_dict(item)
-        return RequestDict(value, orjson.dumps(value), "openai")
+        return RequestDict(value, json_bytes(value, where), "openai")
     if hasattr(item, "model_dump"):
         dialect = _sdk_dialect(item)
         value = item.model_dump(exclude_none=True, mode="json", by_alias=dialect == "gemini")
-        return RequestDict(value, orjson.dumps(value), dialect or _sniff(value))
+        return RequestDict(value, json_bytes(value, where), dialect or _sniff(value))
     raise TypeError(f"a message must be a dict, an SDK message object or a LangChain message, "
                     f"not {type(item).__name__}")
 
@@ -78,8 +81,9 @@ def copy_with(item: Any, value: dict) -> Any:
         return value
 
 
-def plain_json(value: Any) -> Any:
-    """A value that may hold SDK objects (system blocks, tool definitions) as plain JSON.
+def plain_json(value: Any, where: str = "value") -> Any:
+    """A value that may hold SDK objects (system blocks, tool definitions) as plain JSON;
+    `BadInput` naming `where` (`system`, `tools[2]`) for what cannot be JSON (`json_bytes`).
 
     >>> plain_json([{"name": "read", "input_schema": {}}])
     [{'name': 'read', 'input_schema': {}}]
@@ -88,8 +92,28 @@ def plain_json(value: Any) -> Any:
         from langchain_core.utils.function_calling import convert_to_openai_tool
         return convert_to_openai_tool(value)
     if isinstance(value, list):
-        return [plain_json(v) for v in value]
-    return orjson.loads(orjson.dumps(value, default=_Dumped()))
+        return [plain_json(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    return orjson.loads(json_bytes(value, where, default=_Dumped()))
+
+
+def json_bytes(value: Any, where: str, default: Any = None) -> bytes:
+    """`value` as JSON bytes, or `BadInput` saying what in it no JSON reader takes and how to
+    fix it: data problems are the caller's input, not a `TypeError` of the library's."""
+    try:
+        return _right_sized(orjson.dumps(value, default=default))
+    except orjson.JSONEncodeError as error:
+        raise BadInput(where, None, _unencodable(str(error))) from None
+
+
+def _unencodable(reason: str) -> str:
+    if "surrogates" in reason:
+        return ("holds a lone UTF-16 surrogate (e.g. '\\ud83d' without its pair), which is not Unicode text "
+                "and no provider accepts; repair the text, e.g. text.encode('utf-8', 'replace').decode()")
+    if "64-bit" in reason:
+        return "holds an integer beyond 64 bits, which JSON readers refuse or round; send it as a string"
+    if "Recursion" in reason:
+        return "is nested more than 254 levels deep, more than ctxfit's JSON writer takes; flatten it"
+    return f"cannot be written as JSON ({reason}); give plain JSON values"
 
 
 class _Dumped:

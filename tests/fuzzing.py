@@ -17,6 +17,7 @@ budget gives the same bytes.
 from __future__ import annotations
 
 import random
+import zlib
 from pathlib import Path
 
 import orjson
@@ -151,13 +152,42 @@ def _round(dialect: str, calls: list[str], results: list[str], rng: random.Rando
 
 
 def case_input(rng: random.Random) -> bytes:
-    """One fuzz input: a structured transcript, a mutated sample slice, or a mutated transcript."""
+    """One fuzz input: a structured transcript, a mutated sample slice, or a mutated transcript;
+    some get content blocks of the other API mixed in (`mixed_dialects`)."""
     roll = rng.random()
     if roll < 0.4:
-        return transcript(rng)
+        return mixed_dialects(transcript(rng))
     if roll < 0.8:
         return mutate(sample_slice(rng), rng)
     return mutate(transcript(rng), rng)
+
+
+#: Content blocks of one API that the other refuses (issue #20 R12: 59 of 40,000 cases).
+FOREIGN_BLOCKS = [
+    {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}},
+    {"type": "tool_result", "tool_use_id": "call_1", "content": "a result in Anthropic's shape"},
+    {"type": "tool_use", "id": "toolu_x", "name": "read", "input": {}},
+    {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}},
+    {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "doc"}},
+]
+
+
+def mixed_dialects(data: bytes) -> bytes:
+    """One in eight structured transcripts gets another API's content blocks in a few messages.
+    Decided by a generator seeded from the data itself, so the seeds of earlier runs (and the
+    cases they found) still make the very same inputs when they are not mixed."""
+    mixer = random.Random(zlib.crc32(data))
+    if mixer.random() >= 0.125 or data.lstrip().startswith(b"{\n"):
+        return data
+    lines = [orjson.loads(line) for line in data.splitlines() if line.strip()]
+    if not all(isinstance(line, dict) for line in lines):
+        return data
+    messages = lines[0]["messages"] if len(lines) == 1 and "messages" in lines[0] else lines
+    for message in mixer.sample(messages, min(len(messages), mixer.randint(1, 3))):
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else [{"type": "text", "text": content or "x"}]
+        message["content"] = [*blocks, mixer.choice(FOREIGN_BLOCKS)]
+    return b"".join(orjson.dumps(line) + b"\n" for line in lines)
 
 
 # --- the promises -------------------------------------------------------------------------------

@@ -262,7 +262,7 @@ def test_session_reads_only_the_new_messages(monkeypatch):
     session.fit(chat.lines[:-2])
     read = []
     original = ctxfit_cli.api.as_request_dict
-    monkeypatch.setattr(ctxfit_cli.api, "as_request_dict", lambda item: read.append(item) or original(item))
+    monkeypatch.setattr(ctxfit_cli.api, "as_request_dict", lambda item, *where: read.append(item) or original(item, *where))
     session.fit(chat.lines)
     assert read == chat.lines[-2:]
 

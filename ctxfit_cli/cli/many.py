@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
+from contextlib import closing
 from dataclasses import dataclass
 
 import typer
@@ -77,8 +78,10 @@ def run(found: Inputs, job: Job, *, jobs: int | None, strict: bool, quiet: bool,
     or the first bad file's under --strict. `engine`: "local" (`--jobs` processes) or "ray"
     (the same per-file function on a Ray cluster at `address`)."""
     results = []
-    with FileProgress(len(found.files), enabled=not quiet) as progress:
-        for result in _results(found.files, job, jobs, engine, address):
+    # closing: a bad file under --strict or Ctrl-C stops the workers now, not when collected.
+    with FileProgress(len(found.files), enabled=not quiet) as progress, \
+            closing(_results(found.files, job, jobs, engine, address)) as each:
+        for result in each:
             if result.fatal is not None:
                 raise _Failed(*result.fatal)
             if result.error is not None and (strict or not found.many):
@@ -125,13 +128,38 @@ def finish(combined: Combined, *, reported: bool | None = None) -> None:
     if not (combined.skipped or combined.errors):
         return
     err = render.stderr_console()
-    for path, reason in combined.skipped:
-        err.print(render.Text(f"ctxfit: note: {path}: skipped: {reason}"))
+    for line in skipped_notes(combined.skipped):
+        err.print(render.Text(line))
     for _, error in combined.errors:
-        err.print(render.Text(f"ctxfit: warning: {error} (skipped)"))
+        err.print(render.Text(f"ctxfit: warning: {render.one_line(error)} (skipped)"))
     if combined.errors:
         read = combined.files - len(combined.errors)
         err.print(render.Text(f"ctxfit: {len(combined.errors)} of {combined.files} inputs could not be read; "
                               f"{'the report covers the other ' + str(read) if reported else 'nothing to report'}"
                               " (exit code 5: partial; --strict stops at the first)"))
         raise typer.Exit(EXIT_PARTIAL if reported else EXIT_BAD_INPUT)
+
+
+#: Files named per reason before the rest are counted (10,000 empty files: 3 lines and a count).
+NOTES_PER_REASON = 3
+
+
+def skipped_notes(skipped: list[tuple[str, str]]) -> list[str]:
+    """One note per skipped file, but at most `NOTES_PER_REASON` for one reason, then how many
+    more were skipped for it (`--json` lists every one under `skipped`).
+
+    >>> skipped_notes([(f"e{i}.jsonl", "is empty") for i in range(5)])[-1]
+    'ctxfit: note: ... and 2 more files skipped for the same reason (is empty)'
+    """
+    by_reason: dict[str, list[str]] = {}
+    for path, reason in skipped:
+        by_reason.setdefault(reason, []).append(path)
+    lines = []
+    for reason, paths in by_reason.items():
+        lines += [f"ctxfit: note: {render.one_line(path)}: skipped: {render.one_line(reason)}"
+                  for path in paths[:NOTES_PER_REASON]]
+        if len(paths) > NOTES_PER_REASON:
+            more = len(paths) - NOTES_PER_REASON
+            lines.append(f"ctxfit: note: ... and {more:,} more file{'s' if more > 1 else ''} skipped for "
+                         f"the same reason ({render.one_line(reason)})")
+    return lines

@@ -1,47 +1,53 @@
 """Writing the files a command names (`-o`, `--report`): all or nothing, and never over an input.
 
-A regular file (or one still to be made) is written through a temporary file renamed into
-place, so a failure or Ctrl-C leaves the old file or none, never a partial one; an existing
-file keeps its mode, a new one gets the umask's. A symlink is followed to its target, so the
-link stays a link. A special file (`/dev/null`, `/dev/stdout`, a FIFO) cannot be replaced and is
-written through. A directory, or a file that is also an input, is refused before anything is
-read or written.
+A regular file (or one still to be made), wherever it is (`/dev/shm` included), is written
+through a temporary file renamed into place, so a failure or Ctrl-C leaves the old file or none,
+never a partial one; an existing file keeps its mode, a new one gets the umask's. A symlink is
+followed to its target, so the link stays a link. Only a stream — a character device
+(`/dev/null`, a terminal), a FIFO or a socket, as `/dev/stdout` often is — is written in place:
+it cannot be replaced. A directory, a file that is also an input (standard input's file
+included: `fit - -o F < F`), or one file named by two options is refused before anything is
+read or written. (`cat F | ctxfit fit - -o F` cannot be caught: through a pipe, standard input
+is not a file any tool can compare.)
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import signal
 import stat
 import sys
+import threading
+from contextlib import contextmanager
+from typing import Iterator
 
 from ..errors import OutputFailed, UsageProblem
 
 
 def check_outputs(outputs: dict[str, str | None], inputs: list[str]) -> None:
     """Refuse outputs that would destroy an input or cannot be files; `outputs` maps each option
-    (`--output`) to the path it names. Called before any input is read."""
-    seen: dict[tuple[int, int], str] = {}
-    for source in inputs:
-        if source != "-" and (identity := _identity(source)) is not None:
-            seen[identity] = f"the input {source}"
+    (`--output`) to the path it names, `inputs` are the paths read (`-`: standard input, whose
+    file counts when it is one). Called before any input is read."""
+    seen: dict[object, str] = {}
+    for path in inputs:
+        identity = _stdin_identity() if path == "-" else _identity(path)
+        if identity is not None:
+            what = "standard input's file" if path == "-" else f"the input {path}"
+            seen[identity] = f"{what}: writing it would destroy it"
     for option, path in outputs.items():
         if path is None:
             continue
         if os.path.isdir(path):
             raise UsageProblem(f"{option} {path} is a directory; name a file to write")
-        identity = _identity(path)
-        if identity is not None and identity in seen and not _is_special(path):
-            raise UsageProblem(f"{option} {path} is {seen[identity]}: writing it would destroy it; "
-                               "name another file")
-        if identity is not None:
-            seen[identity] = "also named by another option"
-
-
-def _through(path: str) -> bool:
-    """Paths under /dev and /proc (`/dev/stdout`, `/dev/fd/3`) are written through even when they
-    lead to a regular file: the caller means the stream, not the file behind it."""
-    return os.path.abspath(path).startswith(("/dev/", "/proc/"))
+        if _is_stream(path):
+            continue  # written through: writing a stream twice destroys nothing
+        # By inode (links, a file also read) and by resolved name (a file not made yet).
+        keys = [key for key in (_identity(path), os.path.realpath(path)) if key is not None]
+        for key in keys:
+            if key in seen:
+                raise UsageProblem(f"{option} {path} is {seen[key]}; name another file")
+        seen.update(dict.fromkeys(keys, f"also named by {option}: one write would destroy the other"))
 
 
 def _identity(path: str) -> tuple[int, int] | None:
@@ -53,44 +59,54 @@ def _identity(path: str) -> tuple[int, int] | None:
     return status.st_dev, status.st_ino
 
 
-def _is_special(path: str) -> bool:
-    """A character device or FIFO (`/dev/null`, `/dev/stdout` on a terminal): writing one twice
-    destroys nothing."""
+def _stdin_identity() -> tuple[int, int] | None:
+    """(device, inode) of standard input when it is a regular file (`< F`), else None: a pipe
+    or a terminal is no file that an output could overwrite."""
     try:
-        return not stat.S_ISREG(os.stat(path).st_mode)
+        status = os.fstat(0)
+    except OSError:
+        return None
+    return (status.st_dev, status.st_ino) if stat.S_ISREG(status.st_mode) else None
+
+
+def _is_stream(path: str) -> bool:
+    """A character device, FIFO or socket (`/dev/null`, `/dev/stdout` on a pipe or terminal):
+    written in place, since it cannot be replaced and nothing in it can be lost."""
+    try:
+        mode = os.stat(path).st_mode
     except OSError:
         return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
 def atomic_write(path: str, data: bytes) -> None:
-    """Write `data` to `path`: a regular file atomically, a special file through.
+    """Write `data` to `path`: a stream in place, anything else atomically.
 
     Raises `UsageProblem` for a directory and `OutputFailed` when the system refuses (disk
     full, permission, a read-only file system); the temporary file is gone either way.
     """
-    if _through(path):
-        return _write_through(path, path, data)
-    target = os.path.realpath(path)  # a symlink is followed: the link stays, its target changes
     try:
-        status = os.stat(target)
+        status = os.stat(path)
     except FileNotFoundError:
         status = None
     except OSError as error:
         raise _failed(path, error) from None
     if status is not None and stat.S_ISDIR(status.st_mode):
         raise UsageProblem(f"{path} is a directory; name a file to write")
-    if (status is not None and not stat.S_ISREG(status.st_mode)) or _through(path):
-        _write_through(path, target, data)
-    else:
-        _replace(path, target, data, None if status is None else stat.S_IMODE(status.st_mode))
+    if status is not None and not stat.S_ISREG(status.st_mode):
+        return _write_through(path, path, data)  # a stream (or a block device): cannot be replaced
+    target = os.path.realpath(path)  # a symlink is followed: the link stays, its target changes
+    if status is not None and _identity(target) != (status.st_dev, status.st_ino):
+        # A file reached through /proc that no name leads to any more (deleted, say): there is
+        # nothing to rename over, so it is written in place.
+        return _write_through(path, path, data)
+    _replace(path, target, data, None if status is None else stat.S_IMODE(status.st_mode))
 
 
 def _write_through(path: str, target: str, data: bytes) -> None:
     try:
         with open(target, "wb", buffering=0) as file:
-            view = memoryview(data)
-            while view:
-                view = view[file.write(view):]
+            _write_all(file, data)
     except OSError as error:
         raise _failed(path, error, atomic=False) from None
 
@@ -148,12 +164,46 @@ def write_stdout(data: bytes) -> None:
     if sys.stdout is None:
         raise OutputFailed("cannot write to standard output: it is closed")
     try:
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
+        with _whole_on_interrupt():
+            _write_all(sys.stdout.buffer, data)
+            sys.stdout.buffer.flush()
     except BrokenPipeError:
         raise
     except OSError as error:
         raise _failed("standard output", error, atomic=False) from None
+
+
+def _write_all(stream, data: bytes) -> None:
+    """All of `data`: an unbuffered stream (`python -u`, PYTHONUNBUFFERED) writes what one
+    system call took, which a signal can cut short."""
+    view = memoryview(data)
+    while view:
+        view = view[stream.write(view) or 0:]  # (None: a non-blocking stream took nothing yet)
+
+
+@contextmanager
+def _whole_on_interrupt() -> Iterator[None]:
+    """A Ctrl-C during the write is held until the write ends, so stdout carries whole documents
+    or nothing (a script reading `--json` never gets half of one). A second Ctrl-C gives the
+    write up (a reader that never reads would otherwise hold ctxfit forever)."""
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, None)):
+        yield  # signals reach only the main thread; an ignored Ctrl-C stays ignored
+        return
+    held: list[int] = []
+
+    def hold(number: int, frame: object) -> None:
+        if held:
+            raise KeyboardInterrupt
+        held.append(number)
+
+    previous = signal.signal(signal.SIGINT, hold)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if held:
+        raise KeyboardInterrupt
 
 
 class StdoutText:

@@ -195,12 +195,25 @@ STAGE_WORDS = {
 }
 
 
+#: Control characters as the escapes a shell user can read (a file name may hold a newline).
+_CONTROL = {code: f"\\x{code:02x}" for code in [*range(32), 127]} | {9: "\\t", 10: "\\n", 13: "\\r"}
+
+
+def one_line(text: str) -> str:
+    """`text` (a file name) on one line: control characters escaped (`\\n`), the rest as it is.
+
+    >>> one_line("a\\nb.jsonl")
+    'a\\\\nb.jsonl'
+    """
+    return text.translate(_CONTROL)
+
+
 def fit_summary(err: Console, report: dict) -> None:
     """One or two lines on stderr after `ctxfit fit`."""
     cleared = report["cleared_results"]
     batches = sum(1 for b in report["batches"] if b["cleared"])
     line = Text.assemble(
-        (report["path"], "bold"), ": ", STAGE_WORDS[report["stage"]],
+        (one_line(report["path"]), "bold"), ": ", STAGE_WORDS[report["stage"]],
         f"; {cleared} result{'s' if cleared != 1 else ''} cleared in {batches} batch{'es' if batches != 1 else ''}"
         if cleared else "",
         f"; {report['tokens_before']:,} → {report['tokens_sent']:,} tokens (budget {report['budget']:,})",

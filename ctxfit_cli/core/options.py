@@ -6,6 +6,8 @@ counter and window per log, many-log jobs) does not load the fitter (issue #10: 
 
 from __future__ import annotations
 
+import math
+import operator
 from dataclasses import dataclass
 
 from ..counters.seed import SEED, Counter
@@ -47,15 +49,33 @@ class FitOptions:
     counter: Counter = SEED
 
     def __post_init__(self) -> None:
-        if self.budget <= 0 or self.window <= 0:
-            raise ValueError("budget and window must be positive")
+        _check_tokens("budget", self.budget)
+        _check_tokens("window", self.window)
         if self.batch_size < 1:
             raise ValueError("batch_size must be at least 1")
         if not 0 <= self.protect_share <= 1 or not 0 < self.drop_step <= 1:
             raise ValueError("protect_share must be in [0, 1] and drop_step in (0, 1]")
         if self.lowwater is not None and not 0 < self.lowwater <= 1:
             raise ValueError("lowwater must be in (0, 1]")
-        if self.headroom is not None and self.headroom < 0:
+        if self.headroom is not None and not self.headroom >= 0:  # (nan too)
             raise ValueError("headroom must be at least 0 requests")
         if self.protect_count is not None and self.protect_count < 1:
             raise ValueError("protect_count must be at least 1")
+
+
+def _check_tokens(name: str, value: object) -> None:
+    """A budget or window is a positive whole number of tokens. `True` (an int to Python) and
+    nan (which every comparison lets through) are slips, refused like any other non-integer."""
+    if isinstance(value, bool) or not _is_integer(value):
+        hint = f": round it, e.g. {name}=int({value!r})" if isinstance(value, float) and math.isfinite(value) else ""
+        raise TypeError(f"{name} must be a whole number of tokens (an int), not {value!r}{hint}")
+    if value <= 0:
+        raise ValueError(f"{name} must be positive, not {value}")
+
+
+def _is_integer(value: object) -> bool:
+    try:
+        operator.index(value)  # int, and numpy's integers
+    except TypeError:
+        return False
+    return True

@@ -147,9 +147,41 @@ def check_message(message: object, dialect: str) -> Checked:
         return check_item(message)
     if not isinstance(message, dict):
         return Checked(None, (), (), True, 0, ("a message must be a JSON object",), False)
-    if dialect == "anthropic":
-        return _anthropic_message(message)
-    return _openai_message(message)
+    checked = _anthropic_message(message) if dialect == "anthropic" else _openai_message(message)
+    foreign = foreign_blocks(message.get("content"), dialect)
+    return checked._replace(problems=checked.problems + foreign) if foreign else checked
+
+
+#: Content block types only the other API has, by the dialect that refuses them. The rest of a
+#: dialect's types are left to its provider: OpenAI-compatible servers and Anthropic's server
+#: tools add types often, and refusing what may be valid would stop a fit for nothing.
+_FOREIGN_BLOCKS = {
+    "openai": {"image", "document", "tool_use", "tool_result", "thinking", "redacted_thinking",
+               "server_tool_use", "web_search_tool_result", "search_result", "mcp_tool_use",
+               "mcp_tool_result", "container_upload"},
+    "anthropic": {"image_url", "input_audio", "refusal", "file"},
+}
+_THEIRS = {"openai": "Anthropic's", "anthropic": "OpenAI's"}
+_TAKES = {"openai": "text, image_url, input_audio, file (refusal from the assistant)",
+          "anthropic": "text, image, document, tool_use, tool_result, thinking"}
+
+
+def foreign_blocks(content: object, dialect: str) -> tuple[str, ...]:
+    """Content blocks of the other API's in a message of `dialect` (issue #20: an OpenAI
+    transcript carrying Anthropic `image`/`tool_result` blocks was fitted as OpenAI). Checked per
+    dialect like the tools: such a request is refused by its provider, so it is bad input.
+
+    >>> foreign_blocks([{"type": "tool_result", "tool_use_id": "a", "content": "r"}], "openai")
+    ("content[0]: a 'tool_result' block is Anthropic's; an OpenAI message takes text, image_url, input_audio, file (refusal from the assistant): the transcript mixes the two APIs' formats",)
+    """
+    if not isinstance(content, list):
+        return ()
+    foreign = _FOREIGN_BLOCKS.get(dialect, ())
+    name = "OpenAI" if dialect == "openai" else "Anthropic"
+    return tuple(f"content[{j}]: a {block['type']!r} block is {_THEIRS[dialect]}; an {name} message takes "
+                 f"{_TAKES[dialect]}: the transcript mixes the two APIs' formats"
+                 for j, block in enumerate(content)
+                 if isinstance(block, dict) and block.get("type") in foreign)
 
 
 def scan(checked: Sequence[Checked], dialect: str) -> list[str]:

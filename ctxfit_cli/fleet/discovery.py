@@ -92,6 +92,9 @@ def expand(paths: list[str]) -> list[str]:
 
 
 def _walk(folder: str) -> list[str]:
+    """The logs under `folder`: regular files only (a symlink to one included). A FIFO or a
+    device named like a log (`live.jsonl`) is no log to survey: opening it would wait for a
+    writer forever. Named directly, it is read as a stream."""
     found = []
     for root, dirs, names in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
@@ -99,10 +102,13 @@ def _walk(folder: str) -> list[str]:
             dirs[:] = ["session"]  # each session file reads its own messages and parts
             continue
         if CLINE_HISTORY in names:  # a Cline task: its other files are the agent's bookkeeping
-            found.append(os.path.join(root, CLINE_HISTORY))
+            if os.path.isfile(os.path.join(root, CLINE_HISTORY)):
+                found.append(os.path.join(root, CLINE_HISTORY))
             continue
-        found.extend(os.path.join(root, n) for n in sorted(names)
-                     if (n.endswith(LOG_SUFFIXES) and not n.startswith(".")) or n == AIDER_HISTORY)
+        # Regular files only: a FIFO (or a device) in a log folder would block the read forever.
+        found.extend(path for path in (os.path.join(root, n) for n in sorted(names)
+                                       if (n.endswith(LOG_SUFFIXES) and not n.startswith(".")) or n == AIDER_HISTORY)
+                     if os.path.isfile(path))
     return found
 
 

@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-import os
 from typing import Callable, Iterator
 
-from ..formats.parallel import _die_with_parent, cores
+from ..formats.parallel import cores
+from ..formats.workers import Workers
 from .work import FileResult, Job, run_file
 
 
@@ -25,12 +25,9 @@ def run_files(paths: list[str], job: Job, *, jobs: int = 1,
         for path in paths:
             yield run(path, job)
         return
-    from concurrent.futures import ProcessPoolExecutor
-    from multiprocessing import get_context
     spread = job._replace(split_big_files=False)
-    # Forked, and killed with this process (as parallel.py's): a killed ctxfit leaves no worker behind.
-    with ProcessPoolExecutor(jobs, mp_context=get_context("fork"), initializer=_die_with_parent,
-                             initargs=(os.getpid(),)) as pool:
-        futures = [None if path == "-" else pool.submit(run, path, spread) for path in paths]
+    # Forked, killed with this process, stopped at once by Ctrl-C (formats/workers.py).
+    with Workers(jobs, tasks=len(paths)) as workers:
+        futures = [None if path == "-" else workers.submit(run, path, spread, name=path) for path in paths]
         for path, future in zip(paths, futures):
-            yield run(path, job) if future is None else future.result()
+            yield run(path, job) if future is None else workers.result(future)

@@ -13,6 +13,7 @@ import contextlib
 import functools
 import io
 import os
+import stat
 import sys
 from dataclasses import dataclass, field, replace
 from itertools import chain
@@ -108,8 +109,9 @@ def run_file(path: str, job: Job) -> FileResult:
     result = FileResult(path, _size(path))
     set_line_limit(job.line_limit_mb)
     try:
-        # Standard input is read twice only to describe its session; else it is streamed.
-        data = sys.stdin.buffer.read() if path == "-" and job.describe else None
+        # A stream (standard input, a FIFO named directly) is held to be read twice only to
+        # describe its session; anything else is streamed.
+        data = _read_stream(path) if job.describe and _is_stream(path) else None
         units = _read(path, data, job)
     except NoConversation as error:
         result.empty = str(error)
@@ -124,6 +126,24 @@ def run_file(path: str, job: Job) -> FileResult:
     else:
         result.units = units
     return result
+
+
+def _is_stream(path: str) -> bool:
+    """Standard input, or a path that is no regular file (a FIFO, `/dev/stdin`, `<(...)`):
+    what can be read only once."""
+    if path == "-":
+        return True
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False  # opening it says what is wrong
+
+
+def _read_stream(path: str) -> bytes:
+    if path == "-":
+        return sys.stdin.buffer.read()
+    with open_input(path) as stream:
+        return stream.read()
 
 
 def _read(path: str, data: bytes | None, job: Job) -> list[Unit]:

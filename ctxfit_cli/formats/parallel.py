@@ -67,38 +67,12 @@ def pieces(path: str, size: int, count: int, start: int = 0) -> list[tuple[int, 
 
 
 def _run(function, jobs: list, workers: int) -> Iterator:
-    """`function` over `jobs` in `workers` forked processes: results in job order, each as
-    soon as it and those before it are ready."""
-    # Imported here: they cost every command ~30 ms at start-up and only big files need them.
-    from concurrent.futures import ProcessPoolExecutor
-    from multiprocessing import get_context
+    """`function` over `jobs` (`(path, ...)` tuples) in `workers` forked processes: results in
+    job order, each as soon as it and those before it are ready."""
+    from .workers import Workers
 
-    with ProcessPoolExecutor(workers, mp_context=get_context("fork"), initializer=_die_with_parent,
-                             initargs=(os.getpid(),)) as pool:
-        yield from pool.map(function, jobs)
-
-
-def _die_with_parent(parent: int) -> None:
-    """A worker ends when ctxfit does. Killing only the main process (what `timeout` and
-    `subprocess.run(timeout=...)` do) would otherwise leave workers blocked on a full pipe."""
-    try:  # Linux: the kernel kills the worker when its parent dies
-        import ctypes
-        import signal
-
-        PR_SET_PDEATHSIG = 1
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):  # elsewhere: a thread that watches for the parent
-        import threading
-        import time
-
-        def watch() -> None:
-            while os.getppid() == parent:
-                time.sleep(0.5)
-            os._exit(1)
-
-        threading.Thread(target=watch, daemon=True).start()
-    if os.getppid() != parent:  # the parent died before the line above took effect
-        os._exit(1)
+    with Workers(workers, tasks=len(jobs)) as pool:
+        yield from pool.map(function, jobs, name=jobs[0][0] if jobs else "")
 
 
 def _jobs(path: str, count: int, *args, start: int = 0) -> list[tuple]:

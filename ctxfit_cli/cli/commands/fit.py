@@ -98,7 +98,7 @@ def fit(
     fields = _parse_fields(set_fields or [])
     from .. import many
     if output or report:  # before anything is read, then again with the files found in folders
-        check_outputs({"--output": output, "--report": report}, [p for p in paths or [] if p != "-"])
+        check_outputs({"--output": output, "--report": report}, paths or ["-"])
     conversations, problems, sources = _fit_all(paths, format, options, tell_agent, auto, strict_inputs)
     check_outputs({"--output": output, "--report": report}, sources)
     outputs, reports = [], []

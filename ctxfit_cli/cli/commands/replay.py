@@ -102,7 +102,7 @@ def replay_command(
     prices = Prices(cache_write=price_write, cache_read=price_read)
     found = many.inputs(paths, defaults=True)
     if html:
-        check_outputs({"--html": html}, [f for f in found.files if f != "-"])
+        check_outputs({"--html": html}, found.files)
     job = Job("replay", format, budget, window, auto.fixed_tokens, tokenizer, profile, lowwater=lowwater,
               policies=tuple(names), prices=prices, min_cacheable=min_cacheable, describe=found.many,
               line_limit_mb=max_line_mb)

@@ -1,0 +1,213 @@
+"""Issue #20's hangs, through the real CLI in subprocesses: a FIFO among logs never blocks a
+survey, Ctrl-C always ends a run promptly with 130 and one line, and what stdout received by
+then is whole documents or nothing (`fleet/discovery.py`, `formats/workers.py`, `cli/outputs.py`).
+
+Ctrl-C is sent as a terminal sends it: SIGINT to the whole process group. Every wait is on a
+condition (a process blocked where the test means it to be) with a deadline, never a timer."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import orjson
+import pytest
+
+from conftest import ROOT, SAMPLES
+from test_hardening import CTXFIT, ENV, _children
+
+OPENAI = SAMPLES / "openai_agent.openai.jsonl"
+COMMANDS = ["sessions", "estimate", "replay", "fit"]
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/wchan").exists(), reason="needs Linux /proc")
+
+
+def start(*args: str, stdout=subprocess.PIPE) -> subprocess.Popen:
+    """ctxfit in its own process group (a terminal's foreground job)."""
+    return subprocess.Popen([*CTXFIT, *args], stdout=stdout, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                            env=ENV, cwd=ROOT, start_new_session=True)
+
+
+def wait_until(condition, what: str, deadline: float = 60.0) -> None:
+    end = time.monotonic() + deadline
+    while not condition():
+        if time.monotonic() > end:
+            raise AssertionError(f"gave up waiting for {what}")
+        time.sleep(0.01)
+
+
+def family(pid: int) -> list[int]:
+    """The process and its descendants."""
+    found, queue = [], [pid]
+    while queue:
+        current = queue.pop()
+        found.append(current)
+        queue.extend(_children(current))
+    return found
+
+
+def blocked_in(pid: int, *places: str) -> bool:
+    """Whether the process or one of its workers sleeps in one of these kernel functions."""
+    for member in family(pid):
+        try:
+            if Path(f"/proc/{member}/wchan").read_text() in places:
+                return True
+        except OSError:
+            pass
+    return False
+
+
+def interrupt(process: subprocess.Popen, deadline: float = 20.0) -> tuple[bytes, str]:
+    """Ctrl-C; the run must end by itself within `deadline` seconds (else: killed, and a failure)."""
+    os.killpg(process.pid, signal.SIGINT)
+    try:
+        stdout, stderr = process.communicate(timeout=deadline)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        raise AssertionError("Ctrl-C did not end the run: it hung") from None
+    return stdout, stderr.decode()
+
+
+def assert_interrupted(process: subprocess.Popen, stderr: str) -> None:
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr and "Exception ignored" not in stderr, stderr
+    assert stderr.endswith("ctxfit: error: interrupted\n"), stderr
+
+
+@pytest.fixture
+def folder_with_a_fifo(tmp_path) -> Path:
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    shutil.copy(OPENAI, folder / "a.jsonl")
+    os.mkfifo(folder / "live.jsonl")
+    return folder
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_fifo_in_a_folder_is_no_log_and_blocks_nothing(folder_with_a_fifo, command):
+    process = start(command, str(folder_with_a_fifo), "--json")
+    try:
+        stdout, stderr = process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        raise AssertionError(f"{command} waited on the FIFO") from None
+    assert process.returncode == 0, stderr
+    assert b"a.jsonl" in stdout and b"live.jsonl" not in stdout
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_fifo_named_directly_is_read_as_a_stream(folder_with_a_fifo, command):
+    fifo = folder_with_a_fifo / "live.jsonl"
+    process = start(command, str(fifo), str(folder_with_a_fifo / "a.jsonl"), "--json")
+    try:
+        wait_until(lambda: blocked_in(process.pid, "wait_for_partner"), "ctxfit to open the FIFO")
+        fifo.write_bytes(OPENAI.read_bytes())  # the writer comes, writes once and goes
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+    assert process.returncode == 0, stderr
+    assert b"live.jsonl" in stdout
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_ctrl_c_ends_a_wait_for_a_fifo_writer(folder_with_a_fifo, jobs):
+    other = folder_with_a_fifo / "a.jsonl"
+    process = start("estimate", "--jobs", jobs, str(folder_with_a_fifo / "live.jsonl"), str(other))
+    wait_until(lambda: blocked_in(process.pid, "wait_for_partner"), "ctxfit to open the FIFO")
+    stdout, stderr = interrupt(process)
+    assert_interrupted(process, stderr)
+    assert stdout == b""
+
+
+@pytest.fixture(scope="module")
+def many_logs(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("many")
+    text = OPENAI.read_bytes()
+    for i in range(150):
+        (folder / f"f{i:03}.jsonl").write_bytes(text.replace(b"You are", f"You are ({i})".encode(), 1))
+    return folder
+
+
+def _whole_or_nothing(stdout: bytes) -> None:
+    if stdout:
+        assert isinstance(orjson.loads(stdout), dict)
+
+
+def test_ctrl_c_during_jobs_never_deadlocks(many_logs):
+    """Issue #20 R11: about 1 run in 10 deadlocked (every process in futex_wait) when Ctrl-C
+    reached workers in the middle of a queue operation."""
+    for run in range(6):
+        process = start("replay", str(many_logs), "--jobs", "2", "--budget", "20000", "--json")
+        # Interrupted while the workers read: both exist, and a few files are done.
+        wait_until(lambda: len(_children(process.pid)) >= 2 or process.poll() is not None, "the workers")
+        assert process.poll() is None, process.communicate()[1]
+        stdout, stderr = interrupt(process)
+        assert_interrupted(process, stderr)
+        _whole_or_nothing(stdout)
+        wait_until(lambda: not any(Path(f"/proc/{w}").exists() and _alive(w) for w in _children(process.pid)),
+                   "the workers to be gone", 10)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_ctrl_c_while_stdout_is_written_leaves_a_whole_document(many_logs):
+    """The reader is slow: ctxfit blocks writing the JSON; Ctrl-C then lets the document finish
+    (only whole documents on stdout) and the exit code still says it was interrupted."""
+    read_end, write_end = os.pipe()
+    process = start("estimate", str(many_logs), "--jobs", "1", "--json", stdout=write_end)
+    os.close(write_end)
+    try:
+        wait_until(lambda: blocked_in(process.pid, "anon_pipe_write", "pipe_write") or process.poll() is not None,
+                   "ctxfit to fill the pipe", 120)
+        assert process.poll() is None, "the document fitted in the pipe: make it bigger"
+        os.killpg(process.pid, signal.SIGINT)
+        received = []
+        reader = threading.Thread(target=lambda: received.append(_read_all(read_end)))
+        reader.start()
+        stderr = process.communicate(timeout=20)[1].decode()
+        reader.join(20)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+    assert_interrupted(process, stderr)
+    document = orjson.loads(received[0])
+    assert len(document["files"]) == 150
+
+
+def _read_all(descriptor: int) -> bytes:
+    with os.fdopen(descriptor, "rb") as stream:
+        return stream.read()
+
+
+def test_a_killed_worker_is_named_by_its_file(folder_with_a_fifo):
+    """A worker killed (by the kernel's OOM killer, say) was `internal error (BrokenProcessPool)`."""
+    fifo = folder_with_a_fifo / "live.jsonl"
+    process = start("estimate", "--jobs", "2", str(fifo), str(folder_with_a_fifo / "a.jsonl"))
+    try:
+        wait_until(lambda: blocked_in(process.pid, "wait_for_partner"), "a worker to open the FIFO")
+        worker = next(w for w in _children(process.pid) if Path(f"/proc/{w}/wchan").read_text() == "wait_for_partner")
+        os.kill(worker, signal.SIGKILL)
+        stdout, stderr = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+    stderr = stderr.decode()
+    assert process.returncode == 1 and stdout == b"", stderr
+    assert stderr == (f"ctxfit: error: {fifo}: the worker process reading it died (killed by SIGKILL, perhaps "
+                      "by the kernel for lack of memory); nothing was written. Read it alone with --jobs 1 to see why\n")
