@@ -10,7 +10,8 @@ ctxfit's own estimate of a request already adds and removes those parts, so the 
 is that estimate plus a correction (`Anchoring.offset`): the reported size minus ctxfit's
 estimate of the request it counted (`Anchor.estimated`), the learned growth ratio applied to
 the messages added since, and the reasoning Codex re-sends within a turn. A fitter that adds
-the correction to every size it weighs decides with the anchored size.
+the correction to every size it weighs, and counts what it removed since the counted request
+at `Anchoring.removal_ratio`, decides with the anchored size.
 
 - An anchor holds only while the prefix it counted is still the prefix sent: its `digest` (of
   the fixed part and the messages the request held) must match. A change ctxfit did not make
@@ -165,6 +166,26 @@ class Anchoring:
         added = prefix[end] - prefix[anchor.messages]
         return (anchor.reported - anchor.estimated + round((self.ratio.value - 1) * added)
                 + self._reasoning(anchor, end))
+
+    def removal_ratio(self, end: int) -> float:
+        """What one estimated token that ctxfit removes (a cleared result, a dropped turn) is
+        worth in the provider's count, for the request before message `end` (1 without an
+        anchor).
+
+        The correction of `offset` is one constant per request, so without this a removal is
+        credited at its raw estimate. Where the estimate runs high that over-credits what
+        clearing frees, and the anchored size comes out lower than the request really is: the
+        one error of this count that sends a request over the budget. So a removal is scaled
+        like an addition, by the learned growth ratio, but never by more than the counted
+        request's own ratio (reported ÷ estimated): that is what its removed parts were
+        confirmed at, and before the ratio has learned anything (it starts at 1) it is the only
+        evidence. Of the two the smaller: crediting too little only clears a little more than
+        needed until the next reply counts the request exactly."""
+        anchor = self.anchor_for(end)
+        if anchor is None or anchor.estimated <= 0:
+            return 1.0
+        counted = anchor.reported - anchor.turn_reasoning  # (reasoning is not in the estimate)
+        return max(min(self.ratio.value, counted / anchor.estimated), 0.0)
 
     def confirmed(self, end: int) -> int:
         """The reported size the request before message `end` is anchored on (0: none)."""
