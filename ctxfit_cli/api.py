@@ -15,16 +15,18 @@ from __future__ import annotations
 
 import operator
 from dataclasses import replace
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, NamedTuple, Sequence
 
 import orjson
 
 from .counters.seed import SEED, Counter
+from .core.anchor import Anchor, Anchoring, prefix_digest
 from .core.estimate import total_tokens
 from .core.fitting import FitOptions, Fitter
 from .core.model import Dialect, Message, Part, PartKind, Role, Transcript
 from .core.notes import TOO_LONG
 from .core.plan import Plan
+from .core.reported import reported_prompt
 from .core.validate import MAX_BREAKPOINTS, Checked, check_message, memo_key, scan, validate_request
 from .errors import BadInput, CannotFit, InvalidRequest
 from .formats import PARSERS, anthropic
@@ -39,15 +41,18 @@ FALLBACK_DIALECT: Dialect = "anthropic"
 
 
 def fit(messages: Sequence[Any], budget: int, *, system: Any = None, tools: Any = None,
-        dialect: Dialect | None = None, window: int | None = None, **options: Any) -> list:
+        dialect: Dialect | None = None, window: int | None = None, usage: Any = None,
+        **options: Any) -> list:
     """The messages to send so that the request fits `budget` tokens (DESIGN §4).
 
     `messages`: dicts, SDK objects or LangChain messages (OpenAI's leading system messages
     included). `system` and `tools` are what the request also carries (Anthropic's `system`
     parameter, the tool definitions): they are always sent, so they are counted. `dialect`
     ("anthropic" or "openai") is detected when not given. `window` is the model's hard limit;
-    other options are `FitOptions`' (`batch_size`, `lowwater`, `counter`, ...). Raises
-    `CannotFit` when even the smallest request is over the window.
+    `usage` the size the provider reported for the request that got the last reply in
+    `messages` (the reply or its usage: see `Session.record`), so that the request is sized from
+    it (DESIGN §11); other options are `FitOptions`' (`batch_size`, `lowwater`, `counter`, ...).
+    Raises `CannotFit` when even the smallest request is over the window.
 
     >>> history = [{"role": "user", "content": "Read the log."},
     ...     {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "read", "input": {}}]},
@@ -58,7 +63,17 @@ def fit(messages: Sequence[Any], budget: int, *, system: Any = None, tools: Any 
     >>> sent[2]["content"][0]["content"][:40], sent[4] is history[4]
     ('[This tool result was cleared to keep th', True)
     """
-    return Session(budget, system=system, tools=tools, dialect=dialect, window=window, **options).fit(messages)
+    session = Session(budget, system=system, tools=tools, dialect=dialect, window=window, **options)
+    return session.fit(messages, usage=usage)
+
+
+class SentRequest(NamedTuple):
+    """The request a `Session.fit` produced, as `Session.record` anchors it: how many messages of
+    the walked history it held, ctxfit's own estimate of it, and the walk it belongs to."""
+
+    messages: int
+    estimated: int
+    walk: Any
 
 
 class Session:
@@ -70,10 +85,19 @@ class Session:
     DESIGN §4 hold across steps: the cleared results only grow and the kept start only moves
     forward. A message is not expected to change in place once fitted: replace it to edit it.
 
+    After each request, `session.record(response)` gives it the size the provider reported
+    (DESIGN §11): the next `fit` is sized from that count plus the estimate of what changed
+    since, not from the estimate of the whole request.
+
     >>> session = Session(budget=400_000, system="You are a careful agent.")
     >>> history = [{"role": "user", "content": "Read the files."}]
     >>> session.fit(history) == history, session.plan.stage
     (True, 'none')
+    >>> session.record({"usage": {"input_tokens": 1_730, "output_tokens": 12}})
+    1730
+    >>> history += [{"role": "assistant", "content": "Which files?"}, {"role": "user", "content": "All."}]
+    >>> _ = session.fit(history); session.plan.confirmed, session.plan.tokens_after - 1_730 < 20
+    (1730, True)
     """
 
     def __init__(self, budget: int, *, system: Any = None, tools: Any = None,
@@ -91,10 +115,17 @@ class Session:
         self._requests: list[RequestDict] = []  # ... as request JSON
         self._messages: list[Message] = []  # ... read into the transcript model
         self._walk: _Walk | None = None
+        #: The sizes the provider reported for this conversation's requests (`record`).
+        self._anchoring = Anchoring()
+        #: The request the last `fit` produced (what `record` anchors by default).
+        self.sent: SentRequest | None = None
 
-    def fit(self, history: Sequence[Any]) -> list:
+    def fit(self, history: Sequence[Any], *, usage: Any = None) -> list:
         """The messages to send now for `history` (the loop's whole history, grown since the
-        last call or edited): the same kinds of objects, the unchanged ones the very same."""
+        last call or edited): the same kinds of objects, the unchanged ones the very same.
+
+        `usage`: what the provider reported for the request that got the last reply in
+        `history` (as `record` takes it), when `record` was not called after that request."""
         history = history if isinstance(history, list) else list(history)
         seen = self._seen(history)
         if seen < len(self._items):
@@ -103,12 +134,65 @@ class Session:
         lead = _leading_system(self._messages)
         if lead == len(self._messages):
             return list(history)  # no conversation yet: nothing to fit
-        if self._walk is None or self._walk.lead != lead:
-            self._walk = _Walk(self.options, self._fixed.messages(self._messages[:lead]), self.dialect, lead)
-        self.plan, sent = self._walk.step(self._messages)
+        if usage is not None:
+            self._record_before_last_reply(usage, lead)
+        walk = self._walk_for(lead)
+        self.plan, sent = walk.step(self._messages)
+        self.sent = walk.sent()
         if self.plan.cannot_fit:
             raise too_long(self.plan)
         return self._checked(*self._output(sent))
+
+    def record(self, response: Any, *, sent: SentRequest | None = None) -> int | None:
+        """Anchor the next `fit` on the size the provider reported for the request the last
+        `fit` produced (or `sent`, one of `session.sent`): the SDK's reply (an Anthropic
+        `Message`, an OpenAI `ChatCompletion` or Responses `Response`, a LangChain `AIMessage`),
+        a stream's event that carries it, or the usage alone, as an object or a dict.
+
+        Returns the reported prompt size, or None when the history was edited since that
+        request so that it is no longer what is sent (nothing is anchored then)."""
+        reported = reported_prompt(response if isinstance(response, dict) else plain_json(response))
+        if reported is None:
+            raise ValueError(f"{type(response).__name__} reports no prompt size: pass the provider's reply "
+                             "(or its `usage`), as returned once the request is complete")
+        sent = sent or self.sent
+        if sent is None:
+            raise ValueError("record() anchors the request that fit() produced: call fit() first")
+        walk = sent.walk
+        anchor = Anchor(reported.prompt, sent.messages, sent.estimated, walk.digest(walk.body[:sent.messages]))
+        current = self._walk
+        if current is not None and current is not walk and not current.holds(anchor, self._messages):
+            return None
+        self._anchoring.add(anchor)
+        return reported.prompt
+
+    def _record_before_last_reply(self, usage: Any, lead: int) -> None:
+        """`fit(..., usage=)`: anchor the request made of the history before its last reply."""
+        reply = next((i for i in range(len(self._messages) - 1, lead - 1, -1)
+                      if self._messages[i].role is Role.ASSISTANT), None)
+        if reply is None:
+            raise ValueError("usage= is the size of the request that got the last reply, and these messages "
+                             "hold no reply: give it to session.record() once that request is answered")
+        counted = reply - lead
+        sent = self.sent
+        if sent is None or sent.messages != counted or sent.walk is not self._walk:
+            walk = self._walk_for(lead)
+            if len(walk.body) > counted:  # walked past that request already: walk again up to it
+                self._walk = None
+                walk = self._walk_for(lead)
+            walk.step(self._messages[:reply])
+            sent = walk.sent()
+        self.record(usage, sent=sent)
+
+    def _walk_for(self, lead: int) -> _Walk:
+        """The walk of the history after `lead` system messages, started again when it must be;
+        the provider's counts carry over while the prefix they counted is what is sent."""
+        if self._walk is None or self._walk.lead != lead:
+            walk = _Walk(self.options, self._fixed.messages(self._messages[:lead]), self.dialect, lead)
+            self._anchoring = self._anchoring.restarted(lambda anchor: walk.holds(anchor, self._messages))
+            walk.fitter.anchoring = self._anchoring
+            self._walk = walk
+        return self._walk
 
     # --- the history seen so far ----------------------------------------------------------------
 
@@ -216,6 +300,20 @@ class _Walk:
             return plan, ()
         return plan, sent_messages(replace(self.transcript, messages=tuple(self.body)), plan)
 
+    def sent(self) -> SentRequest:
+        """The request the last `step` planned, as an anchor will compare with it."""
+        return SentRequest(len(self.body), self.fitter.planned_estimate, self)
+
+    def digest(self, body: Sequence[Message]) -> bytes:
+        """What an anchor on a request holding `body` compares (`core.anchor.prefix_digest`)."""
+        return prefix_digest(self.transcript.fixed, body)
+
+    def holds(self, anchor: Anchor, messages: list[Message]) -> bool:
+        """Whether the history `messages` (the lead included) still starts with the prefix
+        `anchor` counted, under this walk's system prompt and tools."""
+        end = self.lead + anchor.messages
+        return end <= len(messages) and self.digest(messages[self.lead:end]) == anchor.digest
+
 
 class _Fixed:
     """The system prompt and tool definitions given to a session, as JSON and as messages."""
@@ -264,15 +362,20 @@ def too_long(plan: Plan) -> CannotFit:
 
 
 def count(messages_or_text: Any, *, counter: Counter | str = SEED, system: Any = None,
-          tools: Any = None, dialect: Dialect | None = None) -> int:
+          tools: Any = None, dialect: Dialect | None = None, usage: Any = None) -> int:
     """Estimated tokens of a text, or of messages with the system prompt and tools they carry.
 
     `counter` is a `Counter` (e.g. `ctxfit_cli.counters.tokenizers.get_tokenizer("cl100k")`) or
     the name of a calibrated profile ("seed", "cl100k", "o200k", "tekken", "qwen", "safe") or
-    a profile .json file.
+    a profile .json file. `usage`: what the provider reported for the request that got the last
+    reply in the messages (as `Session.record` takes it); the count is then that size plus the
+    estimate of the messages from that reply on (DESIGN §11).
 
     >>> count("Привет, мир"), count([{"role": "user", "content": "Привет, мир"}])
     (6, 10)
+    >>> count([{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}],
+    ...       usage={"input_tokens": 14})
+    20
     """
     counter = _counter(counter)
     if isinstance(messages_or_text, str):
@@ -284,7 +387,14 @@ def count(messages_or_text: Any, *, counter: Counter | str = SEED, system: Any =
     messages = [_parse(r, i, dialect) for i, r in enumerate(requests)]
     system_messages, tools_message = fixed.messages(())
     sent = [*system_messages, *((tools_message,) if tools_message else ()), *messages]
-    return total_tokens(sent, counter)
+    if usage is None:
+        return total_tokens(sent, counter)
+    reported = reported_prompt(usage if isinstance(usage, dict) else plain_json(usage))
+    reply = next((i for i in range(len(sent) - 1, -1, -1) if sent[i].role is Role.ASSISTANT), None)
+    if reported is None or reply is None:
+        raise ValueError("usage= is the size the provider reported for the request that got the last reply: "
+                         + ("it reports no prompt size" if reported is None else "these messages hold no reply"))
+    return reported.prompt + total_tokens(sent[reply:], counter)
 
 
 def _parse(request: RequestDict, index: int, dialect: Dialect) -> Message:

@@ -33,7 +33,7 @@ Plain data in, plain data out.
 from __future__ import annotations
 
 import math
-from typing import Iterable, NamedTuple, Sequence
+from typing import Callable, Iterable, NamedTuple, Sequence
 
 from .model import Message, RecordedCall
 
@@ -141,6 +141,17 @@ class Anchoring:
     def add(self, anchor: Anchor) -> None:
         """A new reply's report (after every anchor given so far)."""
         self.pending.append(anchor)
+
+    def restarted(self, holds: Callable[[Anchor], bool]) -> Anchoring:
+        """The anchoring for a new walk of the same conversation (its history was edited, or
+        read again): the learned ratio carries over, and the newest anchor if `holds` finds the
+        prefix it counted still the prefix sent."""
+        fresh = Anchoring(turn_starts=self.turn_starts, earlier_only=self.earlier_only)
+        fresh.ratio = self.ratio
+        newest = self.pending[-1] if self.pending else self.latest
+        if newest is not None and holds(newest):
+            fresh.add(newest)
+        return fresh
 
     def drop(self) -> None:
         """Forget the anchor: the prefix it counted is no longer what is sent."""

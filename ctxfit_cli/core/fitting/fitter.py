@@ -81,6 +81,9 @@ class Fitter:
         self.requests = 0
         self.request_ends: list[int] = []  # the history length at each committed request
         self._cut: _Cut | None = None  # the last cut sized (see `_cut_for`)
+        #: ctxfit's own estimate (no anchoring) of the request the last `plan()` described: what
+        #: the provider's report of that request is compared with (`core.anchor.Anchor`).
+        self.planned_estimate = 0
 
     @property
     def messages(self) -> list[Message]:
@@ -175,10 +178,11 @@ class Fitter:
 
     def _exact_tokens(self, start: int, end: int, batches: int) -> int:
         """The size of the request as sent (the merge of Anthropic's head counted exactly)."""
+        return self.history.anchored(self._exact_estimate(start, end, batches), end)
+
+    def _exact_estimate(self, start: int, end: int, batches: int) -> int:
         tokens = self._estimate(start, end, batches)
-        if self.history.trimmed(start):
-            tokens += self.trimming.merge_correction(start)
-        return self.history.anchored(tokens, end)
+        return tokens + self.trimming.merge_correction(start) if self.history.trimmed(start) else tokens
 
     def _estimate(self, start: int, end: int, batches: int) -> int:
         """`_request_tokens` with what was removed counted at its raw estimate."""
@@ -196,6 +200,7 @@ class Fitter:
         mark = self.clearing.mark()
         batches, start = self._evaluate(end)
         plan = self._describe(end, batches, start)
+        self.planned_estimate = self._exact_estimate(start, end, batches) - self.correction
         self.clearing.undo(mark)
         return plan
 
