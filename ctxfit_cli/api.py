@@ -26,7 +26,7 @@ from .core.fitting import FitOptions, Fitter
 from .core.model import Dialect, Message, Part, PartKind, Role, Transcript
 from .core.notes import TOO_LONG
 from .core.plan import Plan
-from .core.reported import reported_prompt
+from .core.reported import Reported, reported_prompt
 from .core.validate import MAX_BREAKPOINTS, Checked, check_message, memo_key, scan, validate_request
 from .errors import BadInput, CannotFit, InvalidRequest
 from .formats import PARSERS, anthropic
@@ -151,7 +151,8 @@ class Session:
 
         Returns the reported prompt size, or None when the history was edited since that
         request so that it is no longer what is sent (nothing is anchored then)."""
-        reported = reported_prompt(response if isinstance(response, dict) else plain_json(response))
+        reported = (response if isinstance(response, Reported) else
+                    reported_prompt(response if isinstance(response, dict) else plain_json(response)))
         if reported is None:
             raise ValueError(f"{type(response).__name__} reports no prompt size: pass the provider's reply "
                              "(or its `usage`), as returned once the request is complete")

@@ -56,10 +56,11 @@ class Server:
         self.stop()
 
 
-def fake_provider(record: Path | None, steps: int = 30) -> Server:
-    """The fake provider; what it receives is recorded to `record` (None: not recorded)."""
+def fake_provider(record: Path | None, steps: int = 30, usage: str = "bytes") -> Server:
+    """The fake provider; what it receives is recorded to `record` (None: not recorded); `usage`
+    is what its replies report as the prompt's size (`fake_provider.py --usage`)."""
     return Server([sys.executable, str(ROOT / "tests" / "fake_provider.py"), "--steps", str(steps),
-                   *(["--record", str(record)] if record is not None else [])])
+                   "--usage", usage, *(["--record", str(record)] if record is not None else [])])
 
 
 def proxy(upstream: str, *options: str) -> Server:

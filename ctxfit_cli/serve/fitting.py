@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import orjson
 
+from ..api import SentRequest, Session
 from ..core.plan import Plan
 from ..errors import CannotFit
 from .body import BodyError, Layout, Readers
@@ -35,6 +36,10 @@ class Outcome:
     skipped: str = ""
     #: The provider-shaped error body, when the conversation cannot be sent at all.
     error: bytes | None = None
+    #: The session that fitted the request and what it sent: the reply's usage anchors the
+    #: conversation's next request on it (DESIGN §11).
+    session: Session | None = None
+    sent: SentRequest | None = None
 
 
 @dataclass(frozen=True)
@@ -67,9 +72,8 @@ def fit_body(body: bytes, request: dict, layout: Layout, dialect: str, conversat
         conversation.session = None
         return Outcome(body, conversation, skipped=f"{type(error).__name__}: {error}")
     plan = session.plan
-    if not plan.dropped and not plan.cleared:
-        return Outcome(body, conversation, plan)
-    return Outcome(layout.write(messages), conversation, plan)
+    forwarded = body if not plan.dropped and not plan.cleared else layout.write(messages)
+    return Outcome(forwarded, conversation, plan, session=session, sent=session.sent)
 
 
 def provider_error(dialect: str, message: str) -> bytes:
