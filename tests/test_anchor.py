@@ -177,3 +177,21 @@ def test_a_removal_counts_at_no_more_than_the_learned_ratio():
     assert anchoring.removal_ratio(counted) == pytest.approx(anchoring.ratio.value)
     assert 1.0 < anchoring.removal_ratio(counted) <= 1.3
     assert Anchoring().removal_ratio(5) == 1.0
+
+
+def test_a_count_that_comes_after_a_request_never_uncleares_what_it_sent():
+    """The reply's count may say the request sent was smaller than estimated; what it cleared
+    stays cleared (the cache and DESIGN §4's ratchet), though less would have done."""
+    history = _reads(12)
+    for budget in range(6_000, 14_000, 100):  # one where the newest result made the request clear more
+        anchoring = Anchoring()
+        fitter = Fitter(FitOptions(budget=budget, lowwater=None, trim=False), anchoring=anchoring)
+        fitter.extend(history)
+        sent = fitter.plan()
+        if sum(b.cleared for b in sent.batches) > fitter.cleared_batches:
+            break
+    anchoring.add(Anchor(fitter.planned_estimate // 3, len(history), fitter.planned_estimate))
+    fitter.extend(_reads(13)[len(history):])  # the next round
+    following = fitter.plan()
+    assert following.confirmed > 0 and following.tokens_after < budget
+    assert {r.call_id for r in sent.cleared} <= {r.call_id for r in following.cleared}

@@ -84,6 +84,7 @@ class Fitter:
         #: ctxfit's own estimate (no anchoring) of the request the last `plan()` described: what
         #: the provider's report of that request is compared with (`core.anchor.Anchor`).
         self.planned_estimate = 0
+        self._planned: tuple[int, int, int] | None = None  # (end, batches, start) of the last plan()
 
     @property
     def messages(self) -> list[Message]:
@@ -120,7 +121,14 @@ class Fitter:
     def _commit(self, end: int) -> None:
         """Walk through the request made before message `end` and keep its ratchets."""
         self._anchor(end)
-        self.cleared_batches, self.start = self._evaluate(end)
+        batches, start = self._evaluate(end)
+        planned = self._planned
+        if planned is not None and planned[0] == end:
+            # The request `plan()` gave for this history was sent as it was: a reply's count that
+            # came since (anchoring) may find less would have done, but un-clearing what was sent
+            # would break the cache and the ratchets, so what was sent is the least kept.
+            batches, start = max(batches, planned[1]), max(start, planned[2])
+        self.cleared_batches, self.start = batches, start
         self.requests += 1
         self.request_ends.append(end)
         if self.on_request is not None:
@@ -200,6 +208,7 @@ class Fitter:
         mark = self.clearing.mark()
         batches, start = self._evaluate(end)
         plan = self._describe(end, batches, start)
+        self._planned = (end, batches, start)
         self.planned_estimate = self._exact_estimate(start, end, batches) - self.correction
         self.clearing.undo(mark)
         return plan
