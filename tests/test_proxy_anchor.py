@@ -22,7 +22,7 @@ from servers import ROOT, fake_provider, proxy, recorded
 BUDGET = 30_000
 STEPS = 60
 KEY = "sk-test-anchor"
-SYSTEM = (ROOT / "README.md").read_text("utf-8")  # a long system prompt, as agents have
+SYSTEM = ((ROOT / "README.md").read_text("utf-8") * 2)[:50_000]  # a long system prompt, as agents have
 TASK = "Read the files one by one, against this design:\n\n" + (ROOT / "docs" / "design.md").read_text("utf-8")
 TOOLS = [{"name": "read_file", "description": "Read a file.", "input_schema": {"type": "object"}}]
 OPENAI_TOOLS = [{"type": "function", "function": {"name": "read_file", "parameters": {"type": "object"}}}]
@@ -118,3 +118,12 @@ def test_json_replies_compressed_or_not_and_streams_report_their_prompt():
     unasked.feed(b'data: {"choices":[{"delta":{"content":"hi"}}]}\n\ndata: [DONE]\n\n')
     assert unasked.reported() is None
     assert ReplyUsage("application/json", "br").reported() is None
+
+
+if __name__ == "__main__":  # the figures: python tests/test_proxy_anchor.py
+    import tempfile
+    for dialect in ("anthropic", "openai"):
+        for usage in ("exact", "hidden"):
+            seen = figures(run(dialect, usage, Path(tempfile.mkdtemp()))[0])
+            print(f"{dialect:9} {'anchored' if usage == 'exact' else 'estimate alone':14} largest {seen['max']:.2%} "
+                  f"of the budget, {seen['max_after_clearing']:.2%} once clearing started (request {seen['first_cleared']})")
