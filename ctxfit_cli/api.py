@@ -17,16 +17,18 @@ import bisect
 import operator
 import threading
 from dataclasses import replace
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, NamedTuple, Sequence
 
 import orjson
 
 from .counters.seed import SEED, Counter
+from .core.anchor import Anchor, Anchoring, prefix_digest
 from .core.estimate import total_tokens
 from .core.fitting import FitOptions, Fitter
 from .core.model import Dialect, Message, Part, PartKind, Role, Transcript
 from .core.notes import TOO_LONG
 from .core.plan import Plan
+from .core.reported import Reported, reported_prompt
 from .core.validate import MAX_BREAKPOINTS, Checked, check_message, memo_key, scan, validate_request
 from .errors import BadInput, CannotFit, InvalidRequest
 from .core.repair import MADE_FROM, repair
@@ -43,7 +45,8 @@ FALLBACK_DIALECT: Dialect = "anthropic"
 
 
 def fit(messages: Sequence[Any], budget: int, *, system: Any = None, tools: Any = None,
-        dialect: Dialect | None = None, window: int | None = None, **options: Any) -> list:
+        dialect: Dialect | None = None, window: int | None = None, usage: Any = None,
+        **options: Any) -> list:
     """The messages to send so that the request fits `budget` tokens (DESIGN §4).
 
     `messages`: dicts, SDK objects or LangChain messages (OpenAI's leading system messages
@@ -51,7 +54,9 @@ def fit(messages: Sequence[Any], budget: int, *, system: Any = None, tools: Any 
     `tools` are what the request also carries (Anthropic's `system` parameter, Gemini's
     `system_instruction` or the Responses `instructions`, the tool definitions): they are always
     sent, so they are counted. `dialect` ("anthropic", "openai", "gemini" or "responses") is
-    detected when not given. `window` is the model's hard limit; other options are
+    detected when not given. `window` is the model's hard limit; `usage` the size the provider
+    reported for the request that got the last reply in `messages` (the reply or its usage: see
+    `Session.record`), so that the request is sized from it (DESIGN §11); other options are
     `FitOptions`' (`batch_size`, `lowwater`, `counter`: a `Counter` or a profile's name, ...).
     Raises `CannotFit` when even the smallest request is over the window, `BadInput` for data no
     JSON reader takes (a lone surrogate, an integer past 64 bits, nesting past 254 levels),
@@ -66,7 +71,17 @@ def fit(messages: Sequence[Any], budget: int, *, system: Any = None, tools: Any 
     >>> sent[2]["content"][0]["content"][:40], sent[4] is history[4]
     ('[This tool result was cleared to keep th', True)
     """
-    return Session(budget, system=system, tools=tools, dialect=dialect, window=window, **options).fit(messages)
+    session = Session(budget, system=system, tools=tools, dialect=dialect, window=window, **options)
+    return session.fit(messages, usage=usage)
+
+
+class SentRequest(NamedTuple):
+    """The request a `Session.fit` produced, as `Session.record` anchors it: how many messages of
+    the walked history it held, ctxfit's own estimate of it, and the walk it belongs to."""
+
+    messages: int
+    estimated: int
+    walk: Any
 
 
 class Session:
@@ -78,6 +93,10 @@ class Session:
     DESIGN §4 hold across steps: the cleared results only grow and the kept start only moves
     forward. A message is not expected to change in place once fitted: replace it to edit it.
 
+    After each request, `session.record(response)` gives it the size the provider reported
+    (DESIGN §11): the next `fit` is sized from that count plus the estimate of what changed
+    since, not from the estimate of the whole request.
+
     A session may be shared between threads: its calls run one at a time (a lock), each on the
     history it was given. `plan` is then the last call's, whichever thread made it; histories
     that differ make each call start its walk over, so give each conversation its own session.
@@ -86,6 +105,11 @@ class Session:
     >>> history = [{"role": "user", "content": "Read the files."}]
     >>> session.fit(history) == history, session.plan.stage
     (True, 'none')
+    >>> session.record({"usage": {"input_tokens": 1_730, "output_tokens": 12}})
+    1730
+    >>> history += [{"role": "assistant", "content": "Which files?"}, {"role": "user", "content": "All."}]
+    >>> _ = session.fit(history); session.plan.confirmed, session.plan.tokens_after - 1_730 < 20
+    (1730, True)
     """
 
     def __init__(self, budget: int, *, system: Any = None, tools: Any = None,
@@ -112,16 +136,23 @@ class Session:
         #: What the last `fit` repaired so that the provider accepts the request, as the CLI
         #: reports it (DESIGN §13): blank text dropped, turns combined, an open call answered, ...
         self.repairs: list[str] = []
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # (record() is also called from within fit())
+        #: The sizes the provider reported for this conversation's requests (`record`).
+        self._anchoring = Anchoring()
+        #: The request the last `fit` produced (what `record` anchors by default).
+        self.sent: SentRequest | None = None
 
-    def fit(self, history: Sequence[Any]) -> list:
+    def fit(self, history: Sequence[Any], *, usage: Any = None) -> list:
         """The messages to send now for `history` (the loop's whole history, grown since the
-        last call or edited): the same kinds of objects, the unchanged ones the very same."""
+        last call or edited): the same kinds of objects, the unchanged ones the very same.
+
+        `usage`: what the provider reported for the request that got the last reply in
+        `history` (as `record` takes it), when `record` was not called after that request."""
         history = history if isinstance(history, list) else list(history)
         with self._lock:  # the state below is one history's: one call at a time
-            return self._fit(history)
+            return self._fit(history, usage)
 
-    def _fit(self, history: list) -> list:
+    def _fit(self, history: list, usage: Any) -> list:
         seen = self._seen(history)
         if seen < len(self._items):
             seen = self._forget(seen)
@@ -134,13 +165,66 @@ class Session:
         body = list(repair(_watched(self._messages[lead:], writer), writer, "messages", repairs))
         # Each message was read with its 1-based position as its line: name it as the caller does.
         self.repairs = [_by_index(line) for line in repairs]
-        if self._walk is None or self._walk.lead != lead or not self._walk.leads_to(body):
-            self._walk = _Walk(self.options, self._fixed.messages(self._messages[:lead], self.dialect),
-                               self.dialect, lead)
-        self.plan, sent = self._walk.step(body)
+        if usage is not None:
+            self._record_before_last_reply(usage, lead, body)
+        walk = self._walk_for(lead, body)
+        self.plan, sent = walk.step(body)
+        self.sent = walk.sent()
         if self.plan.cannot_fit:
             raise too_long(self.plan)
         return self._checked(*self._output(sent))
+
+    def record(self, response: Any, *, sent: SentRequest | None = None) -> int | None:
+        """Anchor the next `fit` on the size the provider reported for the request the last
+        `fit` produced (or `sent`, one of `session.sent`): the SDK's reply (an Anthropic
+        `Message`, an OpenAI `ChatCompletion` or Responses `Response`, a LangChain `AIMessage`),
+        a stream's event that carries it, or the usage alone, as an object or a dict.
+
+        Returns the reported prompt size, or None when the history was edited since that
+        request so that it is no longer what is sent (nothing is anchored then)."""
+        reported = (response if isinstance(response, Reported) else
+                    reported_prompt(response if isinstance(response, dict) else plain_json(response)))
+        if reported is None:
+            raise ValueError(f"{type(response).__name__} reports no prompt size: pass the provider's reply "
+                             "(or its `usage`), as returned once the request is complete")
+        sent = sent or self.sent
+        if sent is None:
+            raise ValueError("record() anchors the request that fit() produced: call fit() first")
+        with self._lock:
+            walk = sent.walk
+            anchor = Anchor(reported.prompt, sent.messages, sent.estimated, walk.digest(walk.body[:sent.messages]))
+            current = self._walk
+            if current is not None and current is not walk and not current.holds(anchor, current.body):
+                return None
+            self._anchoring.add(anchor)
+            return reported.prompt
+
+    def _record_before_last_reply(self, usage: Any, lead: int, body: list[Message]) -> None:
+        """`fit(..., usage=)`: anchor the request made of the history `body` (after the lead,
+        as repaired) before its last reply."""
+        reply = next((i for i in range(len(body) - 1, -1, -1) if body[i].role is Role.ASSISTANT), None)
+        if reply is None:
+            raise ValueError("usage= is the size of the request that got the last reply, and these messages "
+                             "hold no reply: give it to session.record() once that request is answered")
+        sent = self.sent
+        if sent is None or sent.messages != reply or sent.walk is not self._walk:
+            walk = self._walk_for(lead, body)
+            if len(walk.body) > reply:  # walked past that request already: walk again up to it
+                self._walk = None
+                walk = self._walk_for(lead, body)
+            walk.step(body[:reply])
+            sent = walk.sent()
+        self.record(usage, sent=sent)
+
+    def _walk_for(self, lead: int, body: list[Message]) -> _Walk:
+        """The walk of the history `body` after `lead` system messages, started again when it
+        must be; the provider's counts carry over while the prefix they counted is what is sent."""
+        if self._walk is None or self._walk.lead != lead or not self._walk.leads_to(body):
+            walk = _Walk(self.options, self._fixed.messages(self._messages[:lead], self.dialect), self.dialect, lead)
+            self._anchoring = self._anchoring.restarted(lambda anchor: walk.holds(anchor, body))
+            walk.fitter.anchoring = self._anchoring
+            self._walk = walk
+        return self._walk
 
     # --- the history seen so far ----------------------------------------------------------------
 
@@ -316,6 +400,20 @@ class _Walk:
             return plan, ()
         return plan, sent_messages(replace(self.transcript, messages=tuple(self.body)), plan)
 
+    def sent(self) -> SentRequest:
+        """The request the last `step` planned, as an anchor will compare with it."""
+        return SentRequest(len(self.body), self.fitter.planned_estimate, self)
+
+    def digest(self, body: Sequence[Message]) -> bytes:
+        """What an anchor on a request holding `body` compares (`core.anchor.prefix_digest`)."""
+        return prefix_digest(self.transcript.fixed, body)
+
+    def holds(self, anchor: Anchor, body: list[Message]) -> bool:
+        """Whether the history `body` (the lead excluded, as repaired) still starts with the
+        prefix `anchor` counted, under this walk's system prompt and tools."""
+        end = anchor.messages
+        return end <= len(body) and self.digest(body[:end]) == anchor.digest
+
 
 class _Fixed:
     """The system prompt and tool definitions given to a session, as JSON and as messages."""
@@ -374,15 +472,20 @@ def too_long(plan: Plan) -> CannotFit:
 
 
 def count(messages_or_text: Any, *, counter: Counter | str = SEED, system: Any = None,
-          tools: Any = None, dialect: Dialect | None = None) -> int:
+          tools: Any = None, dialect: Dialect | None = None, usage: Any = None) -> int:
     """Estimated tokens of a text, or of messages with the system prompt and tools they carry.
 
     `counter` is a `Counter` (e.g. `ctxfit_cli.counters.tokenizers.get_tokenizer("cl100k")`) or
     the name of a calibrated profile ("seed", "cl100k", "o200k", "tekken", "qwen", "safe") or
-    a profile .json file.
+    a profile .json file. `usage`: what the provider reported for the request that got the last
+    reply in the messages (as `Session.record` takes it); the count is then that size plus the
+    estimate of the messages from that reply on (DESIGN §11).
 
     >>> count("Привет, мир"), count([{"role": "user", "content": "Привет, мир"}])
     (6, 10)
+    >>> count([{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}],
+    ...       usage={"input_tokens": 14})
+    20
     """
     counter = _counter(counter)
     if isinstance(messages_or_text, str):
@@ -394,7 +497,14 @@ def count(messages_or_text: Any, *, counter: Counter | str = SEED, system: Any =
     messages, _ = _messages_of(requests, dialect)
     system_messages, tools_message = fixed.messages((), dialect)
     sent = [*system_messages, *((tools_message,) if tools_message else ()), *messages]
-    return total_tokens(sent, counter)
+    if usage is None:
+        return total_tokens(sent, counter)
+    reported = reported_prompt(usage if isinstance(usage, dict) else plain_json(usage))
+    reply = next((i for i in range(len(sent) - 1, -1, -1) if sent[i].role is Role.ASSISTANT), None)
+    if reported is None or reply is None:
+        raise ValueError("usage= is the size the provider reported for the request that got the last reply: "
+                         + ("it reports no prompt size" if reported is None else "these messages hold no reply"))
+    return reported.prompt + total_tokens(sent[reply:], counter)
 
 
 def _parse(request: RequestDict, index: int, dialect: Dialect, previous: Message | None = None) -> Message:

@@ -1,6 +1,6 @@
 """A fake model provider on loopback: Anthropic Messages, OpenAI Chat Completions and Responses, for tests.
 
-    python tests/fake_provider.py [--port 0] [--steps 30] [--record FILE] [--gzip]
+    python tests/fake_provider.py [--port 0] [--steps 30] [--record FILE] [--gzip] [--usage bytes|exact|hidden]
 
 Prints `http://127.0.0.1:PORT` on its first line of stdout once it listens. It plays an agent
 that reads files: for `--steps` calls it answers with a `read_file` tool call (the paths are the
@@ -15,6 +15,13 @@ reply it sent. `stream: true` is answered with the provider's SSE events. The mo
 chooses a misbehaviour, for the proxy's tests: `fake-error-429`, `fake-error-500` (an error as
 the provider sends it), `fake-slow` (answers after 3 s), `fake-hang` (never answers),
 `fake-disconnect` (closes the connection in the middle of the reply). With `--gzip` a reply is gzipped when the request accepts it, as providers do.
+
+`--usage` says what each reply reports as the prompt's size: `bytes` (default) a quarter of the
+body's bytes; `exact` the request's true size, counted as a provider counts it with a real
+tokenizer (`true_size`: o200k for OpenAI, cl100k plus a framing cost per message and block for
+Anthropic); `hidden` no prompt size at all (as a stream the client asked no usage for), the true
+size still recorded. With `exact` and `hidden` each recorded line has the request's `true_tokens`,
+and an OpenAI stream carries its usage chunk only when `stream_options.include_usage` asks.
 """
 
 from __future__ import annotations
@@ -37,10 +44,57 @@ FILES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "ctxfit_cli").rglob("*.
 RECORDED_HEADERS = ("x-api-key", "authorization", "anthropic-version", "accept-encoding")
 
 
+#: What the fake provider's `exact` count adds per message, per content block, per tool
+#: definition and per request (Anthropic; OpenAI's chat framing is 3 per message and 3 per reply).
+FRAMING = {"anthropic": {"message": 5, "block": 3, "request": 4}, "openai": {"message": 3, "block": 0, "request": 3}}
+
+
+def true_size(value: dict, dialect: str) -> int:
+    """The request's size as the provider counts it: every string of it through a real tokenizer
+    (o200k for OpenAI, cl100k for Anthropic), plus the framing of its messages and blocks."""
+    from ctxfit_cli.counters.tokenizers import get_tokenizer
+    tokenizer = get_tokenizer("o200k" if dialect == "openai" else "cl100k")
+    frame = FRAMING[dialect]
+    count = lambda text: tokenizer.tokens(tokenizer.measure(text)) if text else 0  # noqa: E731
+    total = frame["request"] + count(orjson.dumps(value.get("tools")).decode() if value.get("tools") else "")
+    system = value.get("system")
+    total += count(system) if isinstance(system, str) else sum(count(b.get("text", "")) for b in system or [])
+    for message in value["messages"]:
+        total += frame["message"] + count(message.get("role", ""))
+        content = message.get("content")
+        blocks = [{"text": content}] if isinstance(content, str) else content or []
+        for call in message.get("tool_calls") or []:
+            blocks.append({"text": call["function"]["name"] + call["function"]["arguments"]})
+        for block in blocks:
+            total += frame["block"] + sum(count(block.get(key) if isinstance(block.get(key), str) else "")
+                                          for key in ("text", "name", "id", "tool_use_id"))
+            if isinstance(block.get("input"), dict):
+                total += count(orjson.dumps(block["input"]).decode())
+            inner = block.get("content")
+            total += count(inner) if isinstance(inner, str) else sum(count(b.get("text", "")) for b in inner or [])
+    return total
+
+
 class Provider:
-    def __init__(self, steps: int, record: Path | None, gzip: bool = False) -> None:
-        self.steps, self.record, self.gzip = steps, record, gzip
+    def __init__(self, steps: int, record: Path | None, gzip: bool = False, usage: str = "bytes") -> None:
+        self.steps, self.record, self.gzip, self.usage = steps, record, gzip, usage
         self.served = 0
+        self.true_tokens: dict[int, int] = {}  # id(body) -> its true size, while it is answered
+
+    def prompt_usage(self, body: bytes, value: dict, dialect: str) -> dict:
+        """The usage fields about the prompt, as `--usage` says (`{}`: none)."""
+        if self.usage == "bytes":
+            if dialect == "anthropic":
+                return {"input_tokens": len(body) // 4, "cache_read_input_tokens": len(body) // 8,
+                        "cache_creation_input_tokens": 0}
+            return {"prompt_tokens": len(body) // 4, "prompt_tokens_details": {"cached_tokens": len(body) // 8}}
+        size = self.true_tokens[id(body)] = true_size(value, dialect)
+        if self.usage == "hidden":
+            return {}
+        if dialect == "anthropic":  # most of it read from the cache, as an agent's prompt is
+            return {"input_tokens": size - size * 3 // 4, "cache_read_input_tokens": size * 3 // 4,
+                    "cache_creation_input_tokens": 0}
+        return {"prompt_tokens": size, "prompt_tokens_details": {"cached_tokens": size * 3 // 4}}
 
     def log(self, request: web.Request, body: bytes, reply: bytes) -> None:
         self.served += 1
@@ -49,6 +103,8 @@ class Provider:
         line = {"path": request.path, "method": request.method,
                 "headers": {h: request.headers[h] for h in RECORDED_HEADERS if h in request.headers},
                 "body": None, "sha256": hashlib.sha256(body).hexdigest(), "reply": base64.b64encode(reply).decode()}
+        if id(body) in self.true_tokens:
+            line["true_tokens"] = self.true_tokens.pop(id(body))
         try:
             line["body"] = orjson.loads(body) if body else None
             recorded = orjson.dumps(line)
@@ -94,8 +150,7 @@ class Provider:
             content, stop = [{"type": "text", "text": f"Done: read {step} files."}], "end_turn"
         message = {"id": f"msg_{step:04d}", "type": "message", "role": "assistant", "model": value.get("model", ""),
                    "content": content, "stop_reason": stop, "stop_sequence": None,
-                   "usage": {"input_tokens": len(body) // 4, "output_tokens": 20,
-                             "cache_read_input_tokens": len(body) // 8, "cache_creation_input_tokens": 0}}
+                   "usage": {**self.prompt_usage(body, value, "anthropic"), "output_tokens": 20}}
         misbehaviour = await self.misbehave(request, body, value.get("model", ""), "anthropic")
         if misbehaviour is not None:
             return misbehaviour
@@ -120,14 +175,15 @@ class Provider:
         completion = {"id": f"chatcmpl-{step:04d}", "object": "chat.completion", "created": 1_700_000_000,
                       "model": value.get("model", ""),
                       "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
-                      "usage": {"prompt_tokens": len(body) // 4, "completion_tokens": 20,
-                                "total_tokens": len(body) // 4 + 20,
-                                "prompt_tokens_details": {"cached_tokens": len(body) // 8}}}
+                      "usage": {**self.prompt_usage(body, value, "openai"), "completion_tokens": 20}}
+        if "prompt_tokens" in completion["usage"]:
+            completion["usage"]["total_tokens"] = completion["usage"]["prompt_tokens"] + 20
         misbehaviour = await self.misbehave(request, body, value.get("model", ""), "openai")
         if misbehaviour is not None:
             return misbehaviour
         if value.get("stream"):
-            return await self.stream(request, body, _openai_events(completion))
+            asked = self.usage == "bytes" or (value.get("stream_options") or {}).get("include_usage")
+            return await self.stream(request, body, _openai_events(completion, usage=bool(asked)))
         return self.reply(request, body, orjson.dumps(completion))
 
     async def responses(self, request: web.Request) -> web.StreamResponse:
@@ -251,7 +307,7 @@ def _anthropic_events(message: dict) -> list[bytes]:
     return events
 
 
-def _openai_events(completion: dict) -> list[bytes]:
+def _openai_events(completion: dict, usage: bool = True) -> list[bytes]:
     base = {"id": completion["id"], "object": "chat.completion.chunk", "created": completion["created"],
             "model": completion["model"]}
     message = completion["choices"][0]["message"]
@@ -265,7 +321,8 @@ def _openai_events(completion: dict) -> list[bytes]:
                                              "function": {"name": call["function"]["name"], "arguments": ""}}]}))
         events.append(chunk({"tool_calls": [{"index": i, "function": {"arguments": call["function"]["arguments"]}}]}))
     events.append(chunk({}, completion["choices"][0]["finish_reason"]))
-    events.append(_sse(None, {**base, "choices": [], "usage": completion["usage"]}))
+    if usage:
+        events.append(_sse(None, {**base, "choices": [], "usage": completion["usage"]}))
     events.append(_sse(None, "[DONE]"))
     return events
 
@@ -285,8 +342,9 @@ def _responses_events(response: dict) -> list[bytes]:
     return events
 
 
-def make_app(steps: int = 30, record: Path | None = None, gzip: bool = False) -> web.Application:
-    provider = Provider(steps, record, gzip)
+def make_app(steps: int = 30, record: Path | None = None, gzip: bool = False,
+             usage: str = "bytes") -> web.Application:
+    provider = Provider(steps, record, gzip, usage)
     app = web.Application(client_max_size=64 * 1024 * 1024)
     app.router.add_post("/v1/messages", provider.anthropic)
     app.router.add_post("/v1/chat/completions", provider.openai)
@@ -295,8 +353,8 @@ def make_app(steps: int = 30, record: Path | None = None, gzip: bool = False) ->
     return app
 
 
-async def serve(port: int, steps: int, record: Path | None, gzip: bool) -> None:
-    runner = web.AppRunner(make_app(steps, record, gzip), access_log=None)
+async def serve(port: int, steps: int, record: Path | None, gzip: bool, usage: str = "bytes") -> None:
+    runner = web.AppRunner(make_app(steps, record, gzip, usage), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", port)
     await site.start()
@@ -311,9 +369,10 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--record", type=Path)
     ap.add_argument("--gzip", action="store_true", help="gzip replies to requests that accept it")
+    ap.add_argument("--usage", choices=("bytes", "exact", "hidden"), default="bytes")
     args = ap.parse_args()
     try:
-        asyncio.run(serve(args.port, args.steps, args.record, args.gzip))
+        asyncio.run(serve(args.port, args.steps, args.record, args.gzip, args.usage))
     except KeyboardInterrupt:
         sys.exit(0)
 

@@ -57,10 +57,11 @@ class Server:
         self.stop()
 
 
-def fake_provider(record: Path | None, steps: int = 30, *options: str) -> Server:
-    """The fake provider; what it receives is recorded to `record` (None: not recorded)."""
+def fake_provider(record: Path | None, steps: int = 30, *options: str, usage: str = "bytes") -> Server:
+    """The fake provider; what it receives is recorded to `record` (None: not recorded); `usage`
+    is what its replies report as the prompt's size (`fake_provider.py --usage`)."""
     return Server([sys.executable, str(ROOT / "tests" / "fake_provider.py"), "--steps", str(steps),
-                   *(["--record", str(record)] if record is not None else []), *options])
+                   "--usage", usage, *(["--record", str(record)] if record is not None else []), *options])
 
 
 def proxy(upstream: str, *options: str) -> Server:

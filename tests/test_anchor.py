@@ -134,3 +134,64 @@ def test_replay_predicts_each_call_from_the_ones_before(path):
                 errors.append(abs(step["predicted"] / step["recorded"] - 1))
     errors.sort()
     assert errors and errors[len(errors) // 2] < 0.005
+
+
+def _reads(rounds: int, size: int = 4000) -> list[Message]:
+    history = [text(Role.USER, "task " * 10)]
+    for i in range(rounds):
+        history.append(Message(Role.ASSISTANT, (Part(PartKind.TOOL_CALL, "{}", "read", f"c{i}"),), b"{}"))
+        history.append(Message(Role.TOOL, (Part(PartKind.TOOL_RESULT, "x" * size, "read", f"c{i}"),), b"{}"))
+    return history
+
+
+@pytest.mark.parametrize("lowwater", [None, 0.55])
+def test_what_clearing_frees_is_counted_as_the_provider_counts_it(lowwater):
+    """The provider counts every token at half the estimate: removing 1,000 estimated tokens
+    frees 500 real ones, so the anchored size after clearing must not claim less than the
+    request really is (crediting removals at the raw estimate sent it over the budget)."""
+    history = _reads(12)
+    options = FitOptions(budget=9_000, lowwater=lowwater, trim=False)
+    raw = Fitter(options)
+    raw.extend(history)
+    estimated = raw.history.estimated_fixed + raw.history.cost_prefix[len(history)]
+    fitter = Fitter(options, anchoring=Anchoring([Anchor(estimated // 2, len(history), estimated)]))
+    fitter.extend(history)
+    plan = fitter.plan()
+    assert plan.stage == "clear" and plan.confirmed == estimated // 2
+    freed = sum(b.freed for b in plan.batches if b.cleared)
+    true_size = (estimated - freed) // 2  # what the provider will count for the request sent
+    assert true_size <= plan.tokens_after <= 9_000
+
+
+def test_a_removal_counts_at_no_more_than_the_learned_ratio():
+    """Where the estimate runs low (the provider counts more), a removal is worth more than its
+    estimate, as an addition is: the learned ratio, not the raw estimate."""
+    history = _reads(12)
+    options = FitOptions(budget=30_000, lowwater=None, trim=False)
+    counted = len(history) - 4
+    growth = [Anchor(1000 + 1300 * k, 1 + 2 * k, 1000 + 1000 * k) for k in range(5)]  # grows 1.3x
+    raw = Fitter(options)
+    raw.extend(history)
+    estimated = raw.history.cost_prefix[counted]
+    anchoring = Anchoring([*growth, Anchor(round(estimated * 1.3), counted, estimated)])
+    assert anchoring.removal_ratio(counted) == pytest.approx(anchoring.ratio.value)
+    assert 1.0 < anchoring.removal_ratio(counted) <= 1.3
+    assert Anchoring().removal_ratio(5) == 1.0
+
+
+def test_a_count_that_comes_after_a_request_never_uncleares_what_it_sent():
+    """The reply's count may say the request sent was smaller than estimated; what it cleared
+    stays cleared (the cache and DESIGN §4's ratchet), though less would have done."""
+    history = _reads(12)
+    for budget in range(6_000, 14_000, 100):  # one where the newest result made the request clear more
+        anchoring = Anchoring()
+        fitter = Fitter(FitOptions(budget=budget, lowwater=None, trim=False), anchoring=anchoring)
+        fitter.extend(history)
+        sent = fitter.plan()
+        if sum(b.cleared for b in sent.batches) > fitter.cleared_batches:
+            break
+    anchoring.add(Anchor(fitter.planned_estimate // 3, len(history), fitter.planned_estimate))
+    fitter.extend(_reads(13)[len(history):])  # the next round
+    following = fitter.plan()
+    assert following.confirmed > 0 and following.tokens_after < budget
+    assert {r.call_id for r in sent.cleared} <= {r.call_id for r in following.cleared}

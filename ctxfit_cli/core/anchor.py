@@ -10,7 +10,8 @@ ctxfit's own estimate of a request already adds and removes those parts, so the 
 is that estimate plus a correction (`Anchoring.offset`): the reported size minus ctxfit's
 estimate of the request it counted (`Anchor.estimated`), the learned growth ratio applied to
 the messages added since, and the reasoning Codex re-sends within a turn. A fitter that adds
-the correction to every size it weighs decides with the anchored size.
+the correction to every size it weighs, and counts what it removed since the counted request
+at `Anchoring.removal_ratio`, decides with the anchored size.
 
 - An anchor holds only while the prefix it counted is still the prefix sent: its `digest` (of
   the fixed part and the messages the request held) must match. A change ctxfit did not make
@@ -32,7 +33,7 @@ Plain data in, plain data out.
 from __future__ import annotations
 
 import math
-from typing import Iterable, NamedTuple, Sequence
+from typing import Callable, Iterable, NamedTuple, Sequence
 
 from .model import Message, RecordedCall
 
@@ -141,6 +142,17 @@ class Anchoring:
         """A new reply's report (after every anchor given so far)."""
         self.pending.append(anchor)
 
+    def restarted(self, holds: Callable[[Anchor], bool]) -> Anchoring:
+        """The anchoring for a new walk of the same conversation (its history was edited, or
+        read again): the learned ratio carries over, and the newest anchor if `holds` finds the
+        prefix it counted still the prefix sent."""
+        fresh = Anchoring(turn_starts=self.turn_starts, earlier_only=self.earlier_only)
+        fresh.ratio = self.ratio
+        newest = self.pending[-1] if self.pending else self.latest
+        if newest is not None and holds(newest):
+            fresh.add(newest)
+        return fresh
+
     def drop(self) -> None:
         """Forget the anchor: the prefix it counted is no longer what is sent."""
         self.latest = None
@@ -165,6 +177,26 @@ class Anchoring:
         added = prefix[end] - prefix[anchor.messages]
         return (anchor.reported - anchor.estimated + round((self.ratio.value - 1) * added)
                 + self._reasoning(anchor, end))
+
+    def removal_ratio(self, end: int) -> float:
+        """What one estimated token that ctxfit removes (a cleared result, a dropped turn) is
+        worth in the provider's count, for the request before message `end` (1 without an
+        anchor).
+
+        The correction of `offset` is one constant per request, so without this a removal is
+        credited at its raw estimate. Where the estimate runs high that over-credits what
+        clearing frees, and the anchored size comes out lower than the request really is: the
+        one error of this count that sends a request over the budget. So a removal is scaled
+        like an addition, by the learned growth ratio, but never by more than the counted
+        request's own ratio (reported ÷ estimated): that is what its removed parts were
+        confirmed at, and before the ratio has learned anything (it starts at 1) it is the only
+        evidence. Of the two the smaller: crediting too little only clears a little more than
+        needed until the next reply counts the request exactly."""
+        anchor = self.anchor_for(end)
+        if anchor is None or anchor.estimated <= 0:
+            return 1.0
+        counted = anchor.reported - anchor.turn_reasoning  # (reasoning is not in the estimate)
+        return max(min(self.ratio.value, counted / anchor.estimated), 0.0)
 
     def confirmed(self, end: int) -> int:
         """The reported size the request before message `end` is anchored on (0: none)."""

@@ -85,7 +85,7 @@ def _fit(transcript: Transcript, messages: Iterable[Message], options: FitOption
         transcript = complete(transcript, plan)
     fitted = checked(transcript, build(transcript, plan, options.counter))
     unlogged = message_cost(transcript.unlogged, options.counter).tokens if transcript.unlogged is not None else 0
-    return replace(fitted, tokens=fitted.tokens + fitter.correction, in_payload=fitted.tokens - unlogged,
+    return replace(fitted, tokens=fitter.anchored(fitted.tokens), in_payload=fitted.tokens - unlogged,
                    confirmed=plan.confirmed)
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-import re
 import signal
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -32,6 +31,7 @@ from .errors import provider_error
 from .fitting import DIALECTS, Outcome, fit_body, parse
 from .limits import LimitRule
 from .upstream import Upstream
+from .usage import Reported, ReplyUsage
 from . import responses
 
 #: Bodies from this size on are read and fitted in a worker thread, so the event loop keeps
@@ -43,8 +43,6 @@ HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy
                         "trailer", "transfer-encoding", "upgrade", "host", "content-length"})
 #: Request headers aiohttp's client adds when the agent sent none: never added.
 AUTO_HEADERS = ("Accept-Encoding", "User-Agent")
-#: How much of the start and end of a reply is kept to read the usage the provider reported.
-USAGE_WINDOW = 64 * 1024
 
 
 @dataclass
@@ -197,7 +195,7 @@ class Proxy:
                 stats.failed_open += 1
         elif outcome.body is not body:
             self.totals.fitted += 1
-        response, status = await self.forward(request, outcome.body, stats)
+        response, status = await self.forward(request, outcome.body, stats, outcome)
         self._log(request, started, status, _describe(outcome))
         return response
 
@@ -255,9 +253,10 @@ class Proxy:
 
     # --- forwarding ---------------------------------------------------------------------------
 
-    async def forward(self, request: web.Request, body: bytes, stats: Stats | None) -> tuple[web.StreamResponse, str]:
+    async def forward(self, request: web.Request, body: bytes, stats: Stats | None,
+                      fitted: Outcome | None = None) -> tuple[web.StreamResponse, str]:
         """Send the request upstream and stream the reply back as it arrives: (response, status
-        for the log)."""
+        for the log). The usage the reply reports anchors the `fitted` conversation."""
         headers = CIMultiDict((k, v) for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP)
         if self.upstream.authorization and "authorization" not in headers:
             headers["Authorization"] = self.upstream.authorization
@@ -278,8 +277,9 @@ class Proxy:
                     response.headers.add(name, value)
             await response.prepare(request)
             self._replies[id(request)] = response
-            usage = _Usage(upstream.headers.get("content-encoding", "identity"))
+            usage = ReplyUsage(upstream.headers.get("content-type", ""), upstream.headers.get("content-encoding", ""))
             chunks = upstream.content.iter_any()
+            anchoring = fitted if upstream.status == 200 else None
             while True:
                 try:
                     chunk = await chunks.__anext__()
@@ -291,13 +291,18 @@ class Proxy:
                     request.transport.close()
                     return response, f"{upstream.status} (broken off by the provider mid-reply)"
                 usage.feed(chunk)
+                if anchoring is not None and usage.found is not None:  # before the agent has it all
+                    await _anchor(anchoring, usage.found)
+                    anchoring = None
                 try:
                     await response.write(chunk)
                 except ConnectionResetError:  # the agent went away: the provider's reply is dropped
                     return response, f"{upstream.status} (the client went away mid-reply)"
             await response.write_eof()
-        if stats is not None:
-            usage.record(stats)
+        reported = usage.reported()
+        if reported is not None and stats is not None:
+            stats.prompt_tokens += reported.prompt
+            stats.cache_read_tokens += reported.cache_read
         return response, str(upstream.status)
 
     def _upstream_error(self, request: web.Request, status: int, message: str) -> web.Response:
@@ -343,43 +348,19 @@ def _describe(outcome: Outcome) -> str:
     stage = plan.stage if plan.stage == "none" else f"{plan.stage}, {cleared} results cleared"
     over = ", over the budget: the smallest request" if plan.overrun else ""
     limits = f"; {outcome.limits.about}, budget {outcome.limits.budget:,}" if outcome.limits else ""
-    return f"{_conversation(outcome)} {plan.tokens_before:,} -> {plan.tokens_after:,} tokens ({stage}{over}){limits}"
+    counted = (f"{plan.confirmed:,} confirmed {'+' if plan.estimated >= 0 else '-'} {abs(plan.estimated):,} estimated"
+               if plan.confirmed else "estimated")
+    return (f"{_conversation(outcome)} {plan.tokens_before:,} -> {plan.tokens_after:,} tokens "
+            f"({stage}{over}; {counted}){limits}")
 
 
-_NUMBERS = {name: re.compile(rb'"' + name.encode() + rb'"\s*:\s*(\d+)') for name in (
-    "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "prompt_tokens", "cached_tokens")}
-
-
-class _Usage:
-    """The prompt size and cache reads the provider reported, from the start and end of its reply."""
-
-    def __init__(self, encoding: str) -> None:
-        self.readable = encoding in ("identity", "")
-        self.head = bytearray()
-        self.tail = b""
-
-    def feed(self, chunk: bytes) -> None:
-        if not self.readable:
-            return
-        if len(self.head) < USAGE_WINDOW:
-            self.head += chunk[:USAGE_WINDOW - len(self.head)]
-        self.tail = (self.tail + chunk)[-USAGE_WINDOW:]
-
-    def record(self, stats: Stats) -> None:
-        if not self.readable:
-            return
-        text = bytes(self.head) + b"\n" + self.tail
-        found = {name: int(m.group(1)) for name, pattern in _NUMBERS.items() if (m := pattern.search(text))}
-        if "prompt_tokens" in found:  # OpenAI: cached tokens are part of the prompt tokens
-            stats.prompt_tokens += found["prompt_tokens"]
-            stats.cache_read_tokens += found.get("cached_tokens", 0)
-        elif "input_tokens" in found and "cached_tokens" in found:  # Responses: likewise
-            stats.prompt_tokens += found["input_tokens"]
-            stats.cache_read_tokens += found["cached_tokens"]
-        elif "input_tokens" in found:  # Anthropic: input excludes the cache reads and writes
-            read = found.get("cache_read_input_tokens", 0)
-            stats.prompt_tokens += found["input_tokens"] + read + found.get("cache_creation_input_tokens", 0)
-            stats.cache_read_tokens += read
+async def _anchor(outcome: Outcome, reported: Reported) -> None:
+    """The size the provider reported for the request sent anchors the conversation's next one
+    (DESIGN §11); the session is not shared while a request of its conversation is fitted."""
+    if outcome.session is None or outcome.sent is None or reported.prompt <= 0:
+        return
+    async with outcome.conversation.lock:
+        outcome.session.record(reported, sent=outcome.sent)
 
 
 async def serve(settings: Settings, host: str, port: int, ready: Callable[[str], None]) -> None:

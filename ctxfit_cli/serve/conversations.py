@@ -42,9 +42,17 @@ class Stats:
     #: Prompt tokens the provider reported, and how many of them it read from its cache.
     prompt_tokens: int = 0
     cache_read_tokens: int = 0
+    #: Of the last request's `tokens_after`, what the provider confirmed (the reported size of
+    #: an earlier request it is anchored on, DESIGN §11) and what is estimated; and how many
+    #: requests were sized from a reported count.
+    confirmed: int = 0
+    estimated: int = 0
+    anchored: int = 0
 
     def record_plan(self, plan: Plan) -> None:
         self.tokens_before, self.tokens_after, self.stage = plan.tokens_before, plan.tokens_after, plan.stage
+        self.confirmed, self.estimated = plan.confirmed, plan.estimated
+        self.anchored += plan.confirmed > 0
         self.results_cleared = sum(len(b.results) for b in plan.batches if b.cleared)
         if plan.dropped or plan.cleared:
             self.fitted += 1
@@ -57,6 +65,8 @@ class Stats:
                 "tokens_before": self.tokens_before, "tokens_after": self.tokens_after,
                 "results_cleared": self.results_cleared, "tokens_kept_out": self.tokens_kept_out,
                 "stage": self.stage,
+                "tokens_confirmed": self.confirmed, "tokens_estimated": self.estimated,
+                "requests_anchored": self.anchored,
                 "prompt_tokens_reported": self.prompt_tokens, "cache_read_tokens": self.cache_read_tokens,
                 "cache_read_share": None if share is None else round(share, 4)}
 

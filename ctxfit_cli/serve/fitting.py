@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..api import SentRequest, Session
 from ..core.plan import Plan
 from ..errors import CannotFit
 from .body import BodyError, Layout, Readers
@@ -38,6 +39,10 @@ class Outcome:
     error: bytes | None = None
     #: The budget and window this request was fitted to (its model's).
     limits: Limits | None = None
+    #: The session that fitted the request and what it sent: the reply's usage anchors the
+    #: conversation's next request on it (DESIGN §11).
+    session: Session | None = None
+    sent: SentRequest | None = None
 
 
 @dataclass(frozen=True)
@@ -70,6 +75,5 @@ def fit_body(body: bytes, request: dict, layout: Layout, dialect: str, conversat
         conversation.session = None  # in an unknown state now: rebuilt from the next request
         raise
     plan = session.plan
-    if not plan.dropped and not plan.cleared:
-        return Outcome(body, conversation, plan)
-    return Outcome(layout.write(messages), conversation, plan)
+    forwarded = body if not plan.dropped and not plan.cleared else layout.write(messages)
+    return Outcome(forwarded, conversation, plan, session=session, sent=session.sent)

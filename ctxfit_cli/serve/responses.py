@@ -68,6 +68,5 @@ def fit_body(body: bytes, request: dict, layout: Layout, _dialect: str, conversa
         conversation.session = None  # in an unknown state now: rebuilt from the next request
         raise  # the proxy forwards the body unchanged (fail open, in one place: `Proxy._fit`)
     plan = session.plan
-    if not plan.dropped and not plan.cleared:
-        return Outcome(body, conversation, plan)
-    return Outcome(layout.write(items), conversation, plan)
+    forwarded = body if not plan.dropped and not plan.cleared else layout.write(items)
+    return Outcome(forwarded, conversation, plan, session=session, sent=session.sent)

@@ -81,6 +81,10 @@ class Fitter:
         self.requests = 0
         self.request_ends: list[int] = []  # the history length at each committed request
         self._cut: _Cut | None = None  # the last cut sized (see `_cut_for`)
+        #: ctxfit's own estimate (no anchoring) of the request the last `plan()` described: what
+        #: the provider's report of that request is compared with (`core.anchor.Anchor`).
+        self.planned_estimate = 0
+        self._planned: tuple[int, int, int] | None = None  # (end, batches, start) of the last plan()
 
     @property
     def messages(self) -> list[Message]:
@@ -117,7 +121,14 @@ class Fitter:
     def _commit(self, end: int) -> None:
         """Walk through the request made before message `end` and keep its ratchets."""
         self._anchor(end)
-        self.cleared_batches, self.start = self._evaluate(end)
+        batches, start = self._evaluate(end)
+        planned = self._planned
+        if planned is not None and planned[0] == end:
+            # The request `plan()` gave for this history was sent as it was: a reply's count that
+            # came since (anchoring) may find less would have done, but un-clearing what was sent
+            # would break the cache and the ratchets, so what was sent is the least kept.
+            batches, start = max(batches, planned[1]), max(start, planned[2])
+        self.cleared_batches, self.start = batches, start
         self.requests += 1
         self.request_ends.append(end)
         if self.on_request is not None:
@@ -127,17 +138,28 @@ class Fitter:
 
     def _anchor(self, end: int) -> None:
         """Weigh the request before message `end` at its anchored size: the correction of the
-        newest reported size goes into the fixed part, which every size counts once."""
-        history = self.history
-        offset = self.anchoring.offset(end, history.cost_prefix) if self.anchoring is not None else 0
-        if history.fixed_tokens != history.estimated_fixed + offset:
-            history.fixed_tokens = history.estimated_fixed + offset
+        newest reported size goes into the fixed part, which every size counts once, and what
+        was removed since that request is counted at the anchoring's removal ratio."""
+        history, anchoring = self.history, self.anchoring
+        weights = (history.estimated_fixed, 1.0, 0)
+        if anchoring is not None and (anchor := anchoring.anchor_for(end)) is not None:
+            weights = (history.estimated_fixed + anchoring.offset(end, history.cost_prefix),
+                       anchoring.removal_ratio(end),
+                       # what the counted request had removed already, in estimated tokens
+                       history.estimated_fixed + history.cost_prefix[anchor.messages] - anchor.estimated)
+        if weights != (history.fixed_tokens, history.removal_ratio, history.removed_at_anchor):
+            history.fixed_tokens, history.removal_ratio, history.removed_at_anchor = weights
             self._cut = None  # the cuts were sized with the old correction
 
     @property
     def correction(self) -> int:
         """What the anchoring adds to the estimate of the request weighed last (0: none)."""
         return self.history.fixed_tokens - self.history.estimated_fixed
+
+    def anchored(self, estimate: int) -> int:
+        """The anchored size of the request for the whole history that ctxfit's estimate puts
+        at `estimate` (the request `plan()` weighed last)."""
+        return self.history.anchored(estimate + self.correction, len(self.history.messages))
 
     def confirmed(self, end: int) -> int:
         """The reported size the request before message `end` is anchored on (0: none)."""
@@ -160,14 +182,22 @@ class Fitter:
 
     def _request_tokens(self, start: int, end: int, batches: int) -> int:
         """Upper bound of the request for the history before `end` with these ratchets."""
-        if self.history.trimmed(start):
-            return self.trimming.kept_tokens(start, end, batches)
-        return self.history.fixed_tokens + self.history.cost_prefix[end] - self.clearing.saved(batches)
+        return self.history.anchored(self._estimate(start, end, batches), end)
 
     def _exact_tokens(self, start: int, end: int, batches: int) -> int:
         """The size of the request as sent (the merge of Anthropic's head counted exactly)."""
-        tokens = self._request_tokens(start, end, batches)
+        return self.history.anchored(self._exact_estimate(start, end, batches), end)
+
+    def _exact_estimate(self, start: int, end: int, batches: int) -> int:
+        tokens = self._estimate(start, end, batches)
         return tokens + self.trimming.merge_correction(start) if self.history.trimmed(start) else tokens
+
+    def _estimate(self, start: int, end: int, batches: int) -> int:
+        """`_request_tokens` with what was removed counted at its raw estimate."""
+        history = self.history
+        if history.trimmed(start):
+            return self.trimming.kept_estimate(start, end, batches)
+        return history.fixed_tokens + history.cost_prefix[end] - self.clearing.saved(batches)
 
     # --- the plan -----------------------------------------------------------------------------
 
@@ -178,6 +208,8 @@ class Fitter:
         mark = self.clearing.mark()
         batches, start = self._evaluate(end)
         plan = self._describe(end, batches, start)
+        self._planned = (end, batches, start)
+        self.planned_estimate = self._exact_estimate(start, end, batches) - self.correction
         self.clearing.undo(mark)
         return plan
 

@@ -36,6 +36,10 @@ class History:
         #: (`core.anchor`) of the request being weighed, so that every size is anchored.
         self.estimated_fixed = sum(message_cost(m, self.counter).tokens for m in self.fixed)
         self.fixed_tokens = self.estimated_fixed
+        #: What an estimated token removed since the anchored request is worth, and the
+        #: estimate of what that request had removed (`anchored`).
+        self.removal_ratio = 1.0
+        self.removed_at_anchor = 0
         self.messages: list[Message] = []
         self.cost_prefix = [0]  # tokens of messages[:i]
         self.floor_prefix = [0]  # the same with every clearable result cleared
@@ -90,6 +94,16 @@ class History:
             self._add_turn(i)
         elif message.role is _ASSISTANT:
             self._add_round(i)
+
+    def anchored(self, tokens: int, end: int) -> int:
+        """A request before `end` weighed at `tokens` (its estimate with the anchoring
+        correction in `fixed_tokens`), with what ctxfit removed since the anchored request
+        counted at `removal_ratio` rather than at its raw estimate (`Anchoring.removal_ratio`
+        says why). What was removed is what the full history's estimate has beyond it."""
+        if self.removal_ratio == 1.0:
+            return tokens
+        removed = self.fixed_tokens + self.cost_prefix[end] - tokens - self.removed_at_anchor
+        return tokens + round((1.0 - self.removal_ratio) * removed)
 
     def clearable(self, ref: ResultRef) -> bool:
         """Whether stage 1 may ever clear this result: after the first message, big enough."""

@@ -28,6 +28,10 @@ class Trimming:
 
     def kept_tokens(self, start: int, end: int, batches: int) -> int:
         """Upper bound of the request keeping the head, the note, an anchor and [start, end)."""
+        return self.history.anchored(self.kept_estimate(start, end, batches), end)
+
+    def kept_estimate(self, start: int, end: int, batches: int) -> int:
+        """`kept_tokens` with what was removed counted at its raw estimate."""
         h = self.history
         tokens = h.fixed_tokens + h.cost_prefix[h.first + 1] + h.note_tokens
         tokens += self.anchor_tokens(start) + h.cost_prefix[end] - h.cost_prefix[start]

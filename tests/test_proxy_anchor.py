@@ -1,0 +1,129 @@
+"""The proxy sizes each request from the count the provider reported for the one before
+(DESIGN §11): a 60-step agent loop, driven by the real `anthropic` and `openai` SDKs through a
+real `ctxfit proxy` process, against the fake provider counting every request exactly with a
+real tokenizer (`fake_provider.py --usage exact`)."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import anthropic
+import httpx
+import openai
+import orjson
+import pytest
+
+from ctxfit_cli import CLEARED_RESULT
+from ctxfit_cli.core.reported import Reported
+from ctxfit_cli.serve.usage import ReplyUsage
+from servers import ROOT, fake_provider, proxy, recorded
+
+BUDGET = 30_000
+STEPS = 60
+KEY = "sk-test-anchor"
+SYSTEM = ((ROOT / "README.md").read_text("utf-8") * 2)[:50_000]  # a long system prompt, as agents have
+TASK = "Read the files one by one, against this design:\n\n" + (ROOT / "docs" / "design.md").read_text("utf-8")
+TOOLS = [{"name": "read_file", "description": "Read a file.", "input_schema": {"type": "object"}}]
+OPENAI_TOOLS = [{"type": "function", "function": {"name": "read_file", "parameters": {"type": "object"}}}]
+SOURCE = "".join(p.read_text("utf-8") for p in sorted((ROOT / "ctxfit_cli" / "core").rglob("*.py")))
+
+
+def tool_output(step: int) -> str:
+    """What reading a file gives the agent: big files first, then small ones, so the request
+    reaches the budget early and then creeps up on it by less than 1% a step."""
+    size = 8_000 if step < 6 else 700
+    start = (step * 7_919) % (len(SOURCE) - size)
+    return SOURCE[start:start + size]
+
+
+def drive_anthropic(url: str) -> None:
+    client = anthropic.Anthropic(base_url=url, api_key=KEY, max_retries=0)
+    history: list = [{"role": "user", "content": TASK}]
+    for _ in range(STEPS + 1):
+        with client.messages.stream(model="claude-sonnet-4-5", max_tokens=1024, system=SYSTEM, tools=TOOLS,
+                                    messages=history) as stream:
+            reply = stream.get_final_message()
+        history.append({"role": "assistant", "content": reply.content})
+        calls = [b for b in reply.content if b.type == "tool_use"]
+        if not calls:
+            return
+        step = int(calls[0].id.rsplit("_", 1)[1])
+        history.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": calls[0].id,
+                                                     "content": tool_output(step)}]})
+
+
+def drive_openai(url: str) -> None:
+    client = openai.OpenAI(base_url=f"{url}/v1", api_key=KEY, max_retries=0)
+    history: list = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": TASK}]
+    for _ in range(STEPS + 1):
+        reply = client.chat.completions.create(model="gpt-4.1", messages=history, tools=OPENAI_TOOLS)
+        message = reply.choices[0].message
+        history.append(message)
+        if not message.tool_calls:
+            return
+        call = message.tool_calls[0]
+        step = int(call.id.rsplit("_", 1)[1])
+        history.append({"role": "tool", "tool_call_id": call.id, "content": tool_output(step)})
+
+
+def run(dialect: str, usage: str, tmp: Path) -> tuple[list[dict], str, dict]:
+    """The requests the provider received (each with its true size), the proxy's log and stats."""
+    record = tmp / f"{dialect}-{usage}.jsonl"
+    with fake_provider(record, steps=STEPS, usage=usage) as provider:
+        with proxy(provider.url, "--budget", str(BUDGET)) as front:
+            (drive_anthropic if dialect == "anthropic" else drive_openai)(front.url)
+            stats = httpx.get(f"{front.url}/ctxfit/stats").json()
+            log = front.stop()
+    return recorded(record), log, stats
+
+
+def figures(records: list[dict]) -> dict:
+    """Largest true size over the budget, overall and once clearing has started."""
+    sizes = [r["true_tokens"] for r in records]
+    cleared = next(i for i, r in enumerate(records) if CLEARED_RESULT in orjson.dumps(r["body"]["messages"]).decode())
+    return {"requests": len(sizes), "max": max(sizes) / BUDGET, "max_after_clearing": max(sizes[cleared:]) / BUDGET,
+            "first_cleared": cleared}
+
+
+@pytest.mark.parametrize("dialect", ["anthropic", "openai"])
+def test_every_request_fits_and_the_largest_is_within_one_percent(dialect, tmp_path):
+    records, log, stats = run(dialect, "exact", tmp_path)
+    assert len(records) == STEPS + 1 and "Traceback" not in log and KEY not in log
+    seen = figures(records)
+    assert seen["max"] <= 1.0, seen  # every forwarded request's true size within the budget
+    assert seen["max_after_clearing"] >= 0.99, seen  # ... and the budget used, once clearing started
+    [conversation] = stats["conversations"].values()
+    assert conversation["requests_anchored"] == STEPS  # every request after the first
+    assert conversation["tokens_confirmed"] > 0
+    assert conversation["tokens_after"] == conversation["tokens_confirmed"] + conversation["tokens_estimated"]
+    assert "confirmed +" in log or "confirmed -" in log
+
+
+def test_json_replies_compressed_or_not_and_streams_report_their_prompt():
+    completion = orjson.dumps({"id": "x", "choices": [{"message": {"content": "\"usage\": {\"prompt_tokens\": 1}"}}],
+                               "usage": {"prompt_tokens": 2048, "prompt_tokens_details": {"cached_tokens": 1024}}})
+    for encoding, body in (("", completion), ("gzip", gzip.compress(completion))):
+        usage = ReplyUsage("application/json", encoding)
+        for at in range(0, len(body), 7):
+            usage.feed(body[at:at + 7])
+        assert usage.reported() == Reported(2048, 1024)
+    stream = (b'data: {"choices":[{"delta":{"content":"hi"}}]}\n\n'
+              b'data: {"choices":[],"usage":{"prompt_tokens":900,"completion_tokens":3}}\n\ndata: [DONE]\n\n')
+    usage = ReplyUsage("text/event-stream; charset=utf-8", "")
+    for at in range(0, len(stream), 5):
+        usage.feed(stream[at:at + 5])
+    assert usage.reported() == Reported(900)
+    unasked = ReplyUsage("text/event-stream", "")
+    unasked.feed(b'data: {"choices":[{"delta":{"content":"hi"}}]}\n\ndata: [DONE]\n\n')
+    assert unasked.reported() is None
+    assert ReplyUsage("application/json", "br").reported() is None
+
+
+if __name__ == "__main__":  # the figures: python tests/test_proxy_anchor.py
+    import tempfile
+    for dialect in ("anthropic", "openai"):
+        for usage in ("exact", "hidden"):
+            seen = figures(run(dialect, usage, Path(tempfile.mkdtemp()))[0])
+            print(f"{dialect:9} {'anchored' if usage == 'exact' else 'estimate alone':14} largest {seen['max']:.2%} "
+                  f"of the budget, {seen['max_after_clearing']:.2%} once clearing started (request {seen['first_cleared']})")
