@@ -111,8 +111,8 @@ def group_cells(group: dict) -> dict[str, str]:
 
 #: Columns whose text may be shortened (with "…"); every other column keeps its full values.
 SHRINKABLE = ("SESSION", "PROJECT", "MODEL", "GROUP")
-#: Shortened from the left: the end of an instance id is what tells two apart.
-FROM_LEFT = ("SESSION",)
+#: Shortened from the left: the end of an instance id, or of a project's path, is what tells two apart.
+FROM_LEFT = ("SESSION", "GROUP")
 LEFT = ("SESSION", "AGENT", "PROJECT", "MODEL", "LAST", "CTXFIT", "GROUP")
 
 
