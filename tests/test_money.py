@@ -253,3 +253,11 @@ def test_project_groups_are_shortened_from_the_front():
              for name in ("alpha", "beta")]
     lines = sessions_view.render(cells, 30)
     assert lines[1].startswith("…") and "alpha" in lines[1] and "beta" in lines[2]
+
+
+@needs_realworld
+def test_estimate_of_one_log_gives_its_recorded_cost():
+    path = str(CODEX / "rollout-2025-09-25T15-12-14-019982b8-3422-79e0-8b3b-05abaf4f3c3e.jsonl")
+    total = json.loads(run("estimate", path, "--json").stdout)["total"]
+    assert total["cost_usd"] == pytest.approx(0.206222, rel=0.01)  # ccusage's figure
+    assert "recorded cost: $0.21" in run("estimate", path).stdout

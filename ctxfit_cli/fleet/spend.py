@@ -92,3 +92,29 @@ class Spend:
             for k, count in enumerate(counts):
                 kept[k] += count
         return tally
+
+
+#: The formats whose logs record what each call was billed.
+BILLED_FORMATS = ("claude-code", "codex")
+
+
+def spend_of_file(path: str, format: str) -> Tally:
+    """The tally of one Claude Code or Codex log file, read on its own (`estimate` of one file,
+    which does not describe its session); empty for other formats."""
+    from ..formats.reading import open_input, read_records
+    spend = Spend()
+    if format not in BILLED_FORMATS or path == "-":
+        return {}
+    with open_input(path) as stream:
+        for record in read_records(path, stream):
+            value = record.value
+            if not isinstance(value, dict):
+                continue
+            payload = value.get("payload") if isinstance(value.get("payload"), dict) else {}
+            if format == "claude-code" and value.get("type") == "assistant":
+                spend.claude_code(value)
+            elif format == "codex" and value.get("type") == "turn_context":
+                spend.codex_model(payload.get("model"))
+            elif format == "codex" and value.get("type") == "event_msg" and payload.get("type") == "token_count":
+                spend.codex_usage(payload.get("info"))
+    return spend.totals()

@@ -105,6 +105,9 @@ def estimate(
                 render.comparison(out, file["compare"], naive=file["naive_tokens"], budget=budget)
         if len(files) > 1:
             render.estimate_total(out, total, budget=budget)
+        elif total["cost_usd"] is not None:
+            out.print(f"recorded cost: ${total['cost_usd']:,.2f} (the usage the log records, at the prices of "
+                      f"{total['prices_date']}; docs/cost.md)\n")
     many.finish(combined, quiet=quiet, verbose=verbose)
 
 
@@ -124,12 +127,15 @@ def _across(files: list[dict], budget: int, combined, prices: str | None) -> dic
         "counters": counters,
         "cost_usd": None,
     }
-    described = [kept for kept in combined.kept if kept.unit.meta is not None]
-    if described:
+    spends = [kept.unit.meta.spend for kept in combined.kept if kept.unit.meta is not None]
+    if not spends and len(combined.kept) == 1:  # one log, not described: its usage read on its own
+        from ...fleet.spend import spend_of_file
+        spends = [spend_of_file(combined.kept[0].path, files[0]["format"])]
+    if any(spends):
         from ...fleet.sessions import session_cost
         from ...replay.model_prices import load_prices
         table = load_prices(prices)
-        costs = [session_cost(kept.unit.meta.spend, table)["usd"] for kept in described]
+        costs = [session_cost(spend, table)["usd"] for spend in spends]
         if any(c is not None for c in costs):
             across["cost_usd"] = round(sum(c for c in costs if c is not None), 6)
             across["prices_date"] = table.date
