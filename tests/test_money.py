@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import REALWORLD, ROOT, needs_realworld
 from typer.testing import CliRunner
 
-from conftest import REALWORLD, ROOT, needs_realworld
 from ctxfit_cli.cli.app import app
 from ctxfit_cli.cli.commands import sessions as sessions_command
 from ctxfit_cli.cli.options import ENGINES, PROFILES, TOKENIZERS

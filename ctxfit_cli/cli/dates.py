@@ -16,7 +16,7 @@ error that lists the forms. Rows are then compared as instants (UTC), not as str
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, time, timedelta, timezone, tzinfo
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
 import typer
 
@@ -26,9 +26,9 @@ FORMS = "YYYY-MM-DD, YYYYMMDD, today, yesterday, Nd or Nh (days or hours ago), o
 def zone(name: str | None) -> tzinfo:
     """The time zone `--tz` names (IANA, e.g. Europe/Paris, or UTC), else the local one."""
     if not name:
-        return datetime.now().astimezone().tzinfo or timezone.utc
+        return datetime.now().astimezone().tzinfo or UTC
     if name.upper() in ("UTC", "Z"):
-        return timezone.utc
+        return UTC
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
     try:
         return ZoneInfo(name)
@@ -41,7 +41,7 @@ def bound(text: str, which: str, tz: str | None, *, now: datetime | None = None)
     """`text` as a UTC ISO 8601 instant with milliseconds (the form session rows hold);
     `which`: "since" (a day starts at its midnight) or "until" (a day runs to its end)."""
     local = zone(tz)
-    now = (now or datetime.now(timezone.utc)).astimezone(local)
+    now = (now or datetime.now(UTC)).astimezone(local)
     value = text.strip().lower()
     relative = re.fullmatch(r"(\d+)\s*([dh])", value)
     day: date | None = None
@@ -74,4 +74,4 @@ def _day(value: str, text: str, which: str) -> date:
 
 
 def _utc(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
+    return moment.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"

@@ -339,9 +339,10 @@ def dollars_or_relative(row: dict) -> str:
     or the relative cost where the model has no price."""
     if row.get("usd") is None:
         return f"{row['relative_cost']:.3f}"
-    saves = row.get("saves_usd")
-    shown = saves is not None and abs(saves) >= 0.005
-    return f"${row['usd']:,.2f}" + (f" ({'−' if saves >= 0 else '+'}${abs(saves):,.2f})" if shown else "")
+    saves: float | None = row.get("saves_usd")
+    if saves is None or abs(saves) < 0.005:
+        return f"${row['usd']:,.2f}"
+    return f"${row['usd']:,.2f} ({'−' if saves >= 0 else '+'}${abs(saves):,.2f})"
 
 
 REPLAY_LEGEND = (

@@ -48,10 +48,10 @@ class Spend:
     def claude_code(self, value: dict) -> None:
         """An assistant record of a Claude Code log."""
         body = value.get("message")
-        usage = body.get("usage") if isinstance(body, dict) else None
-        if not isinstance(usage, dict):
+        if not isinstance(body, dict) or not isinstance(body.get("usage"), dict):
             return
-        model = body.get("model") if isinstance(body.get("model"), str) else ""
+        usage = body["usage"]
+        model: str = body["model"] if isinstance(body.get("model"), str) else ""
         if model.startswith("<"):  # `<synthetic>`: written by Claude Code, not billed
             return
         counts = [_count(usage.get(k)) for k in ("input_tokens", "cache_creation_input_tokens",
@@ -110,7 +110,7 @@ def spend_of_file(path: str, format: str) -> Tally:
             value = record.value
             if not isinstance(value, dict):
                 continue
-            payload = value.get("payload") if isinstance(value.get("payload"), dict) else {}
+            payload: dict = value["payload"] if isinstance(value.get("payload"), dict) else {}
             if format == "claude-code" and value.get("type") == "assistant":
                 spend.claude_code(value)
             elif format == "codex" and value.get("type") == "turn_context":

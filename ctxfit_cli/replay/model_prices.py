@@ -101,6 +101,7 @@ def _parse(document: object, where: str) -> PriceTable:
         table[model_key(name)] = ModelPrice(model_key(name), _rates(entry, f"{where}: {name}"),
                                             _rates(entry["above_200k"], f"{where}: {name}.above_200k")
                                             if isinstance(entry, dict) and "above_200k" in entry else None)
+    assert isinstance(document, dict)  # (models was found in it)
     return PriceTable(str(document.get("date") or ""), table)
 
 

@@ -180,7 +180,8 @@ def _summed(dollars: list[dict[str, dict]], names: list[str]) -> dict[str, dict]
     for name in names:
         usd = [d[name]["usd"] for d in dollars if d[name]["usd"] is not None]
         saves = [d[name]["saves_usd"] for d in dollars if d[name]["saves_usd"] is not None]
-        summed[name] = {"usd": round(sum(usd), 6) if usd else None, "saves_usd": round(sum(saves), 6) if saves else None}
+        summed[name] = {"usd": round(sum(usd), 6) if usd else None,
+                        "saves_usd": round(sum(saves), 6) if saves else None}
     return summed
 
 

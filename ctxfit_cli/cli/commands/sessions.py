@@ -103,8 +103,8 @@ def sessions(
     set_line_limit(max_line_mb)
     from ...fleet import sessions as view
     from ...fleet.work import Job
-    from .. import many, sessions_view
     from ...replay.model_prices import load_prices
+    from .. import many, sessions_view
     from ..dates import bound, zone
     format = _check_format(format)
     low = bound(since, "since", tz) if since else None
@@ -135,8 +135,8 @@ def sessions(
         cells = [sessions_view.group_cells(g) for g in groups] if groups is not None else \
             [sessions_view.session_cells(r) for r in rows]
         lines = sessions_view.render(cells, width) or ["no sessions in that range"]
-        lines += [""] + sessions_view.legend(width, grouped=groups is not None,
-                                             prices=sessions_view.prices_label(table.date, table.source)) if cells else []
+        priced = sessions_view.prices_label(table.date, table.source)
+        lines += [""] + sessions_view.legend(width, grouped=groups is not None, prices=priced) if cells else []
         lines += sessions_view.being_written(rows)
         write_stdout(("\n".join(lines) + "\n").encode())
     many.finish(combined, quiet=quiet, verbose=verbose)
