@@ -126,6 +126,7 @@ def _across(files: list[dict], budget: int, combined, prices: str | None) -> dic
         "over_window": sum(f["tokens"] > f["window"] for f in files),
         "counters": counters,
         "cost_usd": None,
+        "prices_date": None,
     }
     spends = [kept.unit.meta.spend for kept in combined.kept if kept.unit.meta is not None]
     if not spends and len(combined.kept) == 1:  # one log, not described: its usage read on its own
