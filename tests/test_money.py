@@ -179,6 +179,9 @@ def test_choices_agree_with_the_core():
     from ctxfit_cli.counters.tokenizers import _TOKENIZERS, ALIASES
     assert sessions_command.GROUPS == view.GROUPS and sessions_command.SORTS == view.SORTS
     assert ENGINES == MANY_ENGINES
+    from ctxfit_cli.cli.commands.replay import POLICY_NAMES
+    from ctxfit_cli.replay.policies import POLICIES
+    assert POLICY_NAMES == tuple(POLICIES)
     assert set(PROFILES) == set(builtin_profiles())
     assert set(TOKENIZERS) == set(_TOKENIZERS) | set(ALIASES)
 
@@ -188,6 +191,7 @@ def test_choices_agree_with_the_core():
     (["sessions", "--sort", "size"], "'cost'"),
     (["estimate", "-f", "csv", "-"], "'claude-code'"),
     (["estimate", "--engine", "spark", "-"], "'local', 'ray'"),
+    (["replay", "-p", "trim", "-"], "ctxfit-strict"),
     (["estimate", "-t", "gpt2", "-"], "'o200k'"),
 ])
 def test_a_value_outside_a_choice_is_a_usage_error_listing_them(args, listed):
@@ -202,6 +206,9 @@ def test_completion_offers_the_values():
     done = subprocess.run([str(script)], env={**os.environ, **env},
                           capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert {"day", "week", "project", "model", "agent"} <= set(done.stdout.split()), done.stdout + done.stderr
+    env = {**env, "COMP_WORDS": "ctxfit replay -p ctxfit", "COMP_CWORD": "3"}
+    done = subprocess.run([str(script)], env={**os.environ, **env}, capture_output=True, text=True, timeout=60)
+    assert set(done.stdout.split()) == {"ctxfit", "ctxfit-strict"}, done.stdout + done.stderr
 
 
 # --- quiet, notes, totals, exit codes -------------------------------------------------------------

@@ -38,6 +38,16 @@ from ..options import (
 from ..outputs import StdoutText, check_outputs
 from ..writing import report_repairs, write_html, write_json
 
+#: `-p`'s values, in `replay.policies.POLICIES`' order (the tests check them against it; written out
+#: so that `replay --help` imports no policy).
+POLICY_NAMES = ("ctxfit", "ctxfit-strict", "none", "turns", "clear-each", "keep-6", "clear-at-least")
+
+
+
+def _complete_policy(incomplete: str) -> list[str]:
+    return [name for name in POLICY_NAMES if name.startswith(incomplete)]
+
+
 if TYPE_CHECKING:  # replay loads when the command runs
     from ...replay.simulation import PolicyReplay, Prices
 
@@ -48,9 +58,9 @@ def replay_command(
     budget: Budget = DEFAULT_BUDGET,
     window: Window = None,
     fixed_tokens: FixedTokens = "auto",
-    policy: Annotated[Optional[list[str]], typer.Option(
-        "--policy", "-p",
-        help=f"Policy to simulate; repeat to compare (default: all). One of: {', '.join(_policies())}.")] = None,
+    policy: Annotated[Optional[list[str]], typer.Option(  # (Typer takes no list of Literal: checked below)
+        "--policy", "-p", metavar="|".join(POLICY_NAMES), autocompletion=_complete_policy,
+        help="Policy to simulate; repeat to compare (default: all).", show_default=False)] = None,
     steps: Annotated[bool, typer.Option("--steps", help="With --json, one row per model call.")] = False,
     chart: Annotated[Optional[bool], typer.Option(
         "--chart/--no-chart", help="Draw request sizes per call (default: for one file).")] = None,
@@ -183,12 +193,6 @@ def _summed(dollars: list[dict[str, dict]], names: list[str]) -> dict[str, dict]
         summed[name] = {"usd": round(sum(usd), 6) if usd else None,
                         "saves_usd": round(sum(saves), 6) if saves else None}
     return summed
-
-
-def _policies() -> list[str]:
-    """The replay policies' names, for `replay --help` (evaluated when Typer builds that command)."""
-    from ...replay.policies import POLICIES
-    return list(POLICIES)
 
 
 def _replay_dict(recorded: dict | None, result: PolicyReplay, prices: Prices, steps: bool) -> dict:
