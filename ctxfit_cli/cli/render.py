@@ -158,6 +158,25 @@ def estimate_report(out: Console, report: dict, *, budget: int, window: int) -> 
     out.print()
 
 
+def estimate_total(out: Console, total: dict, *, budget: int) -> None:
+    """The total over many inputs: how many conversations, how big all of them are together,
+    and the largest one against the budget and its window (a sum of conversations is never one
+    request), with the counters the files were counted with."""
+    largest = total["largest"]
+    out.print(Text.assemble((f"Total of {total['files']:,} conversations", "bold"),
+                            f"  ({total['messages']:,} messages, {total['tokens']:,} tokens together; "
+                            "each conversation is its own request)"))
+    out.print(Text(f"  largest: {largest['path']}").append(": ").append_text(
+        limit_line(largest["tokens"], budget, largest["window"])))
+    over_budget, over_window = total["over_budget"], total["over_window"]
+    out.print(f"  over the budget: {over_budget:,} of {total['files']:,}; over their window: {over_window:,}")
+    out.print("  counters: " + ", ".join(f"{escape(name)} ({count:,})" for name, count in total["counters"].items()))
+    if total.get("cost_usd") is not None:
+        out.print(f"  recorded cost: ${total['cost_usd']:,.2f} (the usage the logs record, at the prices "
+                  f"of {total['prices_date']})")
+    out.print()
+
+
 def usage_lines(out: Console, report: dict) -> None:
     """Counter and window used (and why), the unlogged fixed part, and what the log recorded."""
     if "counter_reason" not in report:
@@ -323,9 +342,20 @@ def replay_table(out: Console, rows: list[tuple[str, dict]], *, title: str) -> N
             Text(number(row["rejected"]), style="bold red" if row["rejected"] else ""),
             number(row["over_budget"]), number(row["max_request"]), number(row["total_input"]),
             f"{row['cache_read_share']:.1%}", f"{row['share_of_bound']:.0%}", number(row["cache_breaks"]),
-            f"{row['relative_cost']:.3f}",
+            dollars_or_relative(row),
         )
     out.print(result)
+
+
+def dollars_or_relative(row: dict) -> str:
+    """A policy's input cost: '$1.23 (−$0.45)' with what it saves against sending everything,
+    or the relative cost where the model has no price."""
+    if row.get("usd") is None:
+        return f"{row['relative_cost']:.3f}"
+    saves: float | None = row.get("saves_usd")
+    if saves is None or abs(saves) < 0.005:
+        return f"${row['usd']:,.2f}"
+    return f"${row['usd']:,.2f} ({'−' if saves >= 0 else '+'}${abs(saves):,.2f})"
 
 
 REPLAY_LEGEND = (
@@ -333,7 +363,9 @@ REPLAY_LEGEND = (
     "cached: share read from the prompt cache · bound: cached over the most any policy sending the "
     "same content could read (each request reusing all of the previous one it still sends) · "
     "breaks: requests that did not reuse all of the "
-    "previous one · cost: relative to sending the input uncached"
+    "previous one · cost: the input in dollars at the model's prices (what the policy saves against "
+    "sending everything, policy none, in brackets; the replies cost the same under every policy), "
+    "or, for a model without a price, relative to sending the input uncached"
 )
 
 

@@ -23,7 +23,7 @@ LEGEND = ("PEAK: the largest request (r = recorded by the agent's log, e = estim
           "the model's window; CMP: compactions; CTXFIT: the stage ctxfit reaches at the budget "
           "(clear, turns, rounds) and "
           "the results cleared in the last request; REJ: calls over the window when everything is sent "
-          "(the agent) / with ctxfit.")
+          "(the agent) / with ctxfit; COST: what the log records it was billed for, in dollars.")
 
 
 def width(out: TextIO) -> int:
@@ -77,7 +77,15 @@ def session_cells(row: dict) -> dict[str, str]:
         "WIN": f"{row['window_share']:.0%}",
         "CTXFIT": ctxfit,
         "REJ": f"{row['agent_rejected']:,}/{row['ctxfit']['rejected']:,}",
+        "COST": dollars(row["cost"]["usd"]),
     }
+
+
+def dollars(usd: float | None) -> str:
+    """'$12.34' (cents below $100, whole dollars above), '—' when nothing could be priced."""
+    if usd is None:
+        return "—"
+    return f"${usd:,.2f}" if usd < 100 else f"${usd:,.0f}"
 
 
 def being_written(rows: list[dict]) -> list[str]:
@@ -97,13 +105,14 @@ def group_cells(group: dict) -> dict[str, str]:
         "WIN": f"{group['window_share']:.0%}",
         "REJ": f"{group['rejected_agent']:,}/{group['rejected_ctxfit']:,}",
         "LAST": (group["last_activity"] or "—")[:10],
+        "COST": dollars(group["usd"]),
     }
 
 
 #: Columns whose text may be shortened (with "…"); every other column keeps its full values.
 SHRINKABLE = ("SESSION", "PROJECT", "MODEL", "GROUP")
-#: Shortened from the left: the end of an instance id is what tells two apart.
-FROM_LEFT = ("SESSION",)
+#: Shortened from the left: the end of an instance id, or of a project's path, is what tells two apart.
+FROM_LEFT = ("SESSION", "GROUP")
 LEFT = ("SESSION", "AGENT", "PROJECT", "MODEL", "LAST", "CTXFIT", "GROUP")
 
 
@@ -150,8 +159,16 @@ def _cards(rows: list[dict[str, str]], total_width: int) -> list[str]:
 
 GROUP_LEGEND = ("PEAK: the largest request of any session in the group; WIN: its share of the model's "
                 "window; CMP: compactions; REJ: calls over the window when everything is sent (the agent) / "
-                "with ctxfit at the budget.")
+                "with ctxfit at the budget; COST: the recorded usage in dollars (by model: that model's calls).")
 
 
-def legend(total_width: int, *, grouped: bool = False) -> list[str]:
-    return textwrap.wrap(GROUP_LEGEND if grouped else LEGEND, total_width, break_on_hyphens=False)
+def legend(total_width: int, *, grouped: bool = False, prices: str = "") -> list[str]:
+    """The legend; `prices`: which price table COST used (its date and where it came from)."""
+    text = (GROUP_LEGEND if grouped else LEGEND) + (f" Prices: {prices}." if prices else "")
+    return textwrap.wrap(text, total_width, break_on_hyphens=False)
+
+
+def prices_label(date: str, source: str) -> str:
+    """'of 2026-12-02 (ctxfit's table; --prices FILE to change)'."""
+    where = "ctxfit's table; --prices FILE to change" if source == "shipped" else source
+    return f"of {date} ({where})"

@@ -30,6 +30,7 @@ from typing import Iterable
 import orjson
 
 from ..formats.reading import Record
+from .spend import Spend, Tally
 
 AGENTS = {"claude-code": "Claude Code", "codex": "Codex", "openhands": "OpenHands", "swe-agent": "SWE-agent",
           "cline": "Cline", "aider": "aider", "opencode": "OpenCode", "gemini-cli": "Gemini CLI"}
@@ -56,6 +57,8 @@ class SessionMeta:
     digest: str = ""
     #: Whether `id` names this one run (False: it names the task, so the digest is added).
     unique: bool = True
+    #: The tokens the log records it was billed for, per model (`spend.py`; empty: none recorded).
+    spend: Tally = field(default_factory=dict)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -124,6 +127,7 @@ def _project_folder(path: PurePath, format: str) -> str:
 
 def _claude_code(records: Iterable[Record]) -> list[SessionMeta]:
     session = SessionMeta("", AGENTS["claude-code"])
+    spend = Spend()
     sidechain = None
     for record in records:
         value = record.value
@@ -142,15 +146,18 @@ def _claude_code(records: Iterable[Record]) -> list[SessionMeta]:
             session.project = str(value.get("cwd") or "")
         message = value.get("message")
         if kind == "assistant" and isinstance(message, dict):
+            spend.claude_code(value)
             session.model(message.get("model"))
             reply = message.get("id")
             if isinstance(reply, str) and (not session.message_ids or session.message_ids[-1] != reply):
                 session.message_ids.append(reply)
+    session.spend = spend.totals()
     return [session]
 
 
 def _codex(records: Iterable[Record]) -> list[SessionMeta]:
     session = SessionMeta("", AGENTS["codex"])
+    spend = Spend()
     for record in records:
         value = record.value
         if not isinstance(value, dict):
@@ -163,10 +170,14 @@ def _codex(records: Iterable[Record]) -> list[SessionMeta]:
             session.project = str(payload.get("cwd") or "")
         elif kind == "turn_context":
             session.model(payload.get("model"))
+            spend.codex_model(payload.get("model"))
+        elif kind == "event_msg" and payload.get("type") == "token_count":
+            spend.codex_usage(payload.get("info"))
         elif kind == "compacted":
             session.compactions += 1
         elif kind == "response_item" and isinstance(payload.get("id"), str):
             session.message_ids.append(payload["id"])
+    session.spend = spend.totals()
     return [session]
 
 

@@ -17,26 +17,31 @@ A row (`session_row`):
 | `counter` | the counter the estimates used (the model family's profile, or the one given) |
 | `ctxfit` | at the budget: `stage` reached (none/clear/turns/rounds), `cleared` results in the last request, `peak` request, `rejected` calls |
 | `agent_rejected` | calls the window would reject when everything is sent (the agent's own behaviour) |
+| `cost` | what the log records it was billed for: `usd` (null when it records no usage, or only for unpriced models), the tokens of each kind (`input` uncached, `cache_write`, `cache_read`, `output`, `cache_write_1h`), `by_model` (dollars), `unpriced` (models the price table lacks) |
 | `still_being_written` | why the log looks still being written (its last line cut, its last reply or calls open), or an empty list: it was read up to its last complete record |
 
 A group (`group_rows`, for `--by`): `key`, `sessions`, `messages`, `calls`, `compactions`,
 `peak` (largest), `window_share` (largest), `rejected_agent`, `rejected_ctxfit`, `started`,
-`last_activity`.
+`last_activity`, `usd` (summed; by model: that model's calls only).
 """
 
 from __future__ import annotations
 
-from datetime import date
-from typing import Iterable
+from datetime import date, datetime, timezone, tzinfo
+from typing import TYPE_CHECKING, Iterable
 
 from .combine import Kept
+from .spend import Tally
 from .work import STAGES
 
+if TYPE_CHECKING:
+    from ..replay.model_prices import PriceTable
+
 GROUPS = ("day", "week", "project", "model", "agent")
-SORTS = ("last", "started", "peak", "share", "messages", "rejected", "project", "id")
+SORTS = ("last", "started", "peak", "share", "messages", "rejected", "project", "id", "cost")
 
 
-def session_row(kept: Kept, *, budget: int) -> dict:
+def session_row(kept: Kept, *, budget: int, prices: PriceTable | None = None) -> dict:
     """One session's row from its description and the parts of its conversation(s)."""
     meta, parts = kept.unit.meta, kept.unit.items
     window = parts[-1]["window"]  # the model's, or --window
@@ -74,23 +79,59 @@ def session_row(kept: Kept, *, budget: int) -> dict:
             "rejected": sum(p["rejected_ctxfit"] for p in parts),
         },
         "agent_rejected": sum(p["rejected_agent"] for p in parts),
+        "cost": session_cost(meta.spend, prices),
         "still_being_written": parts[-1]["still_being_written"],
     }
 
 
+def session_cost(spend: Tally, prices: PriceTable | None) -> dict:
+    """What a session's recorded usage cost: dollars (per model too) and tokens of each kind."""
+    kinds = {"input": 0, "cache_write": 0, "cache_read": 0, "output": 0, "cache_write_1h": 0}
+    by_model: dict[str, float] = {}
+    unpriced: list[str] = []
+    for (model, long), counts in spend.items():
+        for kind, count in zip(kinds, counts):
+            kinds[kind] += count
+        price = prices.price(model) if prices is not None and model else None
+        if price is None:
+            if model not in unpriced and any(counts):
+                unpriced.append(model or "(unnamed)")
+            continue
+        by_model[model] = by_model.get(model, 0.0) + price.cost(**dict(zip(kinds, counts)), long=long)
+    usd = round(sum(by_model.values()), 6) if by_model else None
+    return {"usd": usd, **kinds, "by_model": {m: round(v, 6) for m, v in by_model.items()}, "unpriced": unpriced}
+
+
 def within(rows: Iterable[dict], since: str | None, until: str | None) -> list[dict]:
-    """Rows whose activity overlaps [since, until] (ISO dates or times; a date includes its whole
-    day). A row without dates is kept only when no bound is given."""
-    low = since
-    high = f"{until}T99" if until and len(until) == 10 else until
+    """Rows whose activity overlaps [since, until], compared as instants (ISO 8601 times; a time
+    without a zone is UTC, as the logs write them; `cli/dates.py` turns what a person types into
+    these). A row without dates is kept only when no bound is given.
+
+    >>> row = {"started": "2026-02-20T09:00:00.000Z", "last_activity": "2026-02-20T11:00:00+02:00"}
+    >>> [len(within([row], s, None)) for s in ("2026-02-20T09:30:00Z", "2026-02-20T08:59:00Z")]
+    [0, 1]
+    """
+    low, high = _instant(since), _instant(until)
     kept = []
     for row in rows:
+        last, first = _instant(row["last_activity"]), _instant(row["started"] or row["last_activity"])
         if low is None and high is None:
             kept.append(row)
-        elif row["last_activity"] and (low is None or row["last_activity"] >= low) and (
-                high is None or (row["started"] or row["last_activity"]) <= high):
+        elif last is not None and first is not None and (low is None or last >= low) and (
+                high is None or first <= high):
             kept.append(row)
     return kept
+
+
+def _instant(text: str | None) -> datetime | None:
+    """An ISO 8601 time as an aware UTC datetime; a date alone is its first instant."""
+    if not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
 def sort_rows(rows: list[dict], by: str) -> list[dict]:
@@ -104,21 +145,23 @@ def sort_rows(rows: list[dict], by: str) -> list[dict]:
         "rejected": lambda r: (r["agent_rejected"], r["ctxfit"]["rejected"]),
         "project": lambda r: r["project"],
         "id": lambda r: r["id"],
+        "cost": lambda r: r["cost"]["usd"] or 0.0,
     }
     descending = by not in ("project", "id")
     return sorted(rows, key=keys[by], reverse=descending)
 
 
-def group_rows(rows: list[dict], by: str) -> list[dict]:
-    """Rows summed per day, week (ISO, e.g. 2026-W07), project, model or agent."""
+def group_rows(rows: list[dict], by: str, zone: tzinfo = timezone.utc) -> list[dict]:
+    """Rows summed per day, week (ISO, e.g. 2026-W07), project, model or agent; days and weeks
+    are those of the time zone `zone`."""
     groups: dict[str, list[dict]] = {}
     for row in rows:
-        for key in _keys(row, by):
+        for key in _keys(row, by, zone):
             groups.setdefault(key, []).append(row)
-    return [_summary(key, members) for key, members in sorted(groups.items())]
+    return [_summary(key, members, by) for key, members in sorted(groups.items())]
 
 
-def _keys(row: dict, by: str) -> list[str]:
+def _keys(row: dict, by: str, zone: tzinfo) -> list[str]:
     if by == "model":
         return row["models"] or ["(unknown)"]
     if by in ("project", "agent"):
@@ -126,18 +169,20 @@ def _keys(row: dict, by: str) -> list[str]:
     when = row["last_activity"] or row["started"]
     if not when:
         return ["(no date)"]
-    day = _day(when)
+    day = _day(when, zone)
     if by == "day":
         return [day.isoformat()]
     year, week, _ = day.isocalendar()
     return [f"{year}-W{week:02d}"]
 
 
-def _day(timestamp: str) -> date:
-    return date.fromisoformat(timestamp[:10])  # times are UTC ISO 8601 (meta.utc)
+def _day(timestamp: str, zone: tzinfo) -> date:
+    moment = _instant(timestamp)
+    return moment.astimezone(zone).date() if moment is not None else date.fromisoformat(timestamp[:10])
 
 
-def _summary(key: str, members: list[dict]) -> dict:
+def _summary(key: str, members: list[dict], by: str) -> dict:
+    costs = [r["cost"]["by_model"].get(key) if by == "model" else r["cost"]["usd"] for r in members]
     starts = [r["started"] for r in members if r["started"]]
     lasts = [r["last_activity"] for r in members if r["last_activity"]]
     return {
@@ -152,4 +197,5 @@ def _summary(key: str, members: list[dict]) -> dict:
         "rejected_ctxfit": sum(r["ctxfit"]["rejected"] for r in members),
         "started": min(starts) if starts else None,
         "last_activity": max(lasts) if lasts else None,
+        "usd": round(sum(c for c in costs if c is not None), 6) if any(c is not None for c in costs) else None,
     }

@@ -24,6 +24,7 @@ from ..core import choice
 from ..core.estimate import TranscriptEstimate, by_script
 from ..core.model import Message, Transcript
 from ..core.options import DEFAULT_LOWWATER, FitOptions
+from ..counters.models import main_model
 from ..counters.seed import SEED, Counter
 from ..errors import EXIT_BAD_INPUT, BadInput, CtxfitError, NoConversation
 from ..formats import parallel, read_transcripts
@@ -316,7 +317,7 @@ def _replay(transcript: Transcript, path: str, job: Job, given: Counter | None) 
     return {"name": transcript_name(transcript), "format": transcript.format, "results": results,
             "choice": chosen.to_dict(), "by_script": by_script(chain(transcript.fixed, transcript.messages)),
             "budget": options.budget, "window": options.window, "recorded": recorded,
-            "repairs": list(transcript.repairs)}
+            "model": main_model(c.model for c in transcript.calls), "repairs": list(transcript.repairs)}
 
 
 def _outline(transcript: Transcript, path: str, job: Job, given: Counter | None) -> parallel.Outline | None:

@@ -19,10 +19,13 @@ from ..options import (
     Json,
     MaxLine,
     Paths,
+    PricesFile,
     Profile,
+    Quiet,
     RayAddress,
     StrictAll,
     Tokenizer,
+    Verbose,
     Window,
     _check_format,
 )
@@ -48,6 +51,9 @@ def estimate(
     engine: Engine = "local",
     ray_address: RayAddress = None,
     strict: StrictAll = False,
+    prices: PricesFile = None,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
 ) -> None:
     """Estimate the tokens of transcripts, by writing system and by kind of content.
 
@@ -79,7 +85,7 @@ def estimate(
     found = many.inputs(paths, defaults=True)
     job = Job("estimate", format, budget, window, parse_fixed_tokens(fixed_tokens), tokenizer, profile,
               top=top, compare=compare, describe=found.many, line_limit_mb=max_line_mb)
-    combined = many.run(found, job, jobs=jobs, engine=engine, address=ray_address, strict=strict, quiet=json)
+    combined = many.run(found, job, jobs=jobs, engine=engine, address=ray_address, strict=strict, quiet=json or quiet)
     reports = [item["report"] for item in combined.items]
     files = [{**item["report"].to_dict(), **item["usage"], "repairs": item["repairs"],
               "still_being_written": item["still_being_written"]} for item in combined.items]
@@ -87,7 +93,7 @@ def estimate(
     if compare:
         for file, item in zip(files, combined.items):
             file["compare"] = item["compare"]
-    total = combine(reports)
+    total = {**combine(reports), **_across(files, budget, combined, prices)}
     if json:
         write_json({"budget": budget, "window": window or DEFAULT_WINDOW, "files": files, "total": total,
                     **combined.to_dict()})
@@ -98,5 +104,40 @@ def estimate(
             if compare:
                 render.comparison(out, file["compare"], naive=file["naive_tokens"], budget=budget)
         if len(files) > 1:
-            render.estimate_report(out, total, budget=budget, window=window or DEFAULT_WINDOW)
-    many.finish(combined)
+            render.estimate_total(out, total, budget=budget)
+        elif total["cost_usd"] is not None:
+            out.print(f"recorded cost: ${total['cost_usd']:,.2f} (the usage the log records, at the prices of "
+                      f"{total['prices_date']}; docs/cost.md)\n")
+    many.finish(combined, quiet=quiet, verbose=verbose)
+
+
+def _across(files: list[dict], budget: int, combined, prices: str | None) -> dict:
+    """What a total over many conversations can honestly say: the largest of them against the
+    budget and its window, how many are over each, the counters used (with how many
+    conversations each counted), and, where sessions were described, their recorded cost."""
+    largest = max(files, key=lambda f: f["tokens"])
+    counters: dict[str, int] = {}
+    for file in files:
+        counters[file["counter"]] = counters.get(file["counter"], 0) + 1
+    across = {
+        "conversations": len(files),
+        "largest": {"path": largest["path"], "tokens": largest["tokens"], "window": largest["window"]},
+        "over_budget": sum(f["tokens"] > budget for f in files),
+        "over_window": sum(f["tokens"] > f["window"] for f in files),
+        "counters": counters,
+        "cost_usd": None,
+        "prices_date": None,
+    }
+    spends = [kept.unit.meta.spend for kept in combined.kept if kept.unit.meta is not None]
+    if not spends and len(combined.kept) == 1:  # one log, not described: its usage read on its own
+        from ...fleet.spend import spend_of_file
+        spends = [spend_of_file(combined.kept[0].path, files[0]["format"])]
+    if any(spends):
+        from ...fleet.sessions import session_cost
+        from ...replay.model_prices import load_prices
+        table = load_prices(prices)
+        costs = [session_cost(spend, table)["usd"] for spend in spends]
+        if any(c is not None for c in costs):
+            across["cost_usd"] = round(sum(c for c in costs if c is not None), 6)
+            across["prices_date"] = table.date
+    return across

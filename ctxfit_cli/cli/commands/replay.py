@@ -22,10 +22,13 @@ from ..options import (
     Lowwater,
     MaxLine,
     Paths,
+    PricesFile,
     Profile,
+    Quiet,
     RayAddress,
     StrictAll,
     Tokenizer,
+    Verbose,
     Window,
     _auto,
     _check_format,
@@ -34,6 +37,16 @@ from ..options import (
 )
 from ..outputs import StdoutText, check_outputs
 from ..writing import report_repairs, write_html, write_json
+
+#: `-p`'s values, in `replay.policies.POLICIES`' order (the tests check them against it; written out
+#: so that `replay --help` imports no policy).
+POLICY_NAMES = ("ctxfit", "ctxfit-strict", "none", "turns", "clear-each", "keep-6", "clear-at-least")
+
+
+
+def _complete_policy(incomplete: str) -> list[str]:
+    return [name for name in POLICY_NAMES if name.startswith(incomplete)]
+
 
 if TYPE_CHECKING:  # replay loads when the command runs
     from ...replay.simulation import PolicyReplay, Prices
@@ -45,9 +58,9 @@ def replay_command(
     budget: Budget = DEFAULT_BUDGET,
     window: Window = None,
     fixed_tokens: FixedTokens = "auto",
-    policy: Annotated[Optional[list[str]], typer.Option(
-        "--policy", "-p",
-        help=f"Policy to simulate; repeat to compare (default: all). One of: {', '.join(_policies())}.")] = None,
+    policy: Annotated[Optional[list[str]], typer.Option(  # (Typer takes no list of Literal: checked below)
+        "--policy", "-p", metavar="|".join(POLICY_NAMES), autocompletion=_complete_policy,
+        help="Policy to simulate; repeat to compare (default: all).", show_default=False)] = None,
     steps: Annotated[bool, typer.Option("--steps", help="With --json, one row per model call.")] = False,
     chart: Annotated[Optional[bool], typer.Option(
         "--chart/--no-chart", help="Draw request sizes per call (default: for one file).")] = None,
@@ -68,6 +81,9 @@ def replay_command(
     engine: Engine = "local",
     ray_address: RayAddress = None,
     strict: StrictAll = False,
+    prices_file: PricesFile = None,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
 ) -> None:
     """Replay recorded transcripts request by request and compare context policies.
 
@@ -106,22 +122,29 @@ def replay_command(
     job = Job("replay", format, budget, window, auto.fixed_tokens, tokenizer, profile, lowwater=lowwater,
               policies=tuple(names), prices=prices, min_cacheable=min_cacheable, describe=found.many,
               line_limit_mb=max_line_mb)
-    combined = many.run(found, job, jobs=jobs, engine=engine, address=ray_address, strict=strict, quiet=json)
+    combined = many.run(found, job, jobs=jobs, engine=engine, address=ray_address, strict=strict, quiet=json or quiet)
     files = combined.items
     report_repairs([line for file in files for line in file["repairs"]])
     totals = {name: PolicyReplay(name) for name in names}
     for file in files:
         for name, result in file["results"].items():
             totals[name].merge(result)
+    from ...replay.model_prices import load_prices
+    table = load_prices(prices_file)
+    dollars = [_dollars(file, table) for file in files]
+    total_dollars = _summed(dollars, names)
 
     def document(steps: bool) -> dict:
         return {
             "budget": budget, "window": window or DEFAULT_WINDOW,
             "files": [{"path": f["name"], "format": f["format"], **f["choice"], "repairs": f["repairs"],
                        "by_script": f["by_script"],
-                       "policies": {n: _replay_dict(f["recorded"], r, prices, steps) for n, r in f["results"].items()}}
-                      for f in files],
-            "policies": {n: r.to_dict(prices) for n, r in totals.items()},
+                       "model": f["model"],
+                       "policies": {n: {**_replay_dict(f["recorded"], r, prices, steps), **d[n]}
+                                    for n, r in f["results"].items()}}
+                      for f, d in zip(files, dollars)],
+            "policies": {n: {**r.to_dict(prices), **total_dollars[n]} for n, r in totals.items()},
+            "prices": {"date": table.date, "source": table.source},
             **combined.to_dict(),
         }
 
@@ -129,15 +152,15 @@ def replay_command(
         write_html(html, "replay", document(steps=True))
     if json:
         write_json(document(steps))
-        many.finish(combined)
+        many.finish(combined, quiet=quiet, verbose=verbose)
         return
     out = render.console(StdoutText())
-    for file in files:
-        render.replay_table(out, [(n, r.to_dict(prices)) for n, r in file["results"].items()],
+    for file, usd in zip(files, dollars):
+        render.replay_table(out, [(n, {**r.to_dict(prices), **usd[n]}) for n, r in file["results"].items()],
                             title=f"  {render.escape(file['name'])} — budget {file['budget']:,}, "
                                   f"window {file['window']:,}; counter {file['choice']['counter']}")
     if len(files) > 1:
-        render.replay_table(out, [(n, r.to_dict(prices)) for n, r in totals.items()],
+        render.replay_table(out, [(n, {**r.to_dict(prices), **total_dollars[n]}) for n, r in totals.items()],
                             title=f"  total over {len(files)} transcripts — budget {budget:,}")
     out.print(render.REPLAY_LEGEND)
     if chart if chart is not None else len(files) == 1:
@@ -145,13 +168,31 @@ def replay_command(
             for name, result in file["results"].items():
                 render.size_chart(out, f"{file['name']} · {name}", [s.tokens for s in result.steps],
                                   budget=file["budget"], window=file["window"])
-    many.finish(combined)
+    many.finish(combined, quiet=quiet, verbose=verbose)
 
 
-def _policies() -> list[str]:
-    """The replay policies' names, for `replay --help` (evaluated when Typer builds that command)."""
-    from ...replay.policies import POLICIES
-    return list(POLICIES)
+def _dollars(file: dict, table) -> dict[str, dict]:
+    """Each policy's input cost in dollars at the file's model's prices, and what it saves
+    against sending everything (policy none, when it was replayed); None where the model has no
+    price."""
+    price = table.price(file["model"]) if file["model"] else None
+    costs = {name: None if price is None else round(price.cost(input=r.uncached, cache_write=r.cache_write,
+                                                               cache_read=r.cache_read, output=0), 6)
+             for name, r in file["results"].items()}
+    everything = costs.get("none")
+    return {name: {"usd": usd, "saves_usd": None if usd is None or everything is None else round(everything - usd, 6)}
+            for name, usd in costs.items()}
+
+
+def _summed(dollars: list[dict[str, dict]], names: list[str]) -> dict[str, dict]:
+    """The dollars over every file whose model has a price."""
+    summed = {}
+    for name in names:
+        usd = [d[name]["usd"] for d in dollars if d[name]["usd"] is not None]
+        saves = [d[name]["saves_usd"] for d in dollars if d[name]["saves_usd"] is not None]
+        summed[name] = {"usd": round(sum(usd), 6) if usd else None,
+                        "saves_usd": round(sum(saves), 6) if saves else None}
+    return summed
 
 
 def _replay_dict(recorded: dict | None, result: PolicyReplay, prices: Prices, steps: bool) -> dict:

@@ -1,0 +1,120 @@
+"""The tokens a session was billed for, as its log records them, per model: uncached input, cache
+writes, cache reads and output. Plain counts (priced later, `replay/model_prices.py`), read in the
+same pass over the records as the rest of the session's description (`meta.py`).
+
+- **Claude Code**: `message.usage` of each reply (`input_tokens`, `cache_creation_input_tokens`,
+  `cache_read_input_tokens`, `output_tokens`; the cache writes kept an hour,
+  `cache_creation.ephemeral_1h_input_tokens`, apart: they cost more). The records of one reply (same `message.id` and
+  `requestId`) repeat its usage as it streams; the last one holds the final output count, so a
+  reply counts once, with its last record's usage (as ccusage counts it).
+- **Codex**: each `token_count` event's `last_token_usage`; OpenAI counts cached input inside
+  `input_tokens`, so the uncached input is `input_tokens - cached_input_tokens` and the cached
+  part is a cache read; reasoning is inside `output_tokens`. An event repeating the previous
+  one's `total_token_usage` is the same call reported again and is dropped.
+
+A call whose prompt is over 200,000 tokens is kept apart (`long`), since some models bill it at
+their long-context rates.
+
+>>> spend = Spend()
+>>> spend.claude_code({"requestId": "r1", "message": {"id": "m1", "model": "claude-opus-4-6",
+...     "usage": {"input_tokens": 3, "cache_read_input_tokens": 900, "output_tokens": 1}}})
+>>> spend.claude_code({"requestId": "r1", "message": {"id": "m1", "model": "claude-opus-4-6",
+...     "usage": {"input_tokens": 3, "cache_read_input_tokens": 900, "output_tokens": 40}}})
+>>> spend.totals()
+{('claude-opus-4-6', False): [3, 0, 900, 40, 0]}
+"""
+
+from __future__ import annotations
+
+#: A prompt over this many tokens may be billed at a model's long-context rates.
+LONG_CONTEXT = 200_000
+#: A tally: (model, long) -> [uncached input, cache write, cache read, output, cache write kept 1 hour].
+Tally = dict[tuple[str, bool], list[int]]
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+class Spend:
+    """Tokens per model as a log's records are read (one `Spend` per session)."""
+
+    def __init__(self) -> None:
+        self._replies: dict[tuple[str, str], tuple[str, list[int]]] = {}
+        self._unnamed: list[tuple[str, list[int]]] = []
+        self._codex_model = ""
+        self._codex_last_total: object = None
+
+    def claude_code(self, value: dict) -> None:
+        """An assistant record of a Claude Code log."""
+        body = value.get("message")
+        if not isinstance(body, dict) or not isinstance(body.get("usage"), dict):
+            return
+        usage = body["usage"]
+        model: str = body["model"] if isinstance(body.get("model"), str) else ""
+        if model.startswith("<"):  # `<synthetic>`: written by Claude Code, not billed
+            return
+        counts = [_count(usage.get(k)) for k in ("input_tokens", "cache_creation_input_tokens",
+                                                  "cache_read_input_tokens", "output_tokens")]
+        split = usage.get("cache_creation")
+        hour = min(_count(split.get("ephemeral_1h_input_tokens")), counts[1]) if isinstance(split, dict) else 0
+        counts[1] -= hour
+        counts.append(hour)
+        reply = body.get("id")
+        if isinstance(reply, str) and reply:
+            self._replies[(reply, str(value.get("requestId") or ""))] = (model, counts)  # the last record wins
+        else:
+            self._unnamed.append((model, counts))
+
+    def codex_model(self, model: object) -> None:
+        """A Codex `turn_context`: the model of the calls that follow."""
+        if isinstance(model, str) and model:
+            self._codex_model = model
+
+    def codex_usage(self, info: object) -> None:
+        """A Codex `token_count` event's `info`."""
+        if not isinstance(info, dict) or not isinstance(info.get("last_token_usage"), dict):
+            return
+        total = info.get("total_token_usage")
+        if total is not None and total == self._codex_last_total:
+            return  # the same call reported again
+        self._codex_last_total = total
+        last = info["last_token_usage"]
+        prompt, cached = _count(last.get("input_tokens")), _count(last.get("cached_input_tokens"))
+        cached = min(cached, prompt)
+        self._unnamed.append((self._codex_model, [prompt - cached, 0, cached, _count(last.get("output_tokens")), 0]))
+
+    def totals(self) -> Tally:
+        tally: Tally = {}
+        for model, counts in [*self._replies.values(), *self._unnamed]:
+            long = counts[0] + counts[1] + counts[2] + counts[4] > LONG_CONTEXT
+            kept = tally.setdefault((model, long), [0, 0, 0, 0, 0])
+            for k, count in enumerate(counts):
+                kept[k] += count
+        return tally
+
+
+#: The formats whose logs record what each call was billed.
+BILLED_FORMATS = ("claude-code", "codex")
+
+
+def spend_of_file(path: str, format: str) -> Tally:
+    """The tally of one Claude Code or Codex log file, read on its own (`estimate` of one file,
+    which does not describe its session); empty for other formats."""
+    from ..formats.reading import open_input, read_records
+    spend = Spend()
+    if format not in BILLED_FORMATS or path == "-":
+        return {}
+    with open_input(path) as stream:
+        for record in read_records(path, stream):
+            value = record.value
+            if not isinstance(value, dict):
+                continue
+            payload: dict = value["payload"] if isinstance(value.get("payload"), dict) else {}
+            if format == "claude-code" and value.get("type") == "assistant":
+                spend.claude_code(value)
+            elif format == "codex" and value.get("type") == "turn_context":
+                spend.codex_model(payload.get("model"))
+            elif format == "codex" and value.get("type") == "event_msg" and payload.get("type") == "token_count":
+                spend.codex_usage(payload.get("info"))
+    return spend.totals()
