@@ -44,6 +44,9 @@ from .tally import Tally, calls_left
 
 #: A window no log names and no model table gives (as the other commands assume).
 DEFAULT_WINDOW = 1_000_000
+#: The keys `_sizes` computes (the rest of a row describes the session).
+SIZED = ("agent", "format", "tokens", "confirmed", "estimated", "window", "window_source", "window_share",
+         "compacts_at", "calls_to_window", "calls_to_compaction")
 #: Folders are searched again for new logs at most this often (seconds).
 RESCAN_EVERY = 5.0
 
@@ -113,18 +116,20 @@ class LiveSession:
         self._stamp = stamp
         self.whole = _read_whole(self.path)
         if self.whole is not None:
-            self.format = self.whole.pop("format")
+            self.format = self.whole["format"]
         return True
 
-    def row(self) -> dict | None:
-        """This session's snapshot row (None until anything of it was read)."""
+    def row(self, window: int | None = None) -> dict | None:
+        """This session's snapshot row (None until anything of it was read); `window` replaces
+        the model's (a status line is told the one its agent uses)."""
         if self.whole is not None:
-            return {**self.whole, "path": self.path, "last_activity": self.whole["last_activity"]
-                    or _modified(self.path), "being_written": False}
+            row = {**self.whole, "path": self.path, "last_activity": self.whole["last_activity"]
+                   or _modified(self.path), "being_written": False}
+            return resized(row, window) if window else row
         if self.format not in HANDLERS or not (self.tally.calls or self.tally.total):
             return None
         tally = self.tally
-        window, source = window_for(tally.models, tally.window)
+        window, source = (window, "given") if window else window_for(tally.models, tally.window)
         return _sizes(path=self.path, format=tally.format, id=tally.id, project=tally.project,
                       model=tally.models[-1] if tally.models else "", tokens=tally.size,
                       confirmed=tally.confirmed or 0, window=window, window_source=source,
@@ -138,13 +143,21 @@ def _sizes(*, format: str, tokens: int, confirmed: int, window: int | None, wind
     window = window or DEFAULT_WINDOW
     compacts_at = compaction_at(format, window)
     return {
-        "agent": AGENTS.get(format, format), **described, "tokens": tokens, "confirmed": confirmed,
+        "agent": AGENTS.get(format, format), "format": format, **described, "tokens": tokens, "confirmed": confirmed,
         "estimated": tokens - confirmed, "window": window, "window_source": window_source,
         "window_share": round(tokens / window, 4),
         "growth_per_call": None if growth is None else round(growth),
         "calls_to_window": calls_left(tokens, window, growth),
         "compacts_at": compacts_at, "calls_to_compaction": calls_left(tokens, compacts_at, growth),
     }
+
+
+def resized(row: dict, window: int) -> dict:
+    """A row measured against another window."""
+    growth = row["growth_per_call"]
+    described = {k: row[k] for k in row if k not in SIZED}
+    return _sizes(format=row["format"], tokens=row["tokens"], confirmed=row["confirmed"], window=window,
+                  window_source="given", growth=growth, **described)
 
 
 def _read_whole(path: str) -> dict | None:
@@ -171,7 +184,6 @@ def _read_whole(path: str) -> dict | None:
                  model=models[-1] if models else "", tokens=size.tokens, confirmed=size.confirmed,
                  window=window, window_source=source, calls=max(calls, len(recorded)),
                  compactions=len(transcripts) - 1, growth=sizes.growth_per_call(), last_activity=None)
-    row["format"] = last.format
     return row
 
 
@@ -195,6 +207,11 @@ class Watch:
         self.sessions: dict[str, LiveSession] = {}
         self._scanned = float("-inf")
 
+    def catch_up(self) -> None:
+        """Read every followed log to its end (however much each poll reads at most)."""
+        while self.poll():
+            pass
+
     def poll(self) -> bool:
         """Read what every followed log wrote since the last poll; whether anything changed."""
         changed = self._scan()
@@ -216,9 +233,10 @@ class Watch:
             self.sessions[path] = LiveSession(path)
         return bool(new)
 
-    def snapshot(self) -> list[dict]:
-        """One row per session read so far, the most recently active first."""
-        rows = [row for session in self.sessions.values() if (row := session.row()) is not None]
+    def snapshot(self, window: int | None = None) -> list[dict]:
+        """One row per session read so far, the most recently active first (`window`: measured
+        against that window instead of each model's)."""
+        rows = [row for session in self.sessions.values() if (row := session.row(window)) is not None]
         return sorted(rows, key=lambda r: r["last_activity"] or "", reverse=True)
 
 

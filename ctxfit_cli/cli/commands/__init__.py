@@ -27,4 +27,6 @@ COMMANDS: dict[str, Command] = {
                      "Run a proxy in front of the provider API that fits every request to the budget."),
     "sessions": Command(f"{_HERE}.sessions", "sessions",
                         "One row per session: its size against the window, and what ctxfit would have done."),
+    "watch": Command(f"{_HERE}.watch", "watch",
+                     "Watch the sessions being written: context size now, growth per call, calls left."),
 }
