@@ -58,27 +58,60 @@ def _left(calls: int | None) -> str:
     return "—" if calls is None else f"{calls:,}"
 
 
-def label(row: dict) -> str:
-    """'project · 4d5611e5': the project's last folder and the session's short id."""
+def label(row: dict, width: int = 80) -> str:
+    """'project · 4d5611e5': the project's last folder and the session's short id, the project
+    cut short first (the id tells sessions of one project apart).
+
+    >>> label({"project": "/w/agent-workflows-monorepo", "id": "06381696-0074-49f8-863e-6ad4fac507f9",
+    ...        "path": "x.jsonl"}, 18)
+    'agent-… · 06381696'
+    """
     project = (row.get("project") or "").rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1]
     ident = session_label(row.get("id") or "") or os.path.basename(row["path"])
+    room = width - len(ident) - 3
+    if project and len(project) > room:
+        project = project[:room - 1] + "…" if room > 1 else ""
     return f"{project} · {ident}" if project else ident
 
 
-def table(rows: list[dict], *, limit: int | None = None) -> Table:
-    """The sessions as a table: at 80 columns every column stays, the session name gives way."""
-    result = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 0, 0, 1), expand=False)
-    result.add_column("session", no_wrap=True, overflow="ellipsis", min_width=8, ratio=1)
-    result.add_column("model", no_wrap=True, overflow="ellipsis", min_width=5, max_width=16)
-    for name in ("now", "window", "+/call", "to compact", "to window"):
-        result.add_column(name, justify="right", no_wrap=True)
-    for row in rows[:limit]:
-        share = Text(f"{row['window_share']:.0%} of {short(row['window'])}", style=_style(row))
-        result.add_row(label(row), short_model(row.get("model") or "") or row["agent"],
-                       Text(short(row["tokens"]), style=_style(row)), share,
-                       "—" if row["growth_per_call"] is None else "+" + short(row["growth_per_call"]),
-                       _left(row["calls_to_compaction"]), _left(row["calls_to_window"]))
+COLUMNS = ("session", "model", "now", "of window", "+/call", "compacts in", "full in")
+#: The model column is at most this wide (its name's end is the least telling part).
+MODEL_WIDTH = 16
+
+
+def table(rows: list[dict], *, width: int, limit: int | None = None) -> Table:
+    """The sessions as a table `width` columns wide at most: every column stays, the session and
+    model names give way (cut with "…"). "compacts in" and "full in" count calls at the recent
+    growth per call."""
+    cells = [_cells(row) for row in rows[:limit]]
+    widths = [max([len(name)] + [len(_plain(c[n])) for c in cells]) for n, name in enumerate(COLUMNS)]
+    widths[1] = min(widths[1], MODEL_WIDTH)
+    spaces = len(COLUMNS) - 1  # one between two columns
+    widths[0] = max(min(widths[0], width - sum(widths[1:]) - spaces), 8)
+    if sum(widths) + spaces > width:  # narrower than 80: the model gives way too
+        widths[1] = max(width - (sum(widths) - widths[1]) - spaces, 5)
+    for row, cell in zip(rows, cells):
+        cell[0] = label(row, widths[0])
+    result = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=0, expand=False)
+    for n, name in enumerate(COLUMNS):
+        result.add_column(name, justify="left" if n < 2 else "right", no_wrap=True, overflow="ellipsis",
+                          width=widths[n])
+    for row in cells:
+        result.add_row(*row)
     return result
+
+
+def _plain(cell: object) -> str:
+    return cell.plain if isinstance(cell, Text) else str(cell)
+
+
+def _cells(row: dict) -> list:
+    style = _style(row)
+    return [label(row), short_model(row.get("model") or "") or row["agent"],
+            Text(short(row["tokens"]), style=style),
+            Text(f"{row['window_share']:.0%} of {short(row['window'])}", style=style),
+            "—" if row["growth_per_call"] is None else "+" + short(row["growth_per_call"]),
+            _left(row["calls_to_compaction"]), _left(row["calls_to_window"])]
 
 
 def proxy_line(proxy: dict | None) -> Text:
@@ -89,14 +122,14 @@ def proxy_line(proxy: dict | None) -> Text:
                 f"({short(proxy['tokens_cleared'])} tokens)")
 
 
-def screen(rows: list[dict], proxy: dict | None, *, height: int, live: bool = True) -> Group:
+def screen(rows: list[dict], proxy: dict | None, *, width: int, height: int, live: bool = True) -> Group:
     """The whole view: a title line, the table (as many rows as the terminal holds), the
     proxy's line and, live, how to quit."""
     shown = max(height - 7, 1)
     title = Text(f"ctxfit watch · {len(rows):,} session{'s' if len(rows) != 1 else ''}", style="bold")
     parts: list = [title]
     if rows:
-        parts.append(table(rows, limit=shown))
+        parts.append(table(rows, width=width, limit=shown))
         if len(rows) > shown:
             parts.append(Text(f"… {len(rows) - shown:,} more (--once --json lists them all)", style="dim"))
     else:

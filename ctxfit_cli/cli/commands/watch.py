@@ -101,7 +101,7 @@ def _snapshot(watcher, proxy_url: str, *, json: bool, statusline: bool, window: 
         write_stdout((watch_view.status_line(rows[0] if rows else None, proxy) + "\n").encode())
     else:
         out = render.console(sys.stdout)
-        out.print(watch_view.screen(rows, proxy, height=max(len(rows) + 8, 10), live=False))
+        out.print(watch_view.screen(rows, proxy, width=out.width, height=len(rows) + 8, live=False))
 
 
 def _live(watcher, proxy_url: str, interval: float) -> None:
@@ -120,7 +120,9 @@ def _live(watcher, proxy_url: str, interval: float) -> None:
                 watcher.poll()
                 if time.monotonic() - asked >= PROXY_EVERY:
                     proxy, asked = proxy_stats.look(proxy_url), time.monotonic()
-                live.update(watch_view.screen(watcher.snapshot(), proxy, height=out.size.height), refresh=True)
+                size = out.size
+                live.update(watch_view.screen(watcher.snapshot(), proxy, width=size.width, height=size.height),
+                            refresh=True)
                 if keyboard.quit_within(interval):
                     return
         except KeyboardInterrupt:
