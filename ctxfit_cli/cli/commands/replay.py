@@ -16,7 +16,9 @@ from ..options import (
     Engine,
     FixedTokens,
     Format,
+    HTML_TOP,
     Html,
+    HtmlTop,
     Jobs,
     Json,
     Lowwater,
@@ -59,6 +61,7 @@ def replay_command(
     price_read: Annotated[float, typer.Option(
         "--price-read", min=0.0, callback=_finite, help="Cache-read price per token (uncached input = 1).")] = 0.1,
     html: Html = None,
+    top: HtmlTop = HTML_TOP,
     tokenizer: Tokenizer = None,
     profile: Profile = None,
     json: Json = False,
@@ -126,7 +129,7 @@ def replay_command(
         }
 
     if html:
-        write_html(html, "replay", document(steps=True))
+        write_html(html, "replay", document(steps=True), top=top)
     if json:
         write_json(document(steps))
         many.finish(combined)

@@ -16,7 +16,9 @@ from ..options import (
     Engine,
     FixedTokens,
     Format,
+    HTML_TOP,
     Html,
+    HtmlTop,
     Jobs,
     Json,
     MaxLine,
@@ -51,6 +53,7 @@ def sessions(
     tokenizer: Tokenizer = None,
     profile: Profile = None,
     html: Html = None,
+    top: HtmlTop = HTML_TOP,
     json: Json = False,
     max_line_mb: MaxLine = DEFAULT_LINE_LIMIT_MB,
     format: Format = None,
@@ -102,7 +105,7 @@ def sessions(
     rows = view.sort_rows(view.within(rows, since, until), sort)
     groups = view.group_rows(rows, by) if by else None
     if html:
-        write_html(html, "sessions", rows, budget=budget)
+        write_html(html, "sessions", rows, budget=budget, top=top)
     if json:
         document = {"budget": budget, "window": window, "sessions": rows, **combined.to_dict()}
         if groups is not None:
