@@ -11,11 +11,11 @@ from html import escape
 
 import orjson
 import pytest
-
-from ctxfit_cli.cli.html_report import replay_page, sessions_page
-from ctxfit_cli.cli.svg import PALETTE, Bar, Limit, Series, bar_chart, line_chart, ticks
-from conftest import REALWORLD, ROOT, needs_realworld, run_cli
 from browser import Browser, chromium
+from conftest import REALWORLD, ROOT, needs_realworld, run_cli
+
+from ctxfit_cli.cli.html_report import sessions_page
+from ctxfit_cli.cli.svg import PALETTE, Bar, Limit, Series, bar_chart, line_chart, ticks
 
 SAMPLE = ROOT / "sample_transcripts" / "subagent_reader.anthropic.jsonl"
 REAL = ROOT.parent / "shared" / "realworld" / "claude-code" / "spotter_4d5611e5.jsonl"

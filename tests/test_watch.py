@@ -15,15 +15,15 @@ import uuid
 import httpx
 import orjson
 import pytest
-
 from conftest import REALWORLD, ROOT, needs_realworld, run_cli
+from servers import fake_provider, proxy
+
 from ctxfit_cli.core.usage import next_request
 from ctxfit_cli.counters.models import counter_for_models
 from ctxfit_cli.fleet.follow import Follower
-from ctxfit_cli.fleet.live import LiveSession, Watch
+from ctxfit_cli.fleet.live import LiveSession
 from ctxfit_cli.formats import read_transcripts
 from ctxfit_cli.formats.reading import open_input
-from servers import fake_provider, proxy
 
 CLAUDE = REALWORLD / "claude-code" / "spotter_4d5611e5.jsonl"
 CODEX = REALWORLD / "codex" / "localpush_rollout-2026-02-23T12-40-23-019c8a4c-ed82-79a1-aa28-7738fc5ab61a.jsonl"

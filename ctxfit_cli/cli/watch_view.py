@@ -14,9 +14,9 @@ import select
 import sys
 import termios
 import tty
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Iterator
 
 from rich import box
 from rich.console import Group
@@ -96,8 +96,8 @@ def table(rows: list[dict], *, width: int, limit: int | None = None) -> Table:
     for n, name in enumerate(COLUMNS):
         result.add_column(name, justify="left" if n < 2 else "right", no_wrap=True, overflow="ellipsis",
                           width=widths[n])
-    for row in cells:
-        result.add_row(*row)
+    for cell_row in cells:
+        result.add_row(*cell_row)
     return result
 
 
@@ -163,7 +163,7 @@ def status_line(row: dict | None, proxy: dict | None) -> str:
 
 
 @contextmanager
-def keys() -> Iterator["Keys"]:
+def keys() -> Iterator[Keys]:
     """The terminal in cbreak mode (a key is read without Enter, Ctrl-C still interrupts), put
     back as it was however the view ends. Without a terminal, no key is ever read."""
     if not sys.stdin.isatty():

@@ -14,12 +14,14 @@ A row of `Watch.snapshot()`:
 | key | what |
 |---|---|
 | `path`, `agent`, `id`, `project`, `model` | the log and what it says of its session |
-| `tokens` | the next request's size, everything kept: `confirmed` (the latest call's reported size; 0 when none) plus `estimated` (written since) |
+| `tokens` | the next request's size, everything kept: `confirmed` (the latest call's reported |
+|          | size; 0 when none) plus `estimated` (what was written since) |
 | `window`, `window_source`, `window_share` | the model's window (as for `sessions`) and `tokens / window` |
 | `calls`, `compactions` | model calls and compactions so far |
 | `growth_per_call` | mean growth of the prompt over the latest calls (null: fewer than two) |
 | `calls_to_window` | calls left before the window at that rate (null: not growing) |
-| `compacts_at`, `calls_to_compaction` | the agent's own compaction threshold (`auto_compact.py`; null when it has none) and calls left before it |
+| `compacts_at`, `calls_to_compaction` | the agent's own compaction threshold (`auto_compact.py`; |
+|          | null when it has none) and calls left before it |
 | `last_activity` | the latest time the log wrote (UTC ISO 8601), else the file's modification time |
 | `being_written` | its last line is still being written |
 """
@@ -28,9 +30,9 @@ from __future__ import annotations
 
 import os
 import time
-from datetime import datetime, timezone
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Callable
 
 import orjson
 
@@ -189,7 +191,7 @@ def _read_whole(path: str) -> dict | None:
 
 def _modified(path: str) -> str | None:
     try:
-        moment = datetime.fromtimestamp(os.path.getmtime(path), timezone.utc).replace(tzinfo=None)
+        moment = datetime.fromtimestamp(os.path.getmtime(path), UTC).replace(tzinfo=None)
     except OSError:
         return None
     return moment.isoformat(timespec="milliseconds") + "Z"

@@ -30,7 +30,8 @@ def summary(stats: dict, url: str) -> dict:
 
     >>> summary({"totals": {"requests": 9, "fitted": 2, "rejected": 1}, "budget": 100, "conversations": {
     ...     "a": {"results_cleared": 3, "tokens_before": 900, "tokens_after": 600}}}, "http://x")
-    {'url': 'http://x', 'budget': 100, 'requests': 9, 'fitted': 2, 'rejected': 1, 'conversations': 1, 'results_cleared': 3, 'tokens_cleared': 300}
+    {'url': 'http://x', 'budget': 100, 'requests': 9, 'fitted': 2, 'rejected': 1, 'conversations': 1, \
+'results_cleared': 3, 'tokens_cleared': 300}
     """
     totals = stats.get("totals") or {}
     conversations = list((stats.get("conversations") or {}).values())

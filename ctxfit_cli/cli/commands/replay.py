@@ -12,11 +12,11 @@ from ..defaults import DEFAULT_BUDGET, DEFAULT_WINDOW, DEFAULTS
 from ..error_reporting import reports_errors
 from ..lazy import reading, render
 from ..options import (
+    HTML_TOP,
     Budget,
     Engine,
     FixedTokens,
     Format,
-    HTML_TOP,
     Html,
     HtmlTop,
     Jobs,

@@ -12,11 +12,11 @@ from ...input_formats import DEFAULT_LINE_LIMIT_MB
 from ..defaults import DEFAULT_BUDGET, DEFAULTS
 from ..error_reporting import reports_errors
 from ..options import (
+    HTML_TOP,
     Budget,
     Engine,
     FixedTokens,
     Format,
-    HTML_TOP,
     Html,
     HtmlTop,
     Jobs,

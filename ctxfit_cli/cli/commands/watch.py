@@ -80,8 +80,8 @@ def _statusline_input(paths: list[str] | None) -> tuple[int | None, list[str] | 
     if not isinstance(given, dict):
         return None, paths
     transcript = given.get("transcript_path")
-    context = given.get("context_window") if isinstance(given.get("context_window"), dict) else {}
-    size = context.get("context_window_size")
+    context = given.get("context_window")
+    size = context.get("context_window_size") if isinstance(context, dict) else None
     window = size if isinstance(size, int) and size > 0 else None
     return window, ([transcript] if isinstance(transcript, str) and transcript else paths)
 
