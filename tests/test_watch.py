@@ -208,6 +208,12 @@ def test_statusline_reads_claude_codes_json_on_stdin(tmp_path):
     assert line.startswith("ctx 104k/1M (10%) · +4k/call · compacts in ~")
 
 
+def test_a_path_that_does_not_exist_is_bad_input(tmp_path):
+    done = run_cli("watch", str(tmp_path / "nowhere.jsonl"), "--once", "--json")
+    assert done.returncode == 3 and done.stdout == b""
+    assert "nowhere.jsonl: no such file or folder" in done.stderr.decode()
+
+
 def test_json_and_statusline_together_is_a_usage_error():
     done = run_cli("watch", "--once", "--json", "--statusline")
     assert done.returncode == 2 and "choose one" in done.stderr.decode()

@@ -169,6 +169,8 @@ def keys() -> Iterator[Keys]:
     if not sys.stdin.isatty():
         yield Keys(None)
         return
+    import termios  # (POSIX terminals only: loaded when the live view runs in one)
+    import tty
     fd = sys.stdin.fileno()
     saved = termios.tcgetattr(fd)
     try:

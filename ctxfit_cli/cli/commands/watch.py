@@ -3,12 +3,13 @@ cli/watch_view.py)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Annotated, Optional
 
 import typer
 
-from ...errors import UsageProblem
+from ...errors import BadInput, UsageProblem
 from ..error_reporting import reports_errors
 from ..options import Json
 
@@ -56,6 +57,9 @@ def watch(
     if json and statusline:
         raise UsageProblem("--json and --statusline print different things: choose one")
     from ...fleet.live import Watch
+    for path in paths or []:
+        if not os.path.exists(path):
+            raise BadInput(path, None, "no such file or folder")
     window, paths = _statusline_input(paths) if statusline else (None, paths)
     watcher = Watch(paths, active=active * 60 or None)
     proxy_url = proxy or DEFAULT_PROXY
