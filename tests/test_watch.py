@@ -194,7 +194,8 @@ def test_once_json_lists_each_session(tmp_path):
     assert document["proxy"] is None  # nothing answers on port 9
 
 
-def test_statusline_reads_claude_codes_json_on_stdin(tmp_path):
+def test_statusline_reads_claude_codes_json_on_stdin(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     log = tmp_path / "session.jsonl"
     log.write_bytes(user("Hi") + assistant(100_000) + user("next") + assistant(104_000))
     status = {"session_id": "0d5a1e57", "transcript_path": str(log), "model": {"id": "claude-opus-4-6[1m]"},
@@ -212,6 +213,27 @@ def test_a_path_that_does_not_exist_is_bad_input(tmp_path):
     done = run_cli("watch", str(tmp_path / "nowhere.jsonl"), "--once", "--json")
     assert done.returncode == 3 and done.stdout == b""
     assert "nowhere.jsonl: no such file or folder" in done.stderr.decode()
+
+
+def test_each_status_line_reads_only_what_was_written_since_the_last(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    log = tmp_path / "session.jsonl"
+    log.write_bytes(user("Hi") + assistant(40_000))
+    status = orjson.dumps({"transcript_path": str(log)})
+    first = run_cli("watch", "--once", "--statusline", "--proxy", "http://127.0.0.1:9", input=status)
+    assert first.stdout.decode().startswith("ctx 40k/200k (20%)"), first.stderr
+    assert len(list((tmp_path / "cache" / "ctxfit" / "watch").glob("*.state"))) == 1
+    # What was read is not read again: spoil it (same size, same file), then the agent writes on.
+    with log.open("r+b") as stream:
+        stream.write(b"x" * len(user("Hi")))
+    with log.open("ab") as stream:
+        stream.write(user("next") + assistant(44_000))
+    second = run_cli("watch", "--once", "--statusline", "--proxy", "http://127.0.0.1:9", input=status)
+    assert second.stdout.decode().startswith("ctx 44k/200k (22%) · +4k/call"), second.stderr
+    # A log replaced by a shorter one is read again from its start.
+    log.write_bytes(user("Hi") + assistant(12_000))
+    third = run_cli("watch", "--once", "--statusline", "--proxy", "http://127.0.0.1:9", input=status)
+    assert third.stdout.decode().startswith("ctx 12k/200k (6%)"), third.stderr
 
 
 def test_json_and_statusline_together_is_a_usage_error():

@@ -12,8 +12,6 @@ from __future__ import annotations
 import os
 import select
 import sys
-import termios
-import tty
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime

@@ -40,7 +40,7 @@ from ..counters.models import window_for
 from .auto_compact import compaction_at
 from .discovery import default_folders, expand
 from .follow import Follower
-from .live_records import HANDLERS
+from .live_records import HANDLERS, Records
 from .meta import AGENTS
 from .tally import Tally, calls_left
 
@@ -61,7 +61,7 @@ class LiveSession:
         self.follower = Follower(path)
         self.format: str | None = None
         self.tally = Tally("")
-        self.handler = None
+        self.handler: Records | None = None
         self.whole: dict | None = None  # a log read whole: its last sizing
         self._stamp: tuple[int, int] | None = None
         self.bad_lines = 0
@@ -88,7 +88,8 @@ class LiveSession:
                 continue
             if self.format is None and not self._choose(value, line):
                 return self._reread()
-            self.handler.feed(value, self.follower.line)
+            if self.handler is not None:
+                self.handler.feed(value, self.follower.line)
         return bool(read.lines) or read.restarted
 
     def _choose(self, value: object, line: bytes) -> bool:
@@ -178,7 +179,7 @@ def _read_whole(path: str) -> dict | None:
     models = [c.model for c in last.calls if c.model]
     counter = counter_for_models(models)[0]
     size = next_request(last, counter)
-    recorded = [c.prompt_tokens for c in usable(last.calls)]
+    recorded = [c.prompt_tokens or 0 for c in usable(last.calls)]
     calls = len([m for m in last.messages if m.role.value == "assistant"])
     sizes = Tally(last.format, sizes=recorded)
     window, source = window_for(models, next((c.window for c in reversed(last.calls) if c.window), None))

@@ -33,12 +33,23 @@ from .tally import Tally
 FOLLOWED = ("claude-code", "codex")
 
 
-class _Records:
-    """What every format's handler shares: the tally, and the estimate of one message."""
+class Records:
+    """A format's records into a tally; what every format shares: the estimate of one message."""
 
     def __init__(self, tally: Tally, path: str) -> None:
         self.tally, self.path = tally, path
         self._counters: dict[str, Counter] = {}
+
+    def feed(self, value: object, line: int) -> None:
+        """One record of the log (at `line`), into the tally."""
+        raise NotImplementedError
+
+    def __getstate__(self) -> dict:
+        """What a kept state holds (`live_state.py`): not the loaded counters, loaded again."""
+        return {k: v for k, v in self.__dict__.items() if k != "_counters"}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state, _counters={})
 
     def counter(self) -> Counter:
         model = self.tally.models[-1] if self.tally.models else ""
@@ -55,7 +66,7 @@ class _Records:
         return message_cost(parsed, self.counter()).tokens, parsed
 
 
-class ClaudeCodeRecords(_Records):
+class ClaudeCodeRecords(Records):
     def __init__(self, tally: Tally, path: str) -> None:
         super().__init__(tally, path)
         self.sidechain: bool | None = None
@@ -103,7 +114,7 @@ class ClaudeCodeRecords(_Records):
             self.tally.estimated_call()
 
 
-class CodexRecords(_Records):
+class CodexRecords(Records):
     def __init__(self, tally: Tally, path: str) -> None:
         super().__init__(tally, path)
         self.system_seen = False
@@ -185,4 +196,4 @@ class CodexRecords(_Records):
                 self.tally.added(self.estimate(openai.parse_message, message, line)[0])
 
 
-HANDLERS = {"claude-code": ClaudeCodeRecords, "codex": CodexRecords}
+HANDLERS: dict[str, type[Records]] = {"claude-code": ClaudeCodeRecords, "codex": CodexRecords}

@@ -60,9 +60,12 @@ def watch(
     for path in paths or []:
         if not os.path.exists(path):
             raise BadInput(path, None, "no such file or folder")
-    window, paths = _statusline_input(paths) if statusline else (None, paths)
-    watcher = Watch(paths, active=active * 60 or None)
     proxy_url = proxy or DEFAULT_PROXY
+    window, transcript = _statusline_input() if statusline else (None, None)
+    if transcript is not None:
+        _status_of(transcript, proxy_url, window)
+        return
+    watcher = Watch(paths, active=active * 60 or None)
     if once or json or statusline:
         _snapshot(watcher, proxy_url, json=json, statusline=statusline, window=window)
         return
@@ -71,23 +74,38 @@ def watch(
     _live(watcher, proxy_url, interval)
 
 
-def _statusline_input(paths: list[str] | None) -> tuple[int | None, list[str] | None]:
-    """What Claude Code gives a status line on stdin: the session's transcript (watched instead of
-    the folders) and the window it uses (`context_window.context_window_size`)."""
+def _statusline_input() -> tuple[int | None, str | None]:
+    """What Claude Code gives a status line on stdin: the window it uses
+    (`context_window.context_window_size`) and the session's transcript (`transcript_path`,
+    watched instead of the folders); (None, None) without them."""
     if sys.stdin is None or sys.stdin.isatty():
-        return None, paths
+        return None, None
     from ..lazy import orjson
     try:
         given = orjson.loads(sys.stdin.buffer.read() or b"{}")
     except orjson.JSONDecodeError:
-        return None, paths
+        return None, None
     if not isinstance(given, dict):
-        return None, paths
+        return None, None
     transcript = given.get("transcript_path")
     context = given.get("context_window")
     size = context.get("context_window_size") if isinstance(context, dict) else None
     window = size if isinstance(size, int) and size > 0 else None
-    return window, ([transcript] if isinstance(transcript, str) and transcript else paths)
+    return window, (transcript if isinstance(transcript, str) and transcript else None)
+
+
+def _status_of(transcript: str, proxy_url: str, window: int | None) -> None:
+    """The status line of one session, read from where the last status line stopped (a status
+    line runs after every reply: the log is never read whole twice; `fleet/live_state.py`)."""
+    from ...fleet import live_state, proxy_stats
+    from .. import watch_view
+    from ..outputs import write_stdout
+    session = live_state.load(transcript)
+    while session.update():
+        pass
+    live_state.save(session)
+    line = watch_view.status_line(session.row(window), proxy_stats.look(proxy_url))
+    write_stdout((line + "\n").encode())
 
 
 def _snapshot(watcher, proxy_url: str, *, json: bool, statusline: bool, window: int | None) -> None:
