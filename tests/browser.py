@@ -33,6 +33,8 @@ class Visit:
     errors: list[str] = field(default_factory=list)
     boxes: list[list[float]] = field(default_factory=list)
     screenshot: bytes = b""
+    #: What each expression asked for (`visit(measure=...)`) evaluated to in the loaded page.
+    measured: dict = field(default_factory=dict)
 
 
 class Browser:
@@ -73,7 +75,7 @@ class Browser:
         os.close(self._read)
         shutil.rmtree(self.profile, ignore_errors=True)
 
-    def __enter__(self) -> "Browser":
+    def __enter__(self) -> Browser:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -95,14 +97,20 @@ class Browser:
                 return reply.get("result", {})
             self.events.append(reply)
 
-    def wait_for(self, method: str) -> dict:
+    def wait_for(self, method: str, session: str | None = None) -> dict:
+        """The first event `method` (of `session`, when given) not waited for before."""
+        def matches(event: dict) -> bool:
+            return event.get("method") == method and session in (None, event.get("sessionId")) \
+                and not event.get("_waited")
         for event in self.events:
-            if event.get("method") == method:
+            if matches(event):
+                event["_waited"] = True
                 return event
         while True:
             event = self._receive()
             self.events.append(event)
-            if event.get("method") == method:
+            if matches(event):
+                event["_waited"] = True
                 return event
 
     def _receive(self) -> dict:
@@ -120,24 +128,30 @@ class Browser:
 
     # --- what a test needs ---
 
-    def visit(self, url: str, selector: str, width: int = 1050) -> Visit:
+    def visit(self, url: str, selector: str, width: int = 1050, measure: dict[str, str] | None = None,
+              mobile: bool = False) -> Visit:
+        """Load `url` in a window `width` px wide (`mobile`: as a phone shows it, the page's
+        viewport honoured), then the boxes of `selector`, the values of the `measure`
+        expressions (before the window is stretched to the page's height) and a full-page
+        screenshot."""
         target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         for domain in ("Runtime", "Log", "Page"):
             self.send(f"{domain}.enable", session=session)
         self.send("Emulation.setDeviceMetricsOverride",
-                  {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": False}, session=session)
+                  {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": mobile}, session=session)
         self.send("Page.navigate", {"url": url}, session=session)
-        self.wait_for("Page.loadEventFired")
+        self.wait_for("Page.loadEventFired", session)
+        measured = {name: self._evaluate(expression, session) for name, expression in (measure or {}).items()}
         height = self._evaluate("document.documentElement.scrollHeight", session)
         self.send("Emulation.setDeviceMetricsOverride",
-                  {"width": width, "height": int(height), "deviceScaleFactor": 1, "mobile": False}, session=session)
+                  {"width": width, "height": int(height), "deviceScaleFactor": 1, "mobile": mobile}, session=session)
         boxes = self._evaluate(
             f"[...document.querySelectorAll({json.dumps(selector)})].map(e => {{"
             "const r = e.getBoundingClientRect(); return [r.x + scrollX, r.y + scrollY, r.width, r.height]; })",
             session)
         shot = self.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True}, session=session)
-        return Visit(errors=self._errors(session), boxes=boxes, screenshot=b64decode(shot["data"]))
+        return Visit(errors=self._errors(session), boxes=boxes, screenshot=b64decode(shot["data"]), measured=measured)
 
     def _evaluate(self, expression: str, session: str):
         result = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session=session)

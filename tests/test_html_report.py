@@ -7,14 +7,15 @@ import io
 import os
 import re
 import shutil
+from html import escape
 
 import orjson
 import pytest
-
-from ctxfit_cli.cli.html_report import replay_page, sessions_page
-from ctxfit_cli.cli.svg import PALETTE, Bar, Limit, Series, bar_chart, line_chart, ticks
-from conftest import ROOT, run_cli
 from browser import Browser, chromium
+from conftest import REALWORLD, ROOT, needs_realworld, run_cli
+
+from ctxfit_cli.cli.html_report import sessions_page
+from ctxfit_cli.cli.svg import PALETTE, Bar, Limit, Series, bar_chart, line_chart, ticks
 
 SAMPLE = ROOT / "sample_transcripts" / "subagent_reader.anthropic.jsonl"
 REAL = ROOT.parent / "shared" / "realworld" / "claude-code" / "spotter_4d5611e5.jsonl"
@@ -116,8 +117,8 @@ def _check_renders(page_path, expected_charts: int, colours: list[str]) -> None:
         assert spread > 30, f"chart at {x},{y} looks blank (pixel spread {spread:.1f})"
         drawn = {c for c in colours if _pixels_near(chart, c) > 40}
         assert drawn, f"chart at {x},{y} shows none of the series' colours"
-    # The measure can fail: the page's empty margin right of the charts is flat.
-    margin = image.crop((image.width - 20, 0, image.width, image.height))
+    # The measure can fail: the page's empty margin right of the tables and charts is flat.
+    margin = image.crop((image.width - 12, 0, image.width, image.height))
     assert sum(ImageStat.Stat(margin).stddev) < 1
 
 
@@ -153,10 +154,93 @@ def test_sessions_report_renders_in_chromium(tmp_path):
 def test_sessions_html_from_the_cli_renders_every_session(tmp_path):
     out = tmp_path / "sessions.html"
     done = run_cli("sessions", str(REAL.parent), str(ROOT / "sample_transcripts"), "--budget", "30000",
-                   "--json", "--html", str(out))
+                   "--json", "--html", str(out), "--top", "10")
     assert done.returncode == 0, done.stderr
     rows = orjson.loads(done.stdout)["sessions"]
     page = out.read_text()
-    assert page.count('class="bar"') == len(rows) > 10
-    assert all(f"{row['peak']:,} / {row['window']:,}" in page for row in rows)
+    assert len(rows) > 10 and page.count('<rect class="bar"') == 10  # the worst 10 charted
+    charted = sorted(rows, key=lambda r: -r["window_share"])[:10]
+    assert all(f"{row['peak']:,} / {row['window']:,}" in page for row in charted)
+    assert all(f'<td data-label="session" class="text">{escape(row["id"])}</td>' in page for row in rows)  # all listed
     _check_renders(out, 1, [PALETTE[0], "#E69F00", "#C62828"])
+
+
+# --- reports at scale: summary, legends, the worst first, layouts that fit -------------------------
+
+
+def test_a_three_call_axis_reads_one_two_three():
+    svg = line_chart([Series("ctxfit", [100, 200, 300])])
+    assert re.findall(r'text-anchor="middle">([0-9,]+)</text>', svg) == ["1", "2", "3"]
+    assert svg.count('class="point"') == 3  # so few calls are each marked
+    svg = line_chart([Series("ctxfit", list(range(1, 101)))])
+    assert re.findall(r'text-anchor="middle">([0-9,]+)</text>', svg) == ["1", "20", "40", "60", "80", "100"]
+
+
+def test_sessions_page_opens_with_a_summary_and_the_worst_first():
+    rows = [session_row(f"s{n:03d}", "p", peak) for n, peak in enumerate([10_000, 250_000, 160_000, 90_000] * 10)]
+    page = sessions_page(rows, budget=150_000, version="1", top=5)
+    summary = re.search(r'<ul class="summary">(.*?)</ul>', page).group(1)
+    assert "<strong>40</strong>sessions" in summary and "<strong>20</strong>went over the budget" in summary
+    assert "<strong>10</strong>went past the window" in summary
+    worst = re.findall(r'data-label="peak">([0-9,]+)<', page.split("The worst 10")[1].split("</table>")[0])
+    assert worst == ["250,000"] * 10
+    assert page.count('<rect class="bar"') == 5 and "35 more sessions below the chart (--top 5)" in page
+    legend = re.search(r'<ul class="legend">(.*?)</ul>', page).group(1)
+    for colour in (PALETTE[0], "#E69F00", "#C62828"):  # every bar colour is explained
+        assert colour in legend
+
+
+def test_replay_page_charts_the_worst_and_no_empty_chart(tmp_path):
+    idle = REAL.parent.parent / "codex" / "simonw_sample_codex_session.jsonl"  # no model reply: 0 calls
+    out = tmp_path / "replay.html"
+    done = run_cli("replay", str(SAMPLE), str(idle), str(REAL.parent / "ccviewer_5c0375b4.jsonl"), str(REAL),
+                   "--budget", "30000", "-p", "ctxfit", "-p", "none", "--html", str(out), "--top", "2")
+    assert done.returncode == 0, done.stderr
+    page = out.read_text()
+    assert page.count('<svg class="chart line-chart') == 2  # --top 2, none for the idle log
+    assert "1 transcript made no model call: nothing to chart" in page
+    sections = re.findall(r"<h2>([^<]+)</h2>\s*<p class=\"sub\">[^<]*largest request ([0-9,]+) \(([0-9.]+)%", page)
+    shares = [float(share) for _, _, share in sections]
+    assert len(shares) == 2 and shares == sorted(shares, reverse=True)
+    worst = page.split("The worst")[1].split("</table>")[0]
+    assert worst.index(str(REAL)) < worst.index(str(idle))  # the real, long log first
+    for name in ("policy ctxfit", "policy none", "budget", "window", "a request the window rejects"):
+        assert f"</i>{name}</li>" in page  # every colour and mark of the charts in the legend
+
+
+#: What a layout test measures in the page: the page's width against the window's, and any
+#: table wider than its box (columns behind a scroll) or reaching past the window.
+LAYOUT = {
+    "page": "document.documentElement.scrollWidth",
+    "window": "innerWidth",
+    "overflowing": "[...document.querySelectorAll('table, svg, h2, p, ul')].filter(e => "
+                   "e.scrollWidth > e.clientWidth + 1 || e.getBoundingClientRect().right > innerWidth + 1).length",
+    "legend": "document.querySelectorAll('ul.legend li').length",
+    "first_worst": "document.querySelector('table td[data-label=\"of window\"]').textContent",
+}
+
+
+@needs_realworld
+@pytest.mark.parametrize("width", [1400, 390])
+def test_reports_fit_a_desktop_and_a_phone(tmp_path, width):
+    from PIL import Image
+    sessions, replay = tmp_path / "sessions.html", tmp_path / "replay.html"
+    done = run_cli("sessions", str(REALWORLD), str(ROOT / "sample_transcripts"), "--budget", "30000",
+                   "--json", "--html", str(sessions))
+    assert done.returncode == 0, done.stderr
+    largest = max(r["window_share"] for r in orjson.loads(done.stdout)["sessions"])
+    done = run_cli("replay", str(REALWORLD / "claude-code"), str(REALWORLD / "codex"), "--budget", "30000",
+                   "-p", "ctxfit", "-p", "none", "--html", str(replay))
+    assert done.returncode == 0, done.stderr
+    with Browser(_browser()) as browser:
+        for page in (sessions, replay):
+            visit = browser.visit(page.as_uri(), "svg.chart", width=width, measure=LAYOUT, mobile=width < 500)
+            layout = visit.measured
+            assert visit.errors == []
+            assert layout["page"] <= layout["window"] == width, (page.name, layout)  # no sideways scroll
+            assert layout["overflowing"] == 0, (page.name, layout)  # no column hidden behind a scroll
+            assert layout["legend"] >= 3
+            assert Image.open(io.BytesIO(visit.screenshot)).width == width
+            if page is sessions:
+                assert layout["first_worst"] == f"{largest:.1%}"  # the worst session first
+            (tmp_path / f"{page.stem}-{width}.png").write_bytes(visit.screenshot)

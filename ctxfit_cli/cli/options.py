@@ -123,6 +123,10 @@ def _check_format(format: str | None) -> str | None:
 
 Html = Annotated[Optional[str], typer.Option(
     "--html", metavar="FILE", help="Also write a self-contained HTML report with charts to FILE (works offline).")]
+#: Logs charted in an HTML report when --top is not given (its tables list them all).
+HTML_TOP = 20
+HtmlTop = Annotated[int, typer.Option(
+    "--top", min=1, help="With --html, chart the worst N logs (largest share of the window); the tables list all.")]
 
 # --- fit, plan, replay and sessions ---------------------------------------------------------
 

@@ -19,6 +19,8 @@ BUDGET_COLOUR, WINDOW_COLOUR, REJECTED_COLOUR = "#B8860B", "#C62828", "#C62828"
 #: A line chart keeps at most this many points per series (the largest of each bucket), so a
 #: report of 100,000 calls stays small and every peak stays visible.
 MAX_POINTS = 1200
+#: A series of this many points or fewer has each point marked.
+FEW_POINTS = 12
 
 
 @dataclass(frozen=True)
@@ -60,17 +62,22 @@ def short(value: float) -> str:
     return f"{value:.3g}"
 
 
-def ticks(top: float, count: int = 5) -> list[float]:
-    """Round tick values from 0 to at least `top`: steps of 1, 2 or 5 times a power of ten.
+def ticks(top: float, count: int = 5, *, integer: bool = False) -> list[float]:
+    """Round tick values from 0 to at least `top`: steps of 1, 2 or 5 times a power of ten;
+    for counts (`integer`), never a step under 1, so no two ticks read the same.
 
     >>> ticks(388_898)
     [0, 100000, 200000, 300000, 400000]
+    >>> ticks(2, 6, integer=True)
+    [0, 1, 2]
     """
     if top <= 0:
         return [0, 1]
     raw = top / count
     power = 10 ** math.floor(math.log10(raw))
     step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    if integer:
+        step = max(int(round(step)), 1)
     return [i * step for i in range(math.ceil(top / step) + 1)]
 
 
@@ -95,7 +102,7 @@ def line_chart(series: list[Series], *, limits: Sequence[Limit] = (), title: str
     plot_w, plot_h = width - left - right, height - top_pad - bottom
     longest = max((len(s.values) for s in series), default=0)
     peak = max([max(s.values, default=0) for s in series] + [lim.value for lim in limits] + [1])
-    scale = ticks(peak * 1.04)
+    scale = ticks(peak * 1.04, integer=True)  # tokens: whole numbers
     y_top = scale[-1]
     x_of = lambda i: left + (plot_w * i / max(longest - 1, 1))
     y_of = lambda v: top_pad + plot_h - plot_h * min(v, y_top) / y_top
@@ -105,10 +112,10 @@ def line_chart(series: list[Series], *, limits: Sequence[Limit] = (), title: str
         y = y_of(value)
         parts.append(f'<line class="grid" x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}"/>'
                      f'<text class="tick" x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{short(value)}</text>')
-    for value in ticks(max(longest, 1), 6):
-        if value < longest:
-            x, y = x_of(value), top_pad + plot_h + 16
-            parts.append(f'<text class="tick" x="{x:.1f}" y="{y}" text-anchor="middle">{int(value) + 1:,}</text>')
+    # Calls are counted from 1 (call c is at index c - 1): round call numbers, the first call too.
+    for call in sorted({max(int(c), 1) for c in ticks(max(longest, 1), 6, integer=True) if c <= longest}):
+        x, y = x_of(call - 1), top_pad + plot_h + 16
+        parts.append(f'<text class="tick" x="{x:.1f}" y="{y}" text-anchor="middle">{call:,}</text>')
     for lim in limits:
         y = y_of(lim.value)
         dash = ' stroke-dasharray="6 4"' if lim.dashed else ""
@@ -123,6 +130,9 @@ def line_chart(series: list[Series], *, limits: Sequence[Limit] = (), title: str
         note = f" (largest of every {per} calls)" if per > 1 else ""
         parts.append(f'<polyline class="series" points="{path}" fill="none" stroke="{colour}" stroke-width="2">'
                      f'<title>{escape(s.name)}{note}</title></polyline>')
+        if len(points) <= FEW_POINTS:  # a line of one or two calls is hardly seen: mark each call
+            parts.extend(f'<circle class="point" cx="{x_of(i):.1f}" cy="{y_of(v):.1f}" r="3" fill="{colour}">'
+                         f'<title>{escape(s.name)}: call {i + 1:,}, {v:,} tokens</title></circle>' for i, v in points)
         for i in s.rejected[:MAX_POINTS]:
             parts.append(f'<circle cx="{x_of(i):.1f}" cy="{y_of(s.values[i]):.1f}" r="3.5" fill="{REJECTED_COLOUR}">'
                          f'<title>{escape(s.name)}: call {i + 1:,} rejected, {s.values[i]:,} tokens</title></circle>')

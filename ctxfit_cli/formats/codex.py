@@ -38,10 +38,10 @@ The log is read back into the request the model received, as OpenAI Chat Complet
 
 from __future__ import annotations
 
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
-from .reading import Record
 from .common import COMPACTED, Where, dumps, json_text
+from .reading import Record
 
 ITEM_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
 _OUTPUTS = ("function_call_output", "custom_tool_call_output", "tool_search_output")
@@ -73,7 +73,7 @@ def to_openai(records: Iterator[Record], path: str, on_usage: OnUsage | None = N
         yield item
 
 
-def _items(records: Iterator[Record], path: str, system: list[Record], runs: "Runs") -> Iterator[Record | object]:
+def _items(records: Iterator[Record], path: str, system: list[Record], runs: Runs) -> Iterator[Record | object]:
     order = _Order(runs)
     for record in records:
         value = record.value
@@ -81,9 +81,9 @@ def _items(records: Iterator[Record], path: str, system: list[Record], runs: "Ru
             raise Where(path, record.line).fail('a Codex record must be an object with a "payload" object')
         payload, kind = value["payload"], value.get("type")
         if kind == "session_meta":
-            instructions = _instructions(payload)
-            if instructions and not system:
-                system.append(_record(record.line, {"role": "system", "content": instructions}))
+            prompt = instructions(payload)
+            if prompt and not system:
+                system.append(_record(record.line, {"role": "system", "content": prompt}))
                 yield system[0]
             continue
         if kind == "turn_context":
@@ -178,7 +178,7 @@ class Runs:
             self.on_usage(line, info, self.model)
 
 
-def _instructions(payload: dict) -> str:
+def instructions(payload: dict) -> str:
     for key in ("base_instructions", "instructions"):
         value = payload.get(key)
         if isinstance(value, dict):
@@ -204,7 +204,7 @@ class _Order:
 
     def item(self, line: int, payload: dict, where: Where, *, given: bool = False) -> Iterator[Record]:
         kind = payload.get("type")
-        if kind in _REPLY_ITEMS or (kind == "message" and payload.get("role") == "assistant"):
+        if is_reply_item(payload):
             run = line if given else self.runs.reply(line)
             if self.assistant is not None and (given or run != self.run):
                 yield from self.flush()  # another call's reply (or another message of the history)
@@ -251,6 +251,30 @@ class _Order:
         yield from self.outputs
         yield from self.deferred
         self.assistant, self.open, self.outputs, self.deferred = None, [], [], []
+
+
+def is_reply_item(payload: dict) -> bool:
+    """Whether a response item is written by the model (one run of them is one model call)."""
+    kind = payload.get("type")
+    return kind in _REPLY_ITEMS or (kind == "message" and payload.get("role") == "assistant")
+
+
+def item_message(payload: dict) -> dict | None:
+    """The Chat Completions message one response item amounts to on its own, or None for an
+    item that is not sent (reasoning, server-side items, snapshots): what a follower of a
+    rollout being written estimates item by item (`fleet/live_records.py`), without the
+    grouping of `_Order`."""
+    call = _tool_call(payload)
+    if call is not None:
+        return {"role": "assistant", "content": None, "tool_calls": [call]}
+    kind = payload.get("type")
+    if kind in _OUTPUTS:
+        return {"role": "tool", "tool_call_id": str(payload.get("call_id", "")), "content": _output(payload)}
+    if kind == "message" and isinstance(payload.get("content", []), (list, type(None))):
+        return _message(payload)
+    if kind == "agent_message":
+        return {**_message(payload), "role": "user"}
+    return None
 
 
 def _joined(first: object, second: object) -> object:

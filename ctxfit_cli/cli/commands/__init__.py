@@ -28,4 +28,6 @@ COMMANDS: dict[str, Command] = {
     "wrap": Command(f"{_HERE}.wrap", "wrap", "Run an agent behind a ctxfit proxy: one command, nothing left running after it."),
     "sessions": Command(f"{_HERE}.sessions", "sessions",
                         "One row per session: its size against the window, and what ctxfit would have done."),
+    "watch": Command(f"{_HERE}.watch", "watch",
+                     "Watch the sessions being written: context size now, growth per call, calls left."),
 }

@@ -12,11 +12,13 @@ from ..defaults import DEFAULT_BUDGET, DEFAULT_WINDOW, DEFAULTS
 from ..error_reporting import reports_errors
 from ..lazy import reading, render
 from ..options import (
+    HTML_TOP,
     Budget,
     Engine,
     FixedTokens,
     Format,
     Html,
+    HtmlTop,
     Jobs,
     Json,
     Lowwater,
@@ -72,6 +74,7 @@ def replay_command(
     price_read: Annotated[float, typer.Option(
         "--price-read", min=0.0, callback=_finite, help="Cache-read price per token (uncached input = 1).")] = 0.1,
     html: Html = None,
+    top: HtmlTop = HTML_TOP,
     tokenizer: Tokenizer = None,
     profile: Profile = None,
     json: Json = False,
@@ -149,7 +152,7 @@ def replay_command(
         }
 
     if html:
-        write_html(html, "replay", document(steps=True))
+        write_html(html, "replay", document(steps=True), top=top)
     if json:
         write_json(document(steps))
         many.finish(combined, quiet=quiet, verbose=verbose)

@@ -12,11 +12,13 @@ from ...input_formats import DEFAULT_LINE_LIMIT_MB
 from ..defaults import DEFAULT_BUDGET, DEFAULTS
 from ..error_reporting import reports_errors
 from ..options import (
+    HTML_TOP,
     Budget,
     Engine,
     FixedTokens,
     Format,
     Html,
+    HtmlTop,
     Jobs,
     Json,
     MaxLine,
@@ -66,6 +68,7 @@ def sessions(
     tokenizer: Tokenizer = None,
     profile: Profile = None,
     html: Html = None,
+    top: HtmlTop = HTML_TOP,
     json: Json = False,
     max_line_mb: MaxLine = DEFAULT_LINE_LIMIT_MB,
     format: Format = None,
@@ -123,7 +126,7 @@ def sessions(
     rows = view.sort_rows(view.within(rows, low, high), sort)
     groups = view.group_rows(rows, by, zone(tz)) if by else None
     if html:
-        write_html(html, "sessions", rows, budget=budget)
+        write_html(html, "sessions", rows, budget=budget, top=top)
     if json:
         document = {"budget": budget, "window": window, "prices": {"date": table.date, "source": table.source},
                     "sessions": rows, **combined.to_dict()}
