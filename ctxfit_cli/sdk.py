@@ -21,6 +21,7 @@ import orjson
 from .core.model import Dialect
 from .formats import gemini as gemini_format
 from .formats import openai as openai_format
+from .formats.common import exact
 
 
 class RequestDict(NamedTuple):
@@ -40,16 +41,16 @@ def as_request_dict(item: Any) -> RequestDict:
     """
     if isinstance(item, dict):
         dumped = _Dumped()
-        raw = orjson.dumps(item, default=dumped)
+        raw = exact(orjson.dumps(item, default=dumped))  # kept as the message's bytes: no spare buffer
         value = orjson.loads(raw) if dumped.used else item
         return RequestDict(value, raw, dumped.dialect or _sniff(value))
     if _is_langchain(item):
         value = _langchain_dict(item)
-        return RequestDict(value, orjson.dumps(value), "openai")
+        return RequestDict(value, exact(orjson.dumps(value)), "openai")
     if hasattr(item, "model_dump"):
         dialect = _sdk_dialect(item)
         value = item.model_dump(exclude_none=True, mode="json", by_alias=dialect == "gemini")
-        return RequestDict(value, orjson.dumps(value), dialect or _sniff(value))
+        return RequestDict(value, exact(orjson.dumps(value)), dialect or _sniff(value))
     raise TypeError(f"a message must be a dict, an SDK message object or a LangChain message, "
                     f"not {type(item).__name__}")
 
