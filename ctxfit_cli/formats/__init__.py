@@ -22,7 +22,7 @@ from collections import deque
 from itertools import chain
 from typing import BinaryIO, Iterable, Iterator
 
-from ..errors import NoConversation
+from ..errors import BadInput, NoConversation
 from ..core.model import Dialect, Message, Part, PartKind, RecordedCall, Role, Transcript
 from ..core.repair import MADE_FROM, repair
 from .reading import Record, read_records
