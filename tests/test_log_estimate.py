@@ -7,8 +7,8 @@ import tracemalloc
 
 import orjson
 import pytest
-
 from conftest import REALWORLD, SAMPLES, needs_realworld
+
 from ctxfit_cli.counters import char_classes
 from ctxfit_cli.fleet import log_estimate, work
 

@@ -97,8 +97,9 @@ import sys
 from ctxfit_cli.counters import char_classes as cc
 cc.class_counts("short text, мир " * 100)
 before = "numpy" in sys.modules
-vector = cc.class_counts("long text, мир " * (cc.NUMPY_AFTER_CHARS // 15 + 1))
-print(before, "numpy" in sys.modules, vector == cc._class_counts_python("long text, мир " * (cc.NUMPY_AFTER_CHARS // 15 + 1)))
+long = "long text, мир " * (cc.NUMPY_AFTER_CHARS // 15 + 1)
+vector = cc.class_counts(long)
+print(before, "numpy" in sys.modules, vector == cc._class_counts_python(long))
 """], capture_output=True, cwd=ROOT, timeout=120)
     assert done.stdout.split() == [b"False", b"True", b"True"], done.stderr
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ctxfit_cli.counters import tokenizers
-from ctxfit_cli.errors import MissingExtra, UsageProblem
 from ctxfit_cli.counters.tokenizers import available_tokenizers, get_tokenizer
+from ctxfit_cli.errors import MissingExtra, UsageProblem
 
 #: Token counts checked by hand against each reference tokenizer.
 HELLO = "Hello, world!"
@@ -87,8 +89,6 @@ def test_missing_package_names_the_install_command(monkeypatch):
 
 
 # --- long runs: found only where there may be one (issue #24) -----------------------------------
-
-from hypothesis import given, settings, strategies as st  # noqa: E402
 
 _WHITESPACE = [chr(c) for c in range(0x110000) if chr(c).isspace()]
 

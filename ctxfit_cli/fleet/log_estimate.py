@@ -18,15 +18,22 @@ again from the start by the caller (`None`), so the result is the same as readin
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
 from itertools import chain
-from typing import Iterator, NamedTuple
+from typing import NamedTuple
 
 from ..core import choice
 from ..core.estimate import TranscriptEstimate, message_cost
 from ..core.model import Message, Role, Transcript
-from ..core.usage import (anchoring_from, call_estimates_from, infer_fixed_from, next_request_from,
-                          recorded_summary, unlogged_message)
+from ..core.usage import (
+    anchoring_from,
+    call_estimates_from,
+    infer_fixed_from,
+    next_request_from,
+    recorded_summary,
+    unlogged_message,
+)
 from ..counters.seed import Counter
 
 #: Formats whose transcripts are read lazily, message by message, with their calls filled in
