@@ -50,11 +50,12 @@ class LogEstimate(NamedTuple):
 
 def estimate_log(transcript: Transcript, name: str, *, given: Counter | None, window: int | None,
                  fixed_tokens: int | None, top_n: int) -> LogEstimate | None:
-    """The estimate of a streamed log, or None when the log's last model is of another family
-    than its first (count it again, whole, with the right counter)."""
+    """The estimate of a streamed log, or None when its counter turned out to be another than
+    the one guessed (its last model is of another family than its first, or it names one only
+    after `READ_AHEAD` messages): count it again, whole, with the right counter."""
     messages = iter(transcript.messages)
     ahead = _to_first_model(messages, transcript) if given is None else []
-    guess = given or _guess(transcript)
+    guess = given if given is not None else _guess(transcript)
     report = TranscriptEstimate(name, transcript.format, counter=guess, top_n=top_n)
     prefix, turns, split = _count(chain(ahead, messages), report, guess)
     # As `Transcript.materialize` has them: the leading system messages are the fixed part.
