@@ -123,7 +123,7 @@ def fresh(s: str) -> str:
 def modes() -> list[tuple[str, bool]]:
     """(label, USE_NUMPY) for the paths this installation has."""
     out = [("python", False)]
-    if getattr(profiles, "_np", None) is not None:
+    if char_classes._numpy() is not None:  # (imported here: ctxfit imports it only once it pays)
         out.insert(0, ("numpy", True))
     return out
 

@@ -1,4 +1,5 @@
-"""Start-up time: `ctxfit --help` and `ctxfit estimate` on a 3-line file, against the floor.
+"""Start-up time: `ctxfit --help`, `--version`, `ctxfit estimate` on a 3-line file and on the Claude Code
+sample log, against the floor.
 
     python bench/startup.py [--runs 31] [--installed PYTHON]
 
@@ -54,6 +55,29 @@ def hello(name: str = "world") -> None:
 app()
 """
 
+#: The same app whose command prints a small rich table to stderr, as `estimate` prints its report:
+#: the floor of a Typer command that reports with rich (issue #24).
+TABLE_COMMAND = """
+import typer
+app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, pretty_exceptions_enable=False)
+@app.callback()
+def top() -> None:
+    "An app."
+@app.command()
+def hello(name: str) -> None:
+    "Print a table."
+    from rich.console import Console
+    from rich.table import Table
+    table = Table("file", "tokens")
+    table.add_row(name, "42")
+    Console(stderr=True).print(table)
+app()
+"""
+SAMPLE = c.ROOT / "sample_transcripts" / "claude_code_session.jsonl"
+#: Targets of issue #24: the sample log's estimate within 1.25x the table floor; --version no
+#: slower than --help.
+SAMPLE_TARGET = 1.25
+
 
 def timed(argv: list[str], env: dict, cwd: Path) -> tuple[float, float]:
     """(wall seconds, CPU seconds) of one run."""
@@ -86,8 +110,13 @@ def main() -> None:
                            ("one-command Typer app --help", [python, "-c", ONE_COMMAND, "--help"]),
                            ('python -c "import typer, rich.console, rich.table"',
                             [python, "-c", "import typer, rich.console, rich.table"]),
+                           ("one-command Typer app printing a rich table",
+                            [python, "-c", TABLE_COMMAND, "hello", "three.jsonl"]),
                            ("ctxfit --help", [*ctxfit, "--help"]),
-                           ("ctxfit estimate three.jsonl", [*ctxfit, "estimate", str(three)])]:
+                           ("ctxfit --version", [*ctxfit, "--version"]),
+                           ("ctxfit estimate three.jsonl", [*ctxfit, "estimate", str(three)]),
+                           ("ctxfit estimate claude_code_session.jsonl (566 KB sample)",
+                            [*ctxfit, "estimate", str(SAMPLE)])]:
             commands[name + label] = (argv, cached, typer_row)
     if os.environ.get("PYTHONDONTWRITEBYTECODE") and not (c.ROOT / "ctxfit_cli" / "__pycache__").exists():
         ctxfit, here = [c.PYTHON, "-m", "ctxfit_cli"], dict(os.environ)
@@ -124,6 +153,17 @@ def main() -> None:
                f"`ctxfit --help` is {(cpu[mine[0]] - help_floor) * 1e3:+.1f} ms from its floor and `estimate` "
                f"{(cpu[mine[1]] - table_floor) * 1e3:+.1f} ms from its own (reading, estimating and choosing "
                f"the counter, on top of printing a table).")
+    sample = "ctxfit estimate claude_code_session.jsonl (566 KB sample)"
+    floor = "one-command Typer app printing a rich table"
+    sample_ok = wall[sample] <= SAMPLE_TARGET * wall[floor]
+    version_ok = wall["ctxfit --version"] <= wall["ctxfit --help"]
+    targets += (f"\n\nTarget (issue #24): `ctxfit estimate` of the Claude Code sample at most {SAMPLE_TARGET}× a "
+                f"one-command Typer app printing a rich table: {wall[sample] / wall[floor]:.2f}× wall "
+                f"({c.fmt_s(wall[sample])} against {c.fmt_s(wall[floor])}), {cpu[sample] / cpu[floor]:.2f}× CPU "
+                f"({c.fmt_s(cpu[sample])} against {c.fmt_s(cpu[floor])}) → {c.verdict(sample_ok)}. "
+                f"`ctxfit --version` no slower than `ctxfit --help`: {c.fmt_s(wall['ctxfit --version'])} against "
+                f"{c.fmt_s(wall['ctxfit --help'])} wall, {c.fmt_s(cpu['ctxfit --version'])} against "
+                f"{c.fmt_s(cpu['ctxfit --help'])} CPU → {c.verdict(version_ok)}.")
     body = c.section("Start-up", "Median of interleaved runs; CPU time is user + system of the child. "
                      "Each row is one command (see bench/startup.py); the last column is its CPU time "
                      "minus that of `python -c \"import typer\"` with the same interpreter.",

@@ -24,6 +24,11 @@ b'{"system":"You are a careful agent.","messages":[{"role":"user","content":"Rea
 import sys
 from types import ModuleType
 
+#: The one place the version is written: pyproject.toml reads it at build time
+#: (`[tool.setuptools.dynamic]`), and `ctxfit --version` prints it without loading the package
+#: metadata machinery (importlib.metadata: ~15 ms of every such start-up).
+__version__ = "0.1.0"
+
 # Every name below loads with its module when first used: each `ctxfit` command imports this
 # package (it is the CLI's parent) and most use little of it (issue #10: start-up; the fitter,
 # replay and validation modules alone cost about 10 ms to import).
@@ -46,11 +51,6 @@ _LAZY = {
 
 
 def __getattr__(name: str):
-    if name == "__version__":
-        # Read from the installed package's metadata (pyproject.toml is the one source), only
-        # when asked: importing the metadata machinery costs every CLI start-up.
-        from importlib.metadata import version
-        return version("ctxfit")
     if name in _LAZY:
         import importlib
 

@@ -23,6 +23,7 @@ from .errors import BadInput
 from .formats import gemini as gemini_format
 from .formats import openai as openai_format
 from .formats import responses as responses_format
+from .formats.common import exact
 
 
 class RequestDict(NamedTuple):
@@ -56,14 +57,6 @@ def as_request_dict(item: Any, where: str = "message") -> RequestDict:
         return RequestDict(value, json_bytes(value, where), dialect or _sniff(value))
     raise TypeError(f"a message must be a dict, an SDK message object or a LangChain message, "
                     f"not {type(item).__name__}")
-
-
-def _right_sized(raw: bytes) -> bytes:
-    """`raw` in a buffer of its own size. orjson allocates room for the worst case of escaping
-    (about 13 bytes per byte of a long string) and keeps it; a Session holds every message's
-    bytes for the life of the conversation, so without the copy it holds ~13x the history.
-    """
-    return bytes(memoryview(raw))
 
 
 def copy_with(item: Any, value: dict) -> Any:
@@ -100,7 +93,7 @@ def json_bytes(value: Any, where: str, default: Any = None) -> bytes:
     """`value` as JSON bytes, or `BadInput` saying what in it no JSON reader takes and how to
     fix it: data problems are the caller's input, not a `TypeError` of the library's."""
     try:
-        return _right_sized(orjson.dumps(value, default=default))
+        return exact(orjson.dumps(value, default=default))  # kept as a message's bytes: no spare buffer
     except orjson.JSONEncodeError as error:
         raise BadInput(where, None, _unencodable(str(error))) from None
 

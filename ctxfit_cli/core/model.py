@@ -143,6 +143,10 @@ class Transcript:
     #: finished, its last calls have no results yet); empty for a finished log. Filled while
     #: `messages` is read, like `repairs`.
     open_end: list[str] = field(default_factory=list)
+    #: The models the log has named so far, filled while `messages` is read (a Codex rollout
+    #: records its calls only once read to the end): what a streamed estimate picks its counter
+    #: by before the calls are known (`fleet.log_estimate`).
+    named_models: list[str] = field(default_factory=list)
 
     @property
     def being_written(self) -> bool:

@@ -102,12 +102,16 @@ def infer_fixed(transcript: Transcript, counter: Counter = SEED,
     """The unlogged fixed part of a (materialized) conversation: the first recorded prompt
     minus the estimate of everything the log holds before that call; `NO_FIXED` when the log
     recorded no usage. Never negative."""
-    calls = [c for c in usable(transcript.calls) if 0 <= c.message <= len(transcript.messages)]
-    if not calls:
+    return infer_fixed_from(transcript.calls, prefix if prefix is not None else prefix_tokens(transcript, counter))
+
+
+def infer_fixed_from(calls: Sequence[RecordedCall], prefix: Sequence[int]) -> FixedPart:
+    """`infer_fixed` from the calls and the prefix sums (`prefix_tokens`) alone."""
+    kept = [c for c in usable(calls) if 0 <= c.message < len(prefix)]
+    if not kept:
         return NO_FIXED
-    first = calls[0]
-    sums = prefix if prefix is not None else prefix_tokens(transcript, counter)
-    return FixedPart(max(first.prompt_tokens - sums[first.message], 0), "inferred", first.message)
+    first = kept[0]
+    return FixedPart(max(first.prompt_tokens - prefix[first.message], 0), "inferred", first.message)
 
 
 def call_estimates(transcript: Transcript, counter: Counter = SEED,
@@ -116,8 +120,13 @@ def call_estimates(transcript: Transcript, counter: Counter = SEED,
     log holds before the call's reply."""
     sums = prefix_tokens(transcript, counter)
     fixed = fixed if fixed is not None else infer_fixed(transcript, counter, sums)
-    return [(c, fixed.tokens + sums[c.message]) for c in usable(transcript.calls)
-            if 0 <= c.message < len(sums)]
+    return call_estimates_from(transcript.calls, sums, fixed)
+
+
+def call_estimates_from(calls: Sequence[RecordedCall], prefix: Sequence[int],
+                        fixed: FixedPart) -> list[tuple[RecordedCall, int]]:
+    """`call_estimates` from the calls and the prefix sums alone."""
+    return [(c, fixed.tokens + prefix[c.message]) for c in usable(calls) if 0 <= c.message < len(prefix)]
 
 
 def log_anchoring(transcript: Transcript, counter: Counter = SEED) -> Anchoring | None:
@@ -128,8 +137,21 @@ def log_anchoring(transcript: Transcript, counter: Counter = SEED) -> Anchoring 
         return None
     sums = prefix_tokens(transcript, counter)
     fixed = sum(message_cost(m, counter).tokens for m in transcript.fixed) - sums[0]
-    turns = [i for i, m in enumerate(transcript.messages) if i and m.is_human_turn]
-    return Anchoring(log_anchors(transcript.calls, sums, fixed, turns), turn_starts=turns, earlier_only=True)
+    return anchoring_from(transcript.calls, sums, fixed, turn_starts(transcript.messages))
+
+
+def turn_starts(messages: Sequence[Message]) -> list[int]:
+    """The messages after the first that start a human turn (what reasoning is reset at)."""
+    return [i for i, m in enumerate(messages) if i and m.is_human_turn]
+
+
+def anchoring_from(calls: Sequence[RecordedCall], prefix: Sequence[int], unlogged: int,
+                   turns: Sequence[int]) -> Anchoring | None:
+    """`log_anchoring` from the calls, the prefix sums, the unlogged part's estimate and the
+    turn starts alone."""
+    if not usable(calls):
+        return None
+    return Anchoring(log_anchors(calls, prefix, unlogged, turns), turn_starts=turns, earlier_only=True)
 
 
 def next_request(transcript: Transcript, counter: Counter = SEED) -> Count:
@@ -139,9 +161,15 @@ def next_request(transcript: Transcript, counter: Counter = SEED) -> Count:
     anchoring = log_anchoring(transcript, counter)
     if anchoring is None:
         return Count(estimate)
-    end = len(transcript.messages)
-    sums = prefix_tokens(transcript, counter)
-    return Count(estimate + anchoring.offset(end, sums), anchoring.confirmed(end))
+    return next_request_from(anchoring, prefix_tokens(transcript, counter), estimate)
+
+
+def next_request_from(anchoring: Anchoring | None, prefix: Sequence[int], estimate: int) -> Count:
+    """`next_request` from the anchoring, the prefix sums and the estimate of the whole request."""
+    if anchoring is None:
+        return Count(estimate)
+    end = len(prefix) - 1
+    return Count(estimate + anchoring.offset(end, prefix), anchoring.confirmed(end))
 
 
 def recorded_by_call(transcript: Transcript) -> dict[int, int]:

@@ -21,10 +21,9 @@ from __future__ import annotations
 
 from typing import Any
 
-try:
-    import numpy as _np
-except ImportError:  # numpy is a dependency, but the pure-Python path still works without it
-    _np = None  # type: ignore[assignment]
+#: numpy, once a text is measured with it (`_numpy_pays`); None before that, and where it is not
+#: installed (a dependency, but the pure-Python path works without it).
+_np: Any = None
 
 #: The character classes, in vector order.
 CLASSES: tuple[str, ...] = (
@@ -75,7 +74,8 @@ _C = {name: i for i, name in enumerate(CLASSES)}
 # --- Measuring at C speed ---------------------------------------------------------------------
 #
 # Two paths give the same vectors: this one, pure Python, and a faster one with numpy (below),
-# used where numpy is importable (a dependency of ctxfit) and the text is not short.
+# used where numpy is importable (a dependency of ctxfit), the text is not short and enough text
+# has been measured to pay for importing it (`NUMPY_AFTER_CHARS`).
 #
 # 1. Encode to UTF-8 and, in one `bytes.translate`, delete continuation bytes and map every
 #    remaining byte (ASCII byte or lead byte: one per character) to a class code. Why: the
@@ -317,14 +317,48 @@ def class_counts(text: str) -> tuple[int, ...]:
 
     Class counts add up exactly across texts; run starts add up to at most one more per kind
     than the concatenated text has (see above). Measured with numpy where it is importable
-    (`USE_NUMPY`) and the text is not short, else in pure Python; the vectors are the same.
+    (`USE_NUMPY`), the text is not short and numpy's import has paid (`NUMPY_AFTER_CHARS`), else
+    in pure Python; the vectors are the same.
 
     >>> dict(zip(COMPONENTS, class_counts("Ok 42 — ça, мир, 世界とハングル 한국 🙂")))["kana"]
     5
     """
-    if USE_NUMPY and len(text) >= _NUMPY_FROM and _np is not None:
+    if USE_NUMPY and len(text) >= _NUMPY_FROM and (_np is not None or _numpy_pays(len(text))):
         return _class_counts_numpy(text)
     return _class_counts_python(text)
+
+
+#: Characters measured in pure Python (in texts numpy would take) after which importing numpy
+#: pays: the import costs ~60 ms (and its BLAS threads' start), numpy then saves 0.03-0.08 µs a
+#: character (ASCII-mixed). Most logs estimated at the command line never reach it (the
+#: Claude Code sample has 0.2 M such characters), a big log soon does; a first text this long
+#: imports it at once. (`bench/profile_speed.py`, issue #24.)
+NUMPY_AFTER_CHARS = 1_000_000
+_measured = 0
+_numpy_tried = False
+
+
+def _numpy_pays(length: int) -> bool:
+    """Whether to measure a text of `length` with numpy, importing it once enough text has been
+    measured without it (the vectors are the same either way)."""
+    global _measured
+    if _numpy_tried:
+        return False  # tried, and numpy is not there
+    _measured += length
+    return _measured >= NUMPY_AFTER_CHARS and _numpy() is not None
+
+
+def _numpy() -> Any:
+    """numpy, imported on first use; None where it is not installed."""
+    global _np, _numpy_tried
+    if _np is None and not _numpy_tried:
+        _numpy_tried = True
+        try:
+            import numpy
+        except ImportError:
+            return None
+        _np = numpy
+    return _np
 
 
 def _class_counts_python(text: str) -> tuple[int, ...]:
@@ -389,7 +423,7 @@ _PAIRS_CHUNK = 1 << 22
 
 class _NumpyTables:
     def __init__(self) -> None:
-        np = _np
+        np = _numpy()
         # Class by (lead byte, second byte); kind of run (0: none, 1..4: `RUNS`) by the lead
         # byte's code, as `_RUN_TABLES_CODES` has it.
         leads = [b for b in range(256) if not 0x80 <= b < 0xC0]
@@ -430,7 +464,7 @@ class _NumpyTables:
 
     def ids(self, cp: Any) -> Any:
         """The id of each code point of an int32 array, from its UTF-8 lead and second byte."""
-        np = _np
+        np = _numpy()
         lead = np.where(cp < 0x80, cp, np.where(cp < 0x800, 0xC0 | (cp >> 6), np.where(
             cp < 0x10000, 0xE0 | (cp >> 12), 0xF0 | (cp >> 18))))
         second = np.where(cp < 0x800, cp, np.where(cp < 0x10000, cp >> 6, cp >> 12)) & 0x3F
@@ -440,7 +474,8 @@ class _NumpyTables:
     def table32(self) -> Any:
         """Id of every code point (lone surrogates as UTF-8's "surrogatepass" has them)."""
         if self._table32 is None:
-            self._table32 = self.ids(_np.arange(0x110000, dtype=_np.int32))
+            np = _numpy()
+            self._table32 = self.ids(np.arange(0x110000, dtype=np.int32))
         return self._table32
 
 
@@ -450,7 +485,7 @@ _tables: _NumpyTables | None = None
 def _class_counts_numpy(text: str) -> tuple[int, ...]:
     """`class_counts` with numpy."""
     global _tables
-    np = _np
+    np = _numpy()
     t = _tables or (_tables := _NumpyTables())
     if text.isascii():
         ids = t.table16.take(np.frombuffer(text.encode("ascii"), np.uint8))

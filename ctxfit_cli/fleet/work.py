@@ -28,6 +28,7 @@ from ..counters.models import main_model
 from ..counters.seed import SEED, Counter
 from ..errors import EXIT_BAD_INPUT, BadInput, CtxfitError, NoConversation
 from ..formats import parallel, read_transcripts
+from .log_estimate import STREAMED_FORMATS, estimate_log
 from ..formats.reading import DEFAULT_LINE_LIMIT_MB, open_input, read_records, set_line_limit
 from ..replay.prices import Prices
 
@@ -233,6 +234,12 @@ def transcript_name(transcript: Transcript) -> str:
 
 def _estimate(transcript: Transcript, path: str, job: Job, given: Counter | None) -> dict:
     name = transcript_name(transcript)
+    if transcript.format in STREAMED_FORMATS and not job.compare and path != "-":
+        streamed = estimate_log(transcript, name, given=given, window=job.window, fixed_tokens=job.fixed_tokens,
+                                top_n=job.top)
+        if streamed is not None:
+            return _estimate_entry(transcript, streamed.report, None, streamed.usage)
+        transcript = _read_again(path, transcript, job)  # its last model's counter is another
     if transcript.format in choice.USAGE_FORMATS:
         transcript = transcript.materialize()
     transcript, chosen = _choose(transcript, job, given)
@@ -250,10 +257,26 @@ def _estimate(transcript: Transcript, path: str, job: Job, given: Counter | None
                 other.add(message)
         others = extra
     comparison = {e.counter.name: e.tokens for e in [report, *others]} if job.compare else None
+    return _estimate_entry(transcript, report, comparison, _usage_entry(transcript, chosen))
+
+
+def _estimate_entry(transcript: Transcript, report: TranscriptEstimate, comparison: dict | None,
+                    usage: dict) -> dict:
     report.counter = NamedCounter(report.counter.name)
-    return {"report": report, "compare": comparison, "usage": _usage_entry(transcript, chosen),
+    return {"report": report, "compare": comparison, "usage": usage,
             "repairs": list(transcript.repairs),  # complete: the messages were all read
             "still_being_written": list(transcript.open_end)}
+
+
+def _read_again(path: str, transcript: Transcript, job: Job) -> Transcript:
+    """The same transcript of the file read again from the start, whole (materialized)."""
+    with open_input(path) as stream:
+        for again in read_transcripts(transcript.path, stream, job.format):
+            if again.line == transcript.line:
+                return again.materialize()
+            for _ in again.messages:  # an earlier conversation of a compacted log: passed over
+                pass
+    raise AssertionError(f"{path}: conversation at line {transcript.line} not found when read again")
 
 
 def _usage_entry(transcript: Transcript, chosen: choice.Choice) -> dict:

@@ -128,7 +128,7 @@ def _codex_messages(name: str, segment: Iterator[Record], transcript: Transcript
                     recorded: usage.CodexCalls) -> Iterator[Message]:
     """One conversation of a rollout, repaired, its calls (token_count events) filled in, and
     the history a compaction gave it counted (`Transcript.given`)."""
-    recorded.calls = transcript.calls
+    recorded.calls, recorded.models = transcript.calls, transcript.named_models
     messages = (openai.parse_message(r.value, r.raw, Where(name, r.line)) for r in segment)
     given = transcript.line > 1  # a compacted conversation opens with the history it was given
     repaired = repair(messages, WRITERS["openai"], name, transcript.repairs, transcript.open_end)

@@ -19,11 +19,23 @@ COMPACTED = object()
 
 
 def dumps(value: object) -> bytes:
-    """Serialize a value the one way ctxfit always does."""
+    """Serialize a value the one way ctxfit always does, as bytes of exactly its length (what a
+    reader keeps as `Message.raw`: see `exact`)."""
     try:
-        return orjson.dumps(value, option=JSON_OPTIONS)
+        return exact(orjson.dumps(value, option=JSON_OPTIONS))
     except orjson.JSONEncodeError:
         return _deep_dumps(value)
+
+
+def exact(data: bytes) -> bytes:
+    """A copy of `data` that holds only its bytes: `orjson.dumps` returns bytes inside a buffer
+    that keeps its spare capacity (4 KB for a short message, ~10x the length of a long one), so
+    anything kept is copied out (`memoryview.tobytes`: the cheapest copy measured).
+
+    >>> exact(b'{"a":1}')
+    b'{"a":1}'
+    """
+    return memoryview(data).tobytes()
 
 
 def _deep_dumps(value: object) -> bytes:
@@ -91,4 +103,7 @@ def as_blocks(content: object) -> list:
 
 def json_text(value: object) -> str:
     """Compact JSON of a value, as it is counted when a dialect sends it as JSON."""
-    return dumps(value).decode("utf-8")
+    try:
+        return orjson.dumps(value, option=JSON_OPTIONS).decode("utf-8")  # not kept: no copy
+    except orjson.JSONEncodeError:
+        return _deep_dumps(value).decode("utf-8")

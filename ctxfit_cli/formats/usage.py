@@ -66,11 +66,15 @@ class CodexCalls:
 
     def __init__(self, calls: list[RecordedCall]) -> None:
         self.calls = calls
+        #: Each model named by a call's usage, as it is read (`Transcript.named_models`).
+        self.models: list[str] = []
         #: The call of each run, by the line of its first item.
         self._by_line: dict[int, tuple[int | None, int | None, str, int | None, int | None]] = {}
 
     def on_usage(self, line: int, info: dict, model: str) -> None:
         last = info["last_token_usage"]
+        if model:
+            self.models.append(model)
         self._by_line[line] = (_count(last.get("input_tokens")), _count(last.get("output_tokens")), model,
                                _count(info.get("model_context_window")) or None,
                                _count(last.get("reasoning_output_tokens")))
