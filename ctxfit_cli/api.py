@@ -16,24 +16,25 @@ from __future__ import annotations
 import bisect
 import operator
 import threading
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import orjson
 
-from .counters.seed import SEED, Counter
 from .core.estimate import total_tokens
 from .core.fitting import FitOptions, Fitter
 from .core.model import Dialect, Message, Part, PartKind, Role, Transcript
 from .core.notes import TOO_LONG
 from .core.plan import Plan
-from .core.validate import MAX_BREAKPOINTS, Checked, check_message, memo_key, scan, validate_request
-from .errors import BadInput, CannotFit, InvalidRequest
 from .core.repair import MADE_FROM, repair
+from .core.validate import MAX_BREAKPOINTS, Checked, check_message, memo_key, scan, validate_request
+from .counters.seed import SEED, Counter
+from .errors import BadInput, CannotFit, InvalidRequest
 from .formats import PARSERS, anthropic, gemini, responses
-from .formats.repair_writers import WRITERS
 from .formats.common import Where, dumps, json_text
 from .formats.payload import sent_messages
+from .formats.repair_writers import WRITERS
 from .sdk import RequestDict, as_request_dict, copy_with, plain_json
 
 #: The dialect assumed while nothing says which it is. Only plain user and assistant text has

@@ -19,8 +19,8 @@ import signal
 import stat
 import sys
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 from ..errors import OutputFailed, UsageProblem
 

@@ -32,7 +32,8 @@ Plain data in, plain data out.
 from __future__ import annotations
 
 import math
-from typing import Iterable, NamedTuple, Sequence
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 from .model import Message, RecordedCall
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import NamedTuple
 
-from .options import DEFAULT_WINDOW, FitOptions
 from ..core.model import Transcript
 from ..core.usage import NO_FIXED, FixedPart, infer_fixed, with_unlogged
 from ..counters.seed import SEED, Counter
 from ..errors import UsageProblem
+from .options import DEFAULT_WINDOW, FitOptions
 
 #: Formats whose logs can record usage and name their model: read whole (they are logs of one
 #: agent session, not gigabyte chat dumps) so the counter can follow the model they name.

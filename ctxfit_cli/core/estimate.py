@@ -17,10 +17,10 @@ estimated once per counter (the result is kept on the immutable message).
 from __future__ import annotations
 
 import heapq
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable, NamedTuple
-
 from operator import add as _add
+from typing import NamedTuple
 
 from ..counters.seed import SEED, Counter, Vector, naive_tokens, script_counts
 from .model import Message, Part, PartKind, Role
@@ -258,7 +258,7 @@ class TopItem:
     def tool(self) -> str:
         return ",".join(dict.fromkeys(name for name, _ in self.calls if name))
 
-    def named(self, names: dict[str, str]) -> "TopItem":
+    def named(self, names: dict[str, str]) -> TopItem:
         calls = tuple((name or names.get(call_id, ""), call_id) for name, call_id in self.calls)
         return TopItem(self.index, self.role, calls, self.tokens)
 
@@ -319,7 +319,7 @@ class TranscriptEstimate:
         elif entry[:2] > self._top[0][:2]:
             heapq.heapreplace(self._top, entry)
 
-    def merge(self, later: "TranscriptEstimate") -> None:
+    def merge(self, later: TranscriptEstimate) -> None:
         """Add the estimate of the lines that follow this one's (read by another process)."""
         offset = self.messages
         self.messages += later.messages

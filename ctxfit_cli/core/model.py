@@ -7,9 +7,10 @@ agent loop that calls ctxfit before every request pays only for the messages tha
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Iterable, Literal, NamedTuple
+from typing import Literal, NamedTuple
 
 Dialect = Literal["openai", "anthropic", "gemini", "responses"]
 #: Dialects whose user and assistant turns alternate: where trimming leaves two user messages
@@ -149,7 +150,7 @@ class Transcript:
         """Whether the log is still being written (read up to its last complete record)."""
         return bool(self.open_end)
 
-    def materialize(self) -> "Transcript":
+    def materialize(self) -> Transcript:
         """Hold every message, with leading system messages moved to `system`."""
         messages = tuple(self.messages)
         split = 0

@@ -46,7 +46,8 @@ that need no repair pass through untouched, byte for byte.
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator, Protocol
+from collections.abc import Iterable, Iterator
+from typing import Protocol
 
 from .accepted import is_blank_text, unknown_keys
 from .model import Message, PartKind, Role

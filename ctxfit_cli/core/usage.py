@@ -27,8 +27,9 @@ Plain data in, plain data out; nothing here prints.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import NamedTuple, Sequence
+from typing import NamedTuple
 
 from ..counters.seed import SEED, Counter, Vector
 from .anchor import Anchoring, Count, log_anchors

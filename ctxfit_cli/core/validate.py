@@ -56,7 +56,8 @@ the sequence.
 
 from __future__ import annotations
 
-from typing import Iterable, NamedTuple, Sequence
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 from .accepted import is_blank_text, unknown_keys
 

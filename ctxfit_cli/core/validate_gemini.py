@@ -27,7 +27,7 @@ never changes a model content, so they leave as the agent sent them) and model-d
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from .validate import Checked
 

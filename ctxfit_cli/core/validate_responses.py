@@ -28,10 +28,11 @@ scanned (`scan_items`), as `validate.py` does for the chat dialects.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from .responses_items import INPUT_ROLES, NAMED_TOOLS, ROLES, call_id_of, is_call, is_output, item_kind
 from .validate import Checked
+
 
 def validate_responses(payload: dict) -> list[str]:
     """The problems of a Responses request (an empty list when it is valid).

@@ -22,10 +22,10 @@ a SWE-agent trajectory names the instance it worked on, which every run of it sh
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import PurePath
-from typing import Iterable
 
 import orjson
 
@@ -86,7 +86,7 @@ def utc(timestamp: object) -> str | None:
     except ValueError:
         return None
     if moment.tzinfo is not None:  # a time without a zone is taken as UTC, as the agents write them
-        moment = moment.astimezone(timezone.utc).replace(tzinfo=None)
+        moment = moment.astimezone(UTC).replace(tzinfo=None)
     return moment.isoformat(timespec="milliseconds") + "Z"
 
 
@@ -294,7 +294,7 @@ def _from_epoch_ms(value: object) -> str | None:
     if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
         return None
     try:
-        return datetime.fromtimestamp(value / 1000, timezone.utc).isoformat()
+        return datetime.fromtimestamp(value / 1000, UTC).isoformat()
     except (OverflowError, OSError, ValueError):
         return None
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 from urllib.parse import unquote, urlparse
 
 from ..errors import MissingExtra

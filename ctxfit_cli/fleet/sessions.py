@@ -26,8 +26,8 @@ A group (`group_rows`, for `--by`): `key`, `sessions`, `messages`, `calls`, `com
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import date
-from typing import Iterable
 
 from .combine import Kept
 from .work import STAGES

@@ -15,10 +15,11 @@ import io
 import os
 import stat
 import sys
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from itertools import chain
 from pathlib import PurePath
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..core import choice
 from ..core.estimate import TranscriptEstimate, by_script
@@ -175,8 +176,8 @@ def _read(path: str, data: bytes | None, job: Job) -> list[Unit]:
 
 
 def _describe(name: str, path: str, data: bytes | None, format: str) -> list[SessionMeta]:
-    from .meta import describe  # with datetime: only when sessions are described (many files, `sessions`)
     from ..formats import aider
+    from .meta import describe  # with datetime: only when sessions are described (many files, `sessions`)
     stream = io.BytesIO(data) if data is not None else open_input(path)
     with stream:
         records = aider.records(name, stream) if format == aider.FORMAT else read_records(name, stream)
@@ -209,7 +210,7 @@ def _size(path: str) -> int:
         return 0
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def given_counter(tokenizer: str | None, profile: str | None) -> Counter | None:
     """The counter the job names (built once per process), or None: chosen per log by its model."""
     return choice.given_counter(tokenizer, profile)

@@ -19,20 +19,36 @@
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable, Iterator
 from itertools import chain
-from typing import BinaryIO, Iterable, Iterator
+from typing import BinaryIO
 
-from ..errors import BadInput, NoConversation
 from ..core.model import Dialect, Message, Part, PartKind, RecordedCall, Role, Transcript
 from ..core.repair import MADE_FROM, repair
-from .reading import Record, read_records
-from . import aider, anthropic, claude_code, cline, codex, gemini, gemini_cli, gemini_reading, openai, openhands
-from . import opencode, responses, responses_request, swe_agent, usage
+from ..errors import BadInput, NoConversation
+from ..input_formats import FORMATS  # noqa: E402 (apart: the CLI's help needs no reader)
+from . import (
+    aider,
+    anthropic,
+    claude_code,
+    cline,
+    codex,
+    gemini,
+    gemini_cli,
+    gemini_reading,
+    openai,
+    opencode,
+    openhands,
+    responses,
+    responses_request,
+    swe_agent,
+    usage,
+)
 from .common import COMPACTED, Where, dumps, json_text
 from .detection import chat_dialect, described, detect, detect_text
+from .reading import Record, read_records
 from .repair_writers import WRITERS
 
-from ..input_formats import FORMATS  # noqa: E402 (apart: the CLI's help needs no reader)
 #: Formats read a whole document at a time by their own module (no streaming: a document is one JSON value).
 DOCUMENT_READERS = {"swe-agent": swe_agent.read, "openhands": openhands.read, "cline": cline.read,
                     "opencode": opencode.read, "gemini": gemini_reading.read_contents, "gemini-cli": gemini_cli.read}

@@ -12,13 +12,13 @@ and not billed as input text).
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 import orjson
 
-from ..counters.images import DEFAULT_IMAGE_TOKENS, image_tokens_from_base64, pdf_tokens_from_base64
 from ..core.model import Message, Part, PartKind, Role
 from ..core.repair import cleaned
+from ..counters.images import DEFAULT_IMAGE_TOKENS, image_tokens_from_base64, pdf_tokens_from_base64
 from .common import Where, as_blocks, dumps, expect_dict, expect_str, json_text, type_name
 
 ROLES = {"system": Role.SYSTEM, "user": Role.USER, "assistant": Role.ASSISTANT}

@@ -40,10 +40,11 @@ The result is Anthropic Messages: a Claude Code log is fitted into an Anthropic 
 
 from __future__ import annotations
 
-from typing import Iterator, NamedTuple
+from collections.abc import Iterator
+from typing import NamedTuple
 
-from .reading import Record
 from .common import COMPACTED, Where, as_blocks, dumps, expect_dict
+from .reading import Record
 from .usage import claude_code_call
 
 CONVERSATION = ("user", "assistant")

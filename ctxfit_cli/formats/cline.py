@@ -30,7 +30,7 @@ recorded usage). The result is Anthropic Messages: sent as `anthropic`.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from ..core.model import Message, RecordedCall, Transcript
 from ..core.repair import repair

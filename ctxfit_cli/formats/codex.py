@@ -38,10 +38,10 @@ The log is read back into the request the model received, as OpenAI Chat Complet
 
 from __future__ import annotations
 
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
-from .reading import Record
 from .common import COMPACTED, Where, dumps, json_text
+from .reading import Record
 
 ITEM_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
 _OUTPUTS = ("function_call_output", "custom_tool_call_output", "tool_search_output")
@@ -73,7 +73,7 @@ def to_openai(records: Iterator[Record], path: str, on_usage: OnUsage | None = N
         yield item
 
 
-def _items(records: Iterator[Record], path: str, system: list[Record], runs: "Runs") -> Iterator[Record | object]:
+def _items(records: Iterator[Record], path: str, system: list[Record], runs: Runs) -> Iterator[Record | object]:
     order = _Order(runs)
     for record in records:
         value = record.value

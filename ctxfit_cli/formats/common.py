@@ -49,7 +49,7 @@ class Where(NamedTuple):
     line: int
     inside: str = ""
 
-    def at(self, key: str | int) -> "Where":
+    def at(self, key: str | int) -> Where:
         step = f"[{key}]" if isinstance(key, int) else (f".{key}" if self.inside else key)
         return Where(self.path, self.line, self.inside + step)
 

@@ -4,7 +4,7 @@ Lines of contents, one per line. Both go through `conversation`, as Gemini CLI l
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from ..core.model import Message, Role, Transcript
 from ..core.repair import repair

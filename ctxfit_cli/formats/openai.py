@@ -9,9 +9,9 @@ keys its role does not have and blank text parts are removed (`core.repair.clean
 
 from __future__ import annotations
 
-from ..counters.images import DEFAULT_IMAGE_TOKENS, image_tokens_from_data_url
 from ..core.model import Message, Part, PartKind, Role
 from ..core.repair import cleaned
+from ..counters.images import DEFAULT_IMAGE_TOKENS, image_tokens_from_data_url
 from .common import Where, dumps, expect_dict, expect_str, json_text, type_name
 
 ROLES = {

@@ -28,8 +28,8 @@ each provider through its AI SDK package; Chat Completions is the shape most sha
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import orjson
 

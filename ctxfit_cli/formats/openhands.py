@@ -27,7 +27,7 @@ output's `metrics.token_usages` fills in a response whose event carries no usage
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from ..core.model import Message, Part, PartKind, RecordedCall, Role, Transcript
 from .common import Where, dumps, expect_dict, json_text, type_name

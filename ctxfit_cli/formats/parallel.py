@@ -14,18 +14,19 @@ from __future__ import annotations
 
 import os
 from array import array
+from collections.abc import Iterator
 from dataclasses import replace
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 import orjson
 
-from ..counters.seed import SEED, Counter
-from ..errors import BadInput, NoConversation
 from ..core.estimate import MessageCost, TranscriptEstimate, message_cost
-from . import NO_MESSAGES, PARSERS, anthropic
-from .common import Where
 from ..core.model import Message, Part, PartKind, Role, Transcript
 from ..core.notes import TRIMMED_HISTORY
+from ..counters.seed import SEED, Counter
+from ..errors import BadInput, NoConversation
+from . import NO_MESSAGES, PARSERS, anthropic
+from .common import Where
 from .reading import BUFFER, as_sent, lines_of, numbered_lines, parse_line
 
 if TYPE_CHECKING:

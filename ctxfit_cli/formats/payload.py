@@ -12,24 +12,22 @@ max_tokens, ...) come first, unchanged.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Callable, Iterable, Sequence
 
 import orjson
 
 from ..core.estimate import message_cost
-from ..errors import UsageProblem
-from ..counters.seed import Counter, SEED
 from ..core.fitting import FitOptions, Fitter, Plan, has_trim_note
-from . import gemini_write, to_message
-from .common import as_blocks, dumps
 from ..core.model import ALTERNATING, Message, Role, Transcript
+from ..core.notes import AGENT_NOTE, CLEARED_RESULT, TRIMMED_HISTORY
 from ..core.usage import log_anchoring
 from ..core.validate import first_problem, validate_request
-from ..errors import BadInput, InvalidRequest
-from ..core.notes import AGENT_NOTE, CLEARED_RESULT, TRIMMED_HISTORY
+from ..counters.seed import SEED, Counter
+from ..errors import BadInput, InvalidRequest, UsageProblem
+from . import gemini_write, responses_payload, to_message
+from .common import as_blocks, dumps
 from .parallel import Outline
-from . import responses_payload
 
 
 @dataclass(frozen=True)

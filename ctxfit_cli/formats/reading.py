@@ -10,8 +10,9 @@ by that limit whatever the input (`/dev/zero`, a file with no newline). Every pr
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import BinaryIO, Iterable, Iterator
+from typing import BinaryIO
 
 import orjson
 
@@ -83,7 +84,7 @@ def read_records(name: str, stream: BinaryIO, torn: list[str] | None = None) -> 
             yield from _json_lines(name, lines, torn)
             return
         _refuse_lone_cr(name, number, line)
-        if not line.lstrip()[:1] in (b"{", b"[") or not _ends_early(line):
+        if line.lstrip()[:1] not in (b"{", b"[") or not _ends_early(line):
             parse_line(name, number, line)  # not the start of a document: report this line
         yield _document(name, number, line, lines)
         return

@@ -90,4 +90,5 @@ class OpenAIWriter:
 WRITERS = {"anthropic": AnthropicWriter(), "openai": OpenAIWriter()}
 
 from .responses_repair import ResponsesWriter  # noqa: E402 (its own module)
+
 WRITERS["responses"] = ResponsesWriter()

@@ -26,11 +26,11 @@ they came. Each output is a message of its own (role `tool`).
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
-from ..counters.images import DEFAULT_IMAGE_TOKENS, image_tokens_from_data_url
 from ..core.model import Message, Part, PartKind, Role
 from ..core.responses_items import call_id_of, is_call, is_model_item, is_output, item_kind
+from ..counters.images import DEFAULT_IMAGE_TOKENS, image_tokens_from_data_url
 from .common import Where, expect_dict, json_text, type_name
 
 ROLES = {"user": Role.USER, "assistant": Role.ASSISTANT, "system": Role.SYSTEM, "developer": Role.SYSTEM}

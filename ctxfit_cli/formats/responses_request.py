@@ -8,7 +8,7 @@ it had in the file, so an unchanged item is written back as it was.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from ..core.model import Message, Part, PartKind, Role, Transcript
 from ..core.repair import repair

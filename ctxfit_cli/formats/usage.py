@@ -21,10 +21,9 @@ RecordedCall(message=7, id='m1', model='claude-opus-4-6', prompt_tokens=20013, o
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from ..core.model import Message, RecordedCall, Role
-from .reading import Record
 
 #: Claude Code usage fields whose sum is the whole prompt of a call.
 PROMPT_FIELDS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")

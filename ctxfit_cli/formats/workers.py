@@ -12,8 +12,9 @@ from __future__ import annotations
 import os
 import signal
 import threading
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from ..errors import EXIT_INTERNAL, CtxfitError
 
@@ -77,7 +78,7 @@ class Workers:
         for future in futures:
             yield self.result(future)
 
-    def __enter__(self) -> "Workers":
+    def __enter__(self) -> Workers:
         self._restore = _kill_on_interrupt(self)
         return self
 

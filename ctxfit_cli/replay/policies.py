@@ -23,11 +23,12 @@ when clearing is not enough, the request is sent as it is.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from typing import Callable, Iterator, NamedTuple, Protocol
+from typing import NamedTuple, Protocol
 
 from ..core.estimate import merged_cost, message_cost
-from ..core.fitting import FitOptions, Fitter, OpenCalls, Shape, overlapping_ranges, note_cost, noted_cost
+from ..core.fitting import FitOptions, Fitter, OpenCalls, Shape, note_cost, noted_cost, overlapping_ranges
 from ..core.model import ALTERNATING, Role, Transcript
 from ..core.usage import log_anchoring
 from ..errors import InvalidRequest
@@ -42,9 +43,9 @@ class Request(NamedTuple):
     tokens: int
     stage: str
     #: Tokens at the start of this request identical to `earlier` (a request of the same walk).
-    shared_with: Callable[["Request"], int]
+    shared_with: Callable[[Request], int]
     #: Tokens of `earlier` this request still sends, wherever they are in it (the cache bound).
-    still_sent: Callable[["Request"], int]
+    still_sent: Callable[[Request], int]
     shape: object = None
     #: The recorded size of an earlier call that `tokens` is anchored on (0: all estimated).
     confirmed: int = 0

@@ -35,8 +35,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from ..core.options import FitOptions
 from ..core.model import Transcript
+from ..core.options import FitOptions
 from .policies import Policy, Request
 from .prices import Prices
 
@@ -93,7 +93,7 @@ class PolicyReplay:
         self.cost += prices.cost(read=step.cache_read, write=step.cache_write, uncached=step.uncached)
         self.steps.append(step)
 
-    def merge(self, other: "PolicyReplay") -> None:
+    def merge(self, other: PolicyReplay) -> None:
         """Add another history's totals (for the total over several files)."""
         for name in ("calls", "rejected", "total_input", "cache_read", "cache_bound", "cache_write", "uncached",
                      "cache_breaks", "over_budget", "cost"):

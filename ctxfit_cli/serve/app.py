@@ -15,9 +15,9 @@ import ipaddress
 import re
 import signal
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Callable
 
 import aiohttp
 import orjson
@@ -25,6 +25,7 @@ from aiohttp import web
 from multidict import CIMultiDict
 from yarl import URL
 
+from . import responses
 from .body import READER_MEMORY, BodyError, Readers
 from .clients import ConnectionGuard, RateLimitedLog, connection_limit, quiet_http_stack
 from .conversations import SESSION_MEMORY, Conversations, Stats, conversation_key
@@ -32,7 +33,6 @@ from .errors import provider_error
 from .fitting import DIALECTS, Outcome, fit_body, parse
 from .limits import LimitRule
 from .upstream import Upstream
-from . import responses
 
 #: Bodies from this size on are read and fitted in a worker thread, so the event loop keeps
 #: serving other requests (and streaming their replies) meanwhile.
@@ -204,7 +204,7 @@ class Proxy:
     async def _body(self, request: web.Request, dialect: str = "anthropic") -> bytes | web.Response:
         try:
             return await asyncio.wait_for(request.read(), self.settings.client_timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             message = f"the request body did not arrive within {self.settings.client_timeout:g} s"
             self.errors.error("body timeout", f"{request.method} {request.path} 408  {message}")
             response = web.Response(status=408, body=provider_error(dialect, 408, f"ctxfit proxy: {message}"),
@@ -267,7 +267,7 @@ class Proxy:
             # client that asked for none would get gzip back) and User-Agent.
             upstream = await self.client.request(request.method, url, headers=headers, data=body,
                                                  allow_redirects=False, skip_auto_headers=AUTO_HEADERS)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return self._upstream_error(request, 504, "the provider did not answer in time"), "504"
         except aiohttp.ClientError as error:
             return self._upstream_error(request, 502, f"cannot reach the provider ({type(error).__name__})"), "502"
@@ -285,7 +285,7 @@ class Proxy:
                     chunk = await chunks.__anext__()
                 except StopAsyncIteration:
                     break
-                except (aiohttp.ClientError, asyncio.TimeoutError):
+                except (TimeoutError, aiohttp.ClientError):
                     # The provider broke off mid-reply: break off the agent's reply the same way.
                     self.totals.upstream_errors += 1
                     request.transport.close()

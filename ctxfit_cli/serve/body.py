@@ -32,6 +32,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from ..formats.spans import WHITESPACE, Offsets, SpanError, elements, object_members
+
 #: Chunk size of the common-prefix search: equal chunks are skipped at memcmp speed.
 _CHUNK = 1 << 18
 

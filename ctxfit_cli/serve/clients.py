@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import resource
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from aiohttp import web
 
@@ -49,7 +49,7 @@ def connection_limit(wanted: int) -> tuple[int, str]:
 class ConnectionGuard:
     """Holds a server to `limit` connections, evicting the one idle longest (see above)."""
 
-    def __init__(self, limit: int, log: "RateLimitedLog") -> None:
+    def __init__(self, limit: int, log: RateLimitedLog) -> None:
         self.limit, self.log = limit, log
         #: Connections without a request under way, by when they became so.
         self._idle_since: dict[web.RequestHandler, float] = {}

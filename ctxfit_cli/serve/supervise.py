@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import select
+import signal
 import subprocess
 import sys
 import urllib.request
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
 
 @dataclass(frozen=True)

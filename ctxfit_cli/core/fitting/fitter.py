@@ -10,7 +10,8 @@ function of the history.
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple, Sequence
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 from ..anchor import Anchoring
 from ..model import Message, Role
