@@ -2,9 +2,9 @@
 
 Messages go in as the loop keeps them — dicts, the Anthropic, OpenAI and google-genai SDKs' own
 objects, LangChain messages — and come back the same way, ready for `client.messages.create(...)`,
-`client.chat.completions.create(...)` or `client.models.generate_content(contents=...)`: the messages ctxfit leaves alone are the very objects
-given, the ones it changes (a cleared tool result, the note on the first message) are new copies.
-The caller's list and objects are never changed.
+`client.chat.completions.create(...)` or `client.models.generate_content(contents=...)`: the messages
+ctxfit leaves alone are the very objects given, the ones it changes (a cleared tool result, the note
+on the first message) are new copies. The caller's list and objects are never changed.
 
 >>> history = [{"role": "user", "content": "Summarise the report."}]
 >>> fit(history, budget=1000)[0] is history[0]

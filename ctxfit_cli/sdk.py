@@ -2,8 +2,9 @@
 
 An agent loop keeps its history in whatever its SDK gives it: dicts it wrote itself, Anthropic's
 `resp.content` blocks inside an assistant dict, OpenAI's `resp.choices[0].message`, google-genai's
-`types.Content` (`resp.candidates[0].content`), or LangChain `BaseMessage`s. `as_request_dict` turns one item into the JSON the provider receives (a pydantic
-object is `model_dump(exclude_none=True)`-ed — google-genai's by alias, the API's camelCase —, a LangChain message becomes its OpenAI form), and
+`types.Content` (`resp.candidates[0].content`), or LangChain `BaseMessage`s. `as_request_dict` turns
+one item into the JSON the provider receives (a pydantic object is `model_dump(exclude_none=True)`-ed
+— google-genai's by alias, the API's camelCase —, a LangChain message becomes its OpenAI form), and
 `copy_with` makes the changed copy of an item, of the item's own kind, once ctxfit has changed it
 (a cleared result, the trimmed-history note).
 

@@ -40,8 +40,10 @@ that need no repair pass through untouched, byte for byte.
 >>> [m.line for m in repair([Message(Role.USER, (Part(PartKind.TEXT, "hi"),), b"", 1), blank],
 ...                          None, "log", repairs)]
 [1]
->>> repairs
-['log:2: dropped 1 whitespace-only text block', 'log:2: the last reply is not finished (only blank text or thinking is written yet): left out, as a request not yet made']
+>>> repairs  # doctest: +NORMALIZE_WHITESPACE
+['log:2: dropped 1 whitespace-only text block',
+ 'log:2: the last reply is not finished (only blank text or thinking is written yet): left out, as a request not
+ yet made']
 """
 
 from __future__ import annotations
@@ -284,8 +286,9 @@ def cleaned(value: dict, dialect: str) -> tuple[dict, tuple[str, ...]]:
     null), and is dropped by `repair`. A system message is left as it is.
 
     >>> cleaned({"role": "assistant", "content": [{"type": "text", "text": "\\n\\n"},
-    ...          {"type": "text", "text": "Done."}], "ts": 1}, "anthropic")
-    ({'role': 'assistant', 'content': [{'type': 'text', 'text': 'Done.'}]}, ("removed the key the API refuses: 'ts'", 'dropped 1 empty or whitespace-only text block'))
+    ...          {"type": "text", "text": "Done."}], "ts": 1}, "anthropic")  # doctest: +NORMALIZE_WHITESPACE
+    ({'role': 'assistant', 'content': [{'type': 'text', 'text': 'Done.'}]},
+     ("removed the key the API refuses: 'ts'", 'dropped 1 empty or whitespace-only text block'))
     """
     if value.get("role") in ("system", "developer"):
         return value, ()

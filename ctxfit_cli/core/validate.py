@@ -172,8 +172,10 @@ def foreign_blocks(content: object, dialect: str) -> tuple[str, ...]:
     transcript carrying Anthropic `image`/`tool_result` blocks was fitted as OpenAI). Checked per
     dialect like the tools: such a request is refused by its provider, so it is bad input.
 
-    >>> foreign_blocks([{"type": "tool_result", "tool_use_id": "a", "content": "r"}], "openai")
-    ("content[0]: a 'tool_result' block is Anthropic's; an OpenAI message takes text, image_url, input_audio, file (refusal from the assistant): the transcript mixes the two APIs' formats",)
+    >>> foreign_blocks([{"type": "tool_result", "tool_use_id": "a", "content": "r"}],
+    ...                "openai")  # doctest: +NORMALIZE_WHITESPACE
+    ("content[0]: a 'tool_result' block is Anthropic's; an OpenAI message takes text, image_url, input_audio, file
+     (refusal from the assistant): the transcript mixes the two APIs' formats",)
     """
     if not isinstance(content, list):
         return ()

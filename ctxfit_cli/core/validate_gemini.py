@@ -114,7 +114,8 @@ _METADATA = ("thought", "thoughtSignature", "thought_signature", "videoMetadata"
 
 
 def _named(part: dict, kind: str, j: int, problems: list[str]) -> tuple[str, str | None]:
-    body = part.get(kind) if kind in part else part.get("function_call" if kind == "functionCall" else "function_response")
+    snake = "function_call" if kind == "functionCall" else "function_response"
+    body = part.get(kind) if kind in part else part.get(snake)
     if not isinstance(body, dict):
         problems.append(f"parts[{j}]: a {kind} must be an object")
         return ("", None)
@@ -197,7 +198,8 @@ def tools_problems(tools: object) -> list[str]:
         return ['"tools" must be a list']
     problems = []
     for i, tool in enumerate(tools):
-        declarations = tool.get("functionDeclarations", tool.get("function_declarations")) if isinstance(tool, dict) else None
+        declarations = (tool.get("functionDeclarations", tool.get("function_declarations"))
+                        if isinstance(tool, dict) else None)
         if not isinstance(tool, dict) or "name" in tool or "function" in tool or "input_schema" in tool:
             problems.append(f"tools[{i}]: a Gemini tool holds functionDeclarations or a built-in tool "
                             "(googleSearch, codeExecution, ...)")

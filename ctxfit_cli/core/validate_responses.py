@@ -89,7 +89,8 @@ def check_item(item: object) -> Checked:
         if not isinstance(call_id, str) or not call_id:
             problems.append(f'a {kind} item needs a "call_id"')
         calls = (call_id,)
-        if kind == "function_call" and not (isinstance(item.get("name"), str) and isinstance(item.get("arguments"), str)):
+        if kind == "function_call" and not (isinstance(item.get("name"), str)
+                                            and isinstance(item.get("arguments"), str)):
             problems.append('a function_call needs a "name" and its "arguments" as a string')
     elif is_output(item):
         call_id = call_id_of(item)

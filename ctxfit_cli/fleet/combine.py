@@ -101,6 +101,7 @@ def _without_copies(chosen: list[Kept], combined: Combined) -> list[Kept]:
                            and g.unit.meta.message_ids[:len(ids)] == ids), None)
             if longer is not None:
                 copies.add(id(shorter))
-                combined.skipped.append((shorter.path, f"its replies are the start of {longer.path} "
-                                                       f"({shorter.unit.meta.agent} {longer.unit.meta.id}): counted once"))
+                combined.skipped.append((shorter.path,
+                                         f"its replies are the start of {longer.path} "
+                                         f"({shorter.unit.meta.agent} {longer.unit.meta.id}): counted once"))
     return [kept for kept in chosen if id(kept) not in copies]

@@ -17,7 +17,7 @@ Read from the records the agents write (plain data, no messages built):
 A log without an id is given one by the caller (a digest of its bytes, so that an exact copy is
 still recognised), and so is a log whose id names its task rather than the run (`unique` false:
 a SWE-agent trajectory names the instance it worked on, which every run of it shares).
-"""
+"""  # noqa: E501 (markdown table rows cannot be wrapped)
 
 from __future__ import annotations
 

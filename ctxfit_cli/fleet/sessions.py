@@ -22,7 +22,7 @@ A row (`session_row`):
 A group (`group_rows`, for `--by`): `key`, `sessions`, `messages`, `calls`, `compactions`,
 `peak` (largest), `window_share` (largest), `rejected_agent`, `rejected_ctxfit`, `started`,
 `last_activity`.
-"""
+"""  # noqa: E501 (markdown table rows cannot be wrapped)
 
 from __future__ import annotations
 

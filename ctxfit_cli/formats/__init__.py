@@ -14,7 +14,7 @@
 | `opencode`    | OpenCode session (its storage folder, or a session file in it) | anthropic for Claude models, else openai |
 | `gemini`      | Gemini contents (`{"role", "parts"}`), one per line; a generateContent request is `request` | gemini |
 | `gemini-cli`  | Gemini CLI chat recording (`chats/session-*.json` or `.jsonl`) | gemini |
-"""
+"""  # noqa: E501 (markdown table rows cannot be wrapped)
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from typing import BinaryIO
 from ..core.model import Dialect, Message, Part, PartKind, RecordedCall, Role, Transcript
 from ..core.repair import MADE_FROM, repair
 from ..errors import BadInput, NoConversation
-from ..input_formats import FORMATS  # noqa: E402 (apart: the CLI's help needs no reader)
+from ..input_formats import FORMATS as FORMATS  # re-exported (apart: the CLI's help needs no reader)
 from . import (
     aider,
     anthropic,

@@ -4,10 +4,10 @@
 becomes the request's `system`). `content` is a string or a list of blocks: `text`, `image`,
 `document`, `thinking`, `redacted_thinking`, `tool_use`, `tool_result` (whose content is a string
 or a list of text and image blocks). A message is read as the API takes it: keys other than
-`role` and `content` and blank text blocks are removed (`core.repair.cleaned`, reported). Server-side tool blocks (`server_tool_use`,
-`web_search_tool_result`, ...) live inside one assistant message and are counted as text, since
-they carry no call the client must answer. Thinking signatures are not counted (they are opaque
-and not billed as input text).
+`role` and `content` and blank text blocks are removed (`core.repair.cleaned`, reported).
+Server-side tool blocks (`server_tool_use`, `web_search_tool_result`, ...) live inside one assistant
+message and are counted as text, since they carry no call the client must answer. Thinking
+signatures are not counted (they are opaque and not billed as input text).
 """
 
 from __future__ import annotations
@@ -123,8 +123,10 @@ def _block(value: object, parent: Where, index: int) -> Part:
     kind = value["type"]
     if kind == "text" and isinstance(value.get("text"), str):
         return Part(PartKind.TEXT, value["text"])
-    if kind == "tool_result" and isinstance(value.get("tool_use_id"), str) and isinstance(value.get("content", ""), str):
-        return Part(PartKind.TOOL_RESULT, value.get("content", ""), "", value["tool_use_id"], 0, bool(value.get("is_error")))
+    if (kind == "tool_result" and isinstance(value.get("tool_use_id"), str)
+            and isinstance(value.get("content", ""), str)):
+        return Part(PartKind.TOOL_RESULT, value.get("content", ""), "", value["tool_use_id"], 0,
+                    bool(value.get("is_error")))
     if kind == "tool_use" and isinstance(value.get("id"), str) and isinstance(value.get("name"), str):
         return Part(PartKind.TOOL_CALL, json_text(value.get("input", {})), value["name"], value["id"])
     return _checked_block(value, parent.at(index))

@@ -124,7 +124,8 @@ def _with_results(messages: list[tuple[int, dict]]) -> list[tuple[int, dict]]:
         if reply["role"] != "assistant" or not calls or after["role"] != "user":
             continue
         blocks = _blocks(after)
-        results = {b["tool_use_id"]: b for b in blocks if b.get("type") == "tool_result" and b.get("tool_use_id") in calls}
+        results = {b["tool_use_id"]: b for b in blocks
+                   if b.get("type") == "tool_result" and b.get("tool_use_id") in calls}
         others = [b for b in blocks if b.get("tool_use_id") not in results]  # (orphans: the repair reports them)
         leading = [b.get("tool_use_id") for b in blocks[:len(calls)]]
         if leading == calls and len(results) == len(calls):

@@ -15,8 +15,9 @@
 
 >>> claude_code_call({"message": {"id": "m1", "model": "claude-opus-4-6", "usage": {
 ...     "input_tokens": 3, "cache_creation_input_tokens": 10, "cache_read_input_tokens": 20000,
-...     "output_tokens": 5}}}, 7)
-RecordedCall(message=7, id='m1', model='claude-opus-4-6', prompt_tokens=20013, output_tokens=5, window=None, reasoning_tokens=None)
+...     "output_tokens": 5}}}, 7)  # doctest: +NORMALIZE_WHITESPACE
+RecordedCall(message=7, id='m1', model='claude-opus-4-6', prompt_tokens=20013, output_tokens=5, window=None,
+             reasoning_tokens=None)
 """
 
 from __future__ import annotations

@@ -249,9 +249,11 @@ POLICIES: dict[str, Policy] = {
     "none": SendAll(),
     "turns": OldTurns(),
     "clear-each": FitterPolicy("clear-each", "clear the oldest result one at a time until it fits",
-                               lambda o: replace(o, batch_size=1, protect_share=0.0, min_clear_tokens=0, trim=False, **_UNTIL_IT_FITS)),
+                               lambda o: replace(o, batch_size=1, protect_share=0.0, min_clear_tokens=0, trim=False,
+                                                 **_UNTIL_IT_FITS)),
     "keep-6": FitterPolicy("keep-6", "clear oldest first, always keep the 6 newest results whole",
-                           lambda o: replace(o, batch_size=1, protect_count=6, min_clear_tokens=0, trim=False, **_UNTIL_IT_FITS)),
+                           lambda o: replace(o, batch_size=1, protect_count=6, min_clear_tokens=0, trim=False,
+                                             **_UNTIL_IT_FITS)),
     "clear-at-least": FitterPolicy(
         "clear-at-least", "when over, clear oldest until 5% of the budget is freed, keep the 3 newest",
         lambda o: replace(o, batch_tokens=max(1, o.budget // 20), protect_count=3, min_clear_tokens=0, trim=False,

@@ -4,8 +4,9 @@ Anthropic `POST /v1/messages`, OpenAI `POST /v1/chat/completions` and `POST /v1/
 fitted to the budget (see `fitting.py`, `responses.py`; each request's budget and window come
 from its model, `limits.py`), then forwarded; every other request is forwarded untouched. Replies, SSE
 streams included, are passed back as they arrive, byte for byte (the provider's compression
-too: the provider is asked for exactly the encodings the agent asked for). Headers, API keys included, are forwarded and never logged. One line per request goes to
-the log; `GET /ctxfit/stats` shows what was done per conversation.
+too: the provider is asked for exactly the encodings the agent asked for). Headers, API keys
+included, are forwarded and never logged. One line per request goes to the log; `GET /ctxfit/stats`
+shows what was done per conversation.
 """
 
 from __future__ import annotations

@@ -18,7 +18,8 @@ winning: that array is the one fitted and written back (the earlier ones go on a
 >>> reader.read(b'{"model": "m", "messages": [{"role": "user", "content": "hi"}]}')["messages"]
 [{'role': 'user', 'content': 'hi'}]
 >>> first = reader.messages[0]
->>> grown = reader.read(b'{"model": "m", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}], "stream": true}')
+>>> grown = reader.read(b'{"model": "m", "messages": [{"role": "user", "content": "hi"}, '
+...                     b'{"role": "assistant", "content": "yo"}], "stream": true}')
 >>> grown["messages"][0] is first, grown["stream"]
 (True, True)
 """

@@ -25,7 +25,8 @@ COMMANDS: dict[str, Command] = {
                          "Fit a profile: characters per token for each character class, erring high."),
     "proxy": Command(f"{_HERE}.proxy", "proxy",
                      "Run a proxy in front of the provider API that fits every request to the budget."),
-    "wrap": Command(f"{_HERE}.wrap", "wrap", "Run an agent behind a ctxfit proxy: one command, nothing left running after it."),
+    "wrap": Command(f"{_HERE}.wrap", "wrap",
+                    "Run an agent behind a ctxfit proxy: one command, nothing left running after it."),
     "sessions": Command(f"{_HERE}.sessions", "sessions",
                         "One row per session: its size against the window, and what ctxfit would have done."),
 }

@@ -8,12 +8,16 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from types import ModuleType
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from ...errors import UsageProblem
 from ..error_reporting import reports_errors
+
+if TYPE_CHECKING:  # the module itself is imported when the command runs (start-up stays light)
+    from ...serve.supervise import Agent
 from .proxy import (
     Budget,
     ClientTimeout,
@@ -92,7 +96,7 @@ def wrap(
     raise typer.Exit(run.exit_code)
 
 
-def _command(command: list[str], env: str | None, supervise) -> tuple[list[str], supervise.Agent]:
+def _command(command: list[str], env: str | None, supervise: ModuleType) -> tuple[list[str], Agent]:
     if env is not None:
         if not command:
             raise UsageProblem("--env needs the command to run after --, e.g. ctxfit wrap --env "
