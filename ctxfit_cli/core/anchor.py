@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from .model import Message, RecordedCall
 
@@ -77,7 +77,7 @@ class Count(NamedTuple):
         when ctxfit removed more than was added)."""
         return self.tokens - self.confirmed
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"tokens": self.tokens, "confirmed": self.confirmed, "estimated": self.estimated}
 
 

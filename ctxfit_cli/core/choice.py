@@ -10,7 +10,7 @@ says what was used and why (`Choice.to_dict`).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ..core.model import Transcript
 from ..core.usage import NO_FIXED, FixedPart, infer_fixed, with_unlogged
@@ -31,7 +31,7 @@ class Choice(NamedTuple):
     window_source: str
     fixed: FixedPart = NO_FIXED
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The shape every report carries (`estimate`, `plan`, `fit --report`, `replay`)."""
         return {"counter": self.counter.name, "counter_reason": self.counter_reason,
                 "window": self.window, "window_source": self.window_source,

@@ -49,7 +49,7 @@ that need no repair pass through untouched, byte for byte.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Protocol
+from typing import Any, Protocol
 
 from .accepted import is_blank_text, unknown_keys
 from .model import Message, PartKind, Role
@@ -250,7 +250,7 @@ def _answer(calls: list[str], call_line: int, before: int, writer: Writer, path:
 def _user(message: Message, calls: list[str], writer: Writer, path: str, repairs: list[str]) -> Message | None:
     """A user message whose results answer exactly `calls`, first and in call order."""
     kept: dict[str, int] = {}
-    others: list[int] = []
+    others: list[int | str] = []
     for i, part in enumerate(message.parts):
         if part.kind is not PartKind.TOOL_RESULT:
             others.append(i)
@@ -278,7 +278,7 @@ def _user(message: Message, calls: list[str], writer: Writer, path: str, repairs
 # --- what a message must not carry --------------------------------------------------------------
 
 
-def cleaned(value: dict, dialect: str) -> tuple[dict, tuple[str, ...]]:
+def cleaned(value: dict[str, Any], dialect: str) -> tuple[dict[str, Any], tuple[str, ...]]:
     """A message (request JSON) without what its API refuses in it, and what was removed: keys
     the API does not accept, empty and whitespace-only text blocks (Anthropic: of its content;
     OpenAI: parts of a content list). `value` itself when nothing is to be removed; a message
@@ -307,7 +307,8 @@ def cleaned(value: dict, dialect: str) -> tuple[dict, tuple[str, ...]]:
         if len(kept) < len(content):
             dropped = len(content) - len(kept)
             notes.append(f"dropped {dropped} empty or whitespace-only text block{'s' if dropped > 1 else ''}")
+            new_content: list[Any] | str | None = kept
             if not kept and dialect == "openai":
-                kept = None if value.get("tool_calls") else ""
-            value = {**value, "content": kept}
+                new_content = None if value.get("tool_calls") else ""
+            value = {**value, "content": new_content}
     return value, tuple(notes)
