@@ -207,9 +207,13 @@ class Session:
 
     def _output(self, sent: tuple[Message, ...]) -> tuple[list, list[dict], list[Checked]]:
         """The caller's objects for the messages sent, their request JSON and their checks."""
+        assert self._walk is not None and self.plan is not None  # (the fit that asks has set both)
         lead, plan, messages, dialect = self._walk.lead, self.plan, self._messages, self.dialect
         items, requests, starts, body = self._items, self._requests, self._starts, self._walk.body
-        out, values, checks = [], [], []
+        out: list[Any] = []
+        values: list[dict[str, Any]] = []
+        checks: list[Checked] = []
+        position: int | None
         for position in range(lead):  # leading system messages: as the caller gave them
             start, end = starts[position], self._end(position)
             group = [r.value for r in requests[start:end]]
@@ -221,7 +225,7 @@ class Session:
             del origins[plan.first + 1]
         where: dict[int, int] | None = None  # the caller's position of each message read, if a repair moved them
         for index, message in zip(origins, sent):
-            position: int | None = lead + index
+            position = lead + index
             if position >= len(messages) or messages[position] is not body[index]:
                 where = where or {id(m): i for i, m in enumerate(messages)}
                 position = where.get(id(body[index]))

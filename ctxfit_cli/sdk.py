@@ -124,7 +124,8 @@ class _Dumped:
     __slots__ = ("used", "dialect")
 
     def __init__(self) -> None:
-        self.used, self.dialect = False, None
+        self.used = False
+        self.dialect: Dialect | None = None
 
     def __call__(self, obj: Any) -> Any:
         if hasattr(obj, "model_dump"):
@@ -162,10 +163,11 @@ def _is_langchain(item: Any) -> bool:
         if "langchain_core" not in sys.modules:
             return False
         from langchain_core.messages import BaseMessage as _BaseMessage
+    assert _BaseMessage is not None  # (set just above when it was not)
     return isinstance(item, _BaseMessage)
 
 
-_BaseMessage = None  # LangChain's message class, once LangChain is loaded
+_BaseMessage: type | None = None  # LangChain's message class, once LangChain is loaded
 
 
 def _is_langchain_tool(value: Any) -> bool:

@@ -26,6 +26,7 @@ from aiohttp import web
 from multidict import CIMultiDict
 from yarl import URL
 
+from ..core.model import Dialect
 from . import responses
 from .body import READER_MEMORY, BodyError, Readers
 from .clients import ConnectionGuard, RateLimitedLog, connection_limit, quiet_http_stack
@@ -114,6 +115,7 @@ class Proxy:
                                             connector=aiohttp.TCPConnector(limit=0))
 
     async def _close(self, _app: web.Application) -> None:
+        assert self.client is not None  # (made on start-up, before any request)
         await self.client.close()
         self.workers.shutdown(wait=False, cancel_futures=True)
 
@@ -186,6 +188,8 @@ class Proxy:
         outcome = await self._fit(body, dialect, request.headers.get("content-encoding", "identity"))
         stats = outcome.conversation.stats if outcome.conversation else None
         if outcome.error is not None:
+            # (an error comes only from a fit: its conversation, plan and limits are set)
+            assert stats is not None and outcome.plan is not None and outcome.limits is not None
             self.totals.rejected += 1
             stats.rejected += 1
             self._log(request, started, 400, f"{_conversation(outcome)} {outcome.plan.tokens_after:,} tokens: "
@@ -202,7 +206,7 @@ class Proxy:
         self._log(request, started, status, _describe(outcome))
         return response
 
-    async def _body(self, request: web.Request, dialect: str = "anthropic") -> bytes | web.Response:
+    async def _body(self, request: web.Request, dialect: Dialect = "anthropic") -> bytes | web.Response:
         try:
             return await asyncio.wait_for(request.read(), self.settings.client_timeout)
         except TimeoutError:
@@ -218,7 +222,7 @@ class Proxy:
             self._log(request, time.perf_counter(), 413, message)
             return web.Response(status=413, body=provider_error(dialect, 413, message), content_type="application/json")
 
-    async def _fit(self, body: bytes, dialect: str, encoding: str = "identity") -> Outcome:
+    async def _fit(self, body: bytes, dialect: Dialect, encoding: str = "identity") -> Outcome:
         """The body fitted, or the agent's own bytes with the reason they were not (fail open).
 
         The one place a request fails open: whatever reading, recognising or fitting the body
@@ -263,6 +267,7 @@ class Proxy:
         if self.upstream.authorization and "authorization" not in headers:
             headers["Authorization"] = self.upstream.authorization
         url = URL(self.upstream.base + request.rel_url.raw_path_qs, encoded=True)
+        assert self.client is not None  # (made on start-up, before any request)
         try:
             # Only the agent's headers: aiohttp would add its own Accept-Encoding (and then a
             # client that asked for none would get gzip back) and User-Agent.
@@ -340,6 +345,7 @@ def _describe(outcome: Outcome) -> str:
     if outcome.skipped:
         return f"{_conversation(outcome)} forwarded unchanged, not fitted: {outcome.skipped}"
     plan = outcome.plan
+    assert plan is not None  # (not skipped: fitted)
     cleared = sum(len(b.results) for b in plan.batches if b.cleared)
     stage = plan.stage if plan.stage == "none" else f"{plan.stage}, {cleared} results cleared"
     over = ", over the budget: the smallest request" if plan.overrun else ""
@@ -398,9 +404,11 @@ async def serve(settings: Settings, host: str, port: int, ready: Callable[[str],
                            shutdown_timeout=settings.shutdown_grace, keepalive_timeout=settings.client_timeout)
     await runner.setup()
     proxy.guard = ConnectionGuard(limit, proxy.errors)
+    assert runner.server is not None  # (made by setup)
     proxy.guard.install(runner.server)
     site = web.TCPSite(runner, host, port)
     await site.start()
+    assert isinstance(site._server, asyncio.Server)  # (started just above)
     bound = site._server.sockets[0].getsockname()
     ready(f"http://{bound[0]}:{bound[1]}" if ":" not in bound[0] else f"http://[{bound[0]}]:{bound[1]}")
     stop = asyncio.Event()

@@ -114,6 +114,7 @@ class BodyReader:
         if last is None or members[last].elements is None:
             raise BodyError(f'no "{self.key}" list')
         found = members[last]
+        assert found.elements is not None  # (checked above)
         head = {m.key: m.value for m in members[:last]}
         fields = {m.key: m.value for m in members[last + 1:]}
         self._keep(body, head, found.value, found.elements, 0, found.start, found.end - 1)

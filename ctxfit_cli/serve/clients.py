@@ -70,7 +70,8 @@ class ConnectionGuard:
             self._busy.discard(handler)
             lost(handler, exc)
 
-        server.connection_made, server.connection_lost = connection_made, connection_lost
+        # (wrapping the server's own hooks is the point: aiohttp has no other place to watch them)
+        server.connection_made, server.connection_lost = connection_made, connection_lost  # type: ignore[method-assign]
 
     def request_started(self, handler: web.RequestHandler | None) -> None:
         if handler is not None and self._idle_since.pop(handler, None) is not None:

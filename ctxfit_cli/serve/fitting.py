@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..core.model import Dialect
 from ..core.plan import Plan
 from ..errors import CannotFit
 from .body import BodyError, Layout, Readers
@@ -21,7 +22,7 @@ from .conversations import Conversation
 from .errors import context_too_long
 
 #: Which API each fitted path speaks.
-DIALECTS = {"/v1/messages": "anthropic", "/v1/chat/completions": "openai"}
+DIALECTS: dict[str, Dialect] = {"/v1/messages": "anthropic", "/v1/chat/completions": "openai"}
 DIALECTS["/v1/responses"] = "responses"  # (serve/responses.py)
 
 
@@ -57,7 +58,7 @@ def parse(readers: Readers, body: bytes) -> tuple[dict, Layout]:
     return request, layout
 
 
-def fit_body(body: bytes, request: dict, layout: Layout, dialect: str, conversation: Conversation,
+def fit_body(body: bytes, request: dict, layout: Layout, dialect: Dialect, conversation: Conversation,
              limits: Limits) -> Outcome:
     """Fit a parsed request of `conversation` (the caller holds its lock)."""
     system = request.get("system") if dialect == "anthropic" else None
@@ -70,6 +71,7 @@ def fit_body(body: bytes, request: dict, layout: Layout, dialect: str, conversat
         conversation.session = None  # in an unknown state now: rebuilt from the next request
         raise
     plan = session.plan
+    assert plan is not None  # (set by the fit above)
     if not plan.dropped and not plan.cleared:
         return Outcome(body, conversation, plan)
     return Outcome(layout.write(messages), conversation, plan)
