@@ -294,7 +294,8 @@ class Proxy:
                 except (TimeoutError, aiohttp.ClientError):
                     # The provider broke off mid-reply: break off the agent's reply the same way.
                     self.totals.upstream_errors += 1
-                    request.transport.close()
+                    if request.transport is not None:  # (None once the agent has hung up itself)
+                        request.transport.close()
                     return response, f"{upstream.status} (broken off by the provider mid-reply)"
                 usage.feed(chunk)
                 try:
