@@ -33,7 +33,7 @@ Prices are relative to one uncached input token (defaults: cache write 1.25, cac
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ..core.model import Transcript
 from ..core.options import FitOptions
@@ -100,8 +100,8 @@ class PolicyReplay:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.max_request = max(self.max_request, other.max_request)
 
-    def to_dict(self, prices: Prices, *, steps: bool = False) -> dict:
-        document = {
+    def to_dict(self, prices: Prices, *, steps: bool = False) -> dict[str, Any]:
+        document: dict[str, Any] = {
             "calls": self.calls,
             "rejected": self.rejected,
             "first_rejected": self.first_rejected,
