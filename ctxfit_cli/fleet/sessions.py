@@ -39,6 +39,7 @@ SORTS = ("last", "started", "peak", "share", "messages", "rejected", "project", 
 def session_row(kept: Kept, *, budget: int) -> dict:
     """One session's row from its description and the parts of its conversation(s)."""
     meta, parts = kept.unit.meta, kept.unit.items
+    assert meta is not None  # (a session row is made for a described session)
     window = parts[-1]["window"]  # the model's, or --window
     recorded = [p["recorded_peak"] for p in parts if p["recorded_peak"] is not None]
     estimated = max(p["estimated_peak"] for p in parts)

@@ -15,11 +15,11 @@ import io
 import os
 import stat
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import chain
 from pathlib import PurePath
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 
 from ..core import choice
 from ..core.estimate import TranscriptEstimate, by_script
@@ -150,6 +150,7 @@ def _read_stream(path: str) -> bytes:
 def _read(path: str, data: bytes | None, job: Job) -> list[Unit]:
     name = "<stdin>" if path == "-" else path
     counter = given_counter(job.tokenizer, job.profile)
+    stream: contextlib.AbstractContextManager[BinaryIO]
     if data is not None:
         stream = io.BytesIO(data)
     elif path == "-":
@@ -238,6 +239,7 @@ def _estimate(transcript: Transcript, path: str, job: Job, given: Counter | None
     transcript, chosen = _choose(transcript, job, given)
     counter = chosen.counter
     others = _comparison_counters(counter) if job.compare else []
+    extra: list[TranscriptEstimate] = []
     if not others and job.split_big_files and parallel.worth_it(path, transcript.format, counter):
         report = parallel.estimate_in_parallel(path, name, transcript.dialect, top_n=job.top)
     else:
@@ -248,9 +250,9 @@ def _estimate(transcript: Transcript, path: str, job: Job, given: Counter | None
             report.add(message)
             for other in extra:
                 other.add(message)
-        others = extra
-    comparison = {e.counter.name: e.tokens for e in [report, *others]} if job.compare else None
-    report.counter = NamedCounter(report.counter.name)
+    comparison = {e.counter.name: e.tokens for e in [report, *extra]} if job.compare else None
+    # (a stand-in that carries only the name across processes: reports read nothing else)
+    report.counter = NamedCounter(report.counter.name)  # type: ignore[assignment]
     return {"report": report, "compare": comparison, "usage": _usage_entry(transcript, chosen),
             "repairs": list(transcript.repairs),  # complete: the messages were all read
             "still_being_written": list(transcript.open_end)}
@@ -344,6 +346,7 @@ def _session_part(transcript: Transcript, path: str, job: Job, given: Counter | 
     agent = _walk("none", transcript, options)
     ctxfit = _walk("ctxfit", transcript, options)
     recorded = [c.prompt_tokens for c in transcript.calls if c.prompt_tokens is not None]
+    assert isinstance(transcript.messages, Sequence)  # (materialized above)
     return {
         "name": transcript_name(transcript),
         "format": transcript.format,
