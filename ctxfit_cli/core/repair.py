@@ -62,9 +62,9 @@ class Writer(Protocol):
     user_first: bool
     #: Whether results are blocks of the next user message (Anthropic) or messages (OpenAI).
     results_in_user: bool
-    #: Whether those results must come first, in call order (Anthropic; not Gemini, which pairs
-    #: them by id or name). A writer without it is taken to say yes.
-    results_in_order: bool
+    # Optional, so not a member here (read with getattr): `results_in_order`, whether those
+    # results must come first, in call order (Anthropic; not Gemini, which pairs them by id or
+    # name). A writer without it is taken to say yes.
 
     def answers(self, call_ids: list[str], line: int) -> list[Message]:
         """New messages answering these calls with the aborted note."""

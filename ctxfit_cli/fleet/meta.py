@@ -26,10 +26,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import PurePath
-from typing import Any
 
 import orjson
 
+from ..formats.common import json_object
 from ..formats.reading import Record
 
 AGENTS = {"claude-code": "Claude Code", "codex": "Codex", "openhands": "OpenHands", "swe-agent": "SWE-agent",
@@ -157,7 +157,7 @@ def _codex(records: Iterable[Record]) -> list[SessionMeta]:
         if not isinstance(value, dict):
             continue
         session.saw(value.get("timestamp"))
-        payload = _object(value, "payload")
+        payload = json_object(value, "payload")
         kind = value.get("type")
         if kind == "session_meta" and not session.id:
             session.id = str(payload.get("id") or "")
@@ -180,9 +180,9 @@ def _openhands(records: Iterable[Record]) -> list[SessionMeta]:
             continue
         session = SessionMeta("", AGENTS["openhands"], line=record.line)
         if isinstance(value, dict):
-            metadata = _object(value, "metadata")
-            config = _object(metadata, "llm_config")
-            instance = _object(value, "instance")
+            metadata = json_object(value, "metadata")
+            config = json_object(metadata, "llm_config")
+            instance = json_object(value, "instance")
             run = metadata.get("start_time")
             session.id = str(value.get("instance_id") or "") + (f"@{run}" if run and value.get("instance_id") else "")
             session.project = str(instance.get("repo") or metadata.get("dataset") or "")
@@ -283,17 +283,11 @@ def _opencode(records: Iterable[Record]) -> list[SessionMeta]:
     for record in records:
         value = record.value if isinstance(record.value, dict) else {}
         session = SessionMeta(str(value.get("id") or ""), AGENTS["opencode"], str(value.get("directory") or ""))
-        times = _object(value, "time")
+        times = json_object(value, "time")
         for key in ("created", "updated"):
             session.saw(_from_epoch_ms(times.get(key)))
         sessions.append(session)
     return sessions
-
-
-def _object(value: dict[str, Any], key: str) -> dict[str, Any]:
-    """`value[key]` when it is a JSON object, else an empty one."""
-    inner = value.get(key)
-    return inner if isinstance(inner, dict) else {}
 
 
 def _from_epoch_ms(value: object) -> str | None:

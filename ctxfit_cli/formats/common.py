@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -68,6 +68,12 @@ def expect_dict(value: object, where: Where, what: str) -> dict:
     if not isinstance(value, dict):
         raise where.fail(f"{what} must be a JSON object, got {type_name(value)}")
     return value
+
+
+def json_object(value: dict[str, Any], key: str) -> dict[str, Any]:
+    """`value[key]` when it is a JSON object, else an empty one (an optional part of a record)."""
+    inner = value.get(key)
+    return inner if isinstance(inner, dict) else {}
 
 
 def expect_str(value: object, where: Where, what: str) -> str:

@@ -21,7 +21,9 @@ def conversation(messages: Iterable[Message], path: str, repairs: list[str]) -> 
     """Contents as read, made a valid request (lazy): responses keyed as their calls, empty
     contents dropped, every call answered once (`core.repair`), runs of one role merged."""
     writer = GeminiWriter()
-    fixed = repair(writer.watch(without_empty(gemini.paired(messages), path, repairs)), writer, path, repairs)
+    # (no `combined`: Gemini's turns are merged by `merged_turns`, never by the repair)
+    fixed = repair(writer.watch(without_empty(gemini.paired(messages), path, repairs)), writer,  # type: ignore[arg-type]
+                   path, repairs)
     return _require(merged_turns(fixed, path, repairs), path)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import Any, BinaryIO, cast
 
 import orjson
 
@@ -42,7 +42,7 @@ class Record:
     """One parsed JSON value with where it came from and its exact bytes."""
 
     line: int
-    value: object
+    value: Any  # parsed JSON: each reader checks the shape it reads
     raw: bytes
 
 
@@ -132,8 +132,8 @@ def _document(name: str, number: int, first: bytes, lines: Iterator[tuple[int, b
     try:
         return Record(number, orjson.loads(document), document)
     except orjson.JSONDecodeError as error:
-        line = numbers[min(error.lineno, len(numbers)) - 1]
-        raise BadInput(name, line, _describe(chunks[min(error.lineno, len(chunks)) - 1], error,
+        failed = numbers[min(error.lineno, len(numbers)) - 1]
+        raise BadInput(name, failed, _describe(chunks[min(error.lineno, len(chunks)) - 1], error,
                                              whole=document)) from None
 
 
@@ -166,7 +166,7 @@ def numbered_lines(name: str, stream: BinaryIO | Iterable[bytes], *,
     the limit and text in UTF-16/32 refused; read failures reported as `BadInput`.
 
     `at_start`: the lines begin the file (only there can a byte-order mark stand)."""
-    source = lines_of(stream) if hasattr(stream, "readline") else stream
+    source = lines_of(cast(BinaryIO, stream)) if hasattr(stream, "readline") else stream
     limit, number = _line_limit, 0
     try:
         for number, line in enumerate(source, start=1):

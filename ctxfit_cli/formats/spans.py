@@ -54,7 +54,8 @@ class Offsets:
 def elements(text: str, i: int, byte: Offsets, *, first: bool) -> tuple[list, list[tuple[int, int]], int]:
     """The array elements from `i` (just after "[" or after a previous element) to the "]":
     (values, byte spans, index just after the "]")."""
-    values, spans = [], []
+    values: list[Any] = []
+    spans: list[tuple[int, int]] = []
     i = skip(text, i)
     while True:
         if text[i:i + 1] == "]":

@@ -10,7 +10,7 @@ function of the history.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
 from ..anchor import Anchoring
@@ -105,7 +105,7 @@ class Fitter:
         self.extend(history[known:])
         return self.plan()
 
-    def extend(self, new: Sequence[Message]) -> None:
+    def extend(self, new: Iterable[Message]) -> None:
         """Add messages; the request made before each assistant message is walked through."""
         history = self.history
         for message in new:
