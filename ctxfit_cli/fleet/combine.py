@@ -13,9 +13,12 @@ resumed Claude Code session whose new log repeats the old one's replies) is coun
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from .meta import SessionMeta
 from .work import FileResult, Unit
+
+if TYPE_CHECKING:  # (the descriptions are read only for `sessions`: estimate does not load them)
+    from .meta import SessionMeta
 
 
 @dataclass
