@@ -79,7 +79,8 @@ sys.modules[__name__].__class__ = _Package
 __all__ = [
     "__version__", "AGENT_NOTE", "BadInput", "CLEARED_RESULT", "CannotFit", "Counter", "CtxfitError", "FORMATS",
     "FitOptions", "Fitted", "Fitter", "MESSAGE_OVERHEAD", "Message", "POLICIES", "Part", "PartKind",
-    "Plan", "Prices", "RecordedCall", "Role", "SEED", "TOO_LONG", "TRIMMED_HISTORY", "Transcript", "TranscriptEstimate",
-    "Session", "UsageProblem", "build", "count", "fit", "fit_transcript", "message_cost", "plan_fit", "read_transcripts", "replay",
-    "script_counts", "to_message", "total_tokens", "validate_request", "with_agent_note",
+    "Plan", "Prices", "RecordedCall", "Role", "SEED", "TOO_LONG", "TRIMMED_HISTORY", "Transcript",
+    "TranscriptEstimate", "Session", "UsageProblem", "build", "count", "fit", "fit_transcript", "message_cost",
+    "plan_fit", "read_transcripts", "replay", "script_counts", "to_message", "total_tokens", "validate_request",
+    "with_agent_note",
 ]

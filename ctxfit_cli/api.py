@@ -2,9 +2,9 @@
 
 Messages go in as the loop keeps them — dicts, the Anthropic, OpenAI and google-genai SDKs' own
 objects, LangChain messages — and come back the same way, ready for `client.messages.create(...)`,
-`client.chat.completions.create(...)` or `client.models.generate_content(contents=...)`: the messages ctxfit leaves alone are the very objects
-given, the ones it changes (a cleared tool result, the note on the first message) are new copies.
-The caller's list and objects are never changed.
+`client.chat.completions.create(...)` or `client.models.generate_content(contents=...)`: the messages
+ctxfit leaves alone are the very objects given, the ones it changes (a cleared tool result, the note
+on the first message) are new copies. The caller's list and objects are never changed.
 
 >>> history = [{"role": "user", "content": "Summarise the report."}]
 >>> fit(history, budget=1000)[0] is history[0]
@@ -16,26 +16,27 @@ from __future__ import annotations
 import bisect
 import operator
 import threading
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import Any, Iterable, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import orjson
 
-from .counters.seed import SEED, Counter
 from .core.anchor import Anchor, Anchoring, prefix_digest
 from .core.estimate import total_tokens
 from .core.fitting import FitOptions, Fitter
 from .core.model import Dialect, Message, Part, PartKind, Role, Transcript
 from .core.notes import TOO_LONG
 from .core.plan import Plan
+from .core.repair import MADE_FROM, repair
 from .core.reported import Reported, reported_prompt
 from .core.validate import MAX_BREAKPOINTS, Checked, check_message, memo_key, scan, validate_request
+from .counters.seed import SEED, Counter
 from .errors import BadInput, CannotFit, InvalidRequest
-from .core.repair import MADE_FROM, repair
 from .formats import PARSERS, anthropic, gemini, responses
-from .formats.repair_writers import WRITERS
 from .formats.common import Where, dumps, json_text
 from .formats.payload import sent_messages
+from .formats.repair_writers import WRITERS
 from .sdk import RequestDict, as_request_dict, copy_with, plain_json
 
 #: The dialect assumed while nothing says which it is. Only plain user and assistant text has
@@ -290,9 +291,13 @@ class Session:
 
     def _output(self, sent: tuple[Message, ...]) -> tuple[list, list[dict], list[Checked]]:
         """The caller's objects for the messages sent, their request JSON and their checks."""
+        assert self._walk is not None and self.plan is not None  # (the fit that asks has set both)
         lead, plan, messages, dialect = self._walk.lead, self.plan, self._messages, self.dialect
         items, requests, starts, body = self._items, self._requests, self._starts, self._walk.body
-        out, values, checks = [], [], []
+        out: list[Any] = []
+        values: list[dict[str, Any]] = []
+        checks: list[Checked] = []
+        position: int | None
         for position in range(lead):  # leading system messages: as the caller gave them
             start, end = starts[position], self._end(position)
             group = [r.value for r in requests[start:end]]
@@ -304,7 +309,7 @@ class Session:
             del origins[plan.first + 1]
         where: dict[int, int] | None = None  # the caller's position of each message read, if a repair moved them
         for index, message in zip(origins, sent):
-            position: int | None = lead + index
+            position = lead + index
             if position >= len(messages) or messages[position] is not body[index]:
                 where = where or {id(m): i for i, m in enumerate(messages)}
                 position = where.get(id(body[index]))

@@ -2,8 +2,9 @@
 
 An agent loop keeps its history in whatever its SDK gives it: dicts it wrote itself, Anthropic's
 `resp.content` blocks inside an assistant dict, OpenAI's `resp.choices[0].message`, google-genai's
-`types.Content` (`resp.candidates[0].content`), or LangChain `BaseMessage`s. `as_request_dict` turns one item into the JSON the provider receives (a pydantic
-object is `model_dump(exclude_none=True)`-ed — google-genai's by alias, the API's camelCase —, a LangChain message becomes its OpenAI form), and
+`types.Content` (`resp.candidates[0].content`), or LangChain `BaseMessage`s. `as_request_dict` turns
+one item into the JSON the provider receives (a pydantic object is `model_dump(exclude_none=True)`-ed
+— google-genai's by alias, the API's camelCase —, a LangChain message becomes its OpenAI form), and
 `copy_with` makes the changed copy of an item, of the item's own kind, once ctxfit has changed it
 (a cleared result, the trimmed-history note).
 
@@ -116,7 +117,8 @@ class _Dumped:
     __slots__ = ("used", "dialect")
 
     def __init__(self) -> None:
-        self.used, self.dialect = False, None
+        self.used = False
+        self.dialect: Dialect | None = None
 
     def __call__(self, obj: Any) -> Any:
         if hasattr(obj, "model_dump"):
@@ -154,10 +156,11 @@ def _is_langchain(item: Any) -> bool:
         if "langchain_core" not in sys.modules:
             return False
         from langchain_core.messages import BaseMessage as _BaseMessage
+    assert _BaseMessage is not None  # (set just above when it was not)
     return isinstance(item, _BaseMessage)
 
 
-_BaseMessage = None  # LangChain's message class, once LangChain is loaded
+_BaseMessage: type | None = None  # LangChain's message class, once LangChain is loaded
 
 
 def _is_langchain_tool(value: Any) -> bool:

@@ -19,8 +19,8 @@ import signal
 import stat
 import sys
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 from ..errors import OutputFailed, UsageProblem
 
@@ -30,10 +30,10 @@ def check_outputs(outputs: dict[str, str | None], inputs: list[str]) -> None:
     (`--output`) to the path it names, `inputs` are the paths read (`-`: standard input, whose
     file counts when it is one). Called before any input is read."""
     seen: dict[object, str] = {}
-    for path in inputs:
-        identity = _stdin_identity() if path == "-" else _identity(path)
+    for read in inputs:
+        identity = _stdin_identity() if read == "-" else _identity(read)
         if identity is not None:
-            what = "standard input's file" if path == "-" else f"the input {path}"
+            what = "standard input's file" if read == "-" else f"the input {read}"
             seen[identity] = f"{what}: writing it would destroy it"
     for option, path in outputs.items():
         if path is None:

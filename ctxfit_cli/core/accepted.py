@@ -5,9 +5,11 @@ which text blocks carry nothing. Shared by the validator (which refuses the rest
 
 from __future__ import annotations
 
+from typing import Any
+
 #: The keys each API accepts in a message (per role for OpenAI); any other is refused.
 ANTHROPIC_KEYS = frozenset(("role", "content"))
-OPENAI_KEYS = {
+OPENAI_KEYS: dict[object, frozenset[str]] = {
     "system": frozenset(("role", "content", "name")),
     "developer": frozenset(("role", "content", "name")),
     "user": frozenset(("role", "content", "name")),
@@ -18,7 +20,7 @@ OPENAI_KEYS = {
 }
 
 
-def unknown_keys(message: dict, dialect: str) -> list[str]:
+def unknown_keys(message: dict[str, Any], dialect: str) -> list[str]:
     """The keys of a message its API refuses, in the message's order.
 
     >>> unknown_keys({"role": "user", "content": "hi", "ts": 1}, "anthropic")

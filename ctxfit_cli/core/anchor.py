@@ -33,7 +33,8 @@ Plain data in, plain data out.
 from __future__ import annotations
 
 import math
-from typing import Callable, Iterable, NamedTuple, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, NamedTuple
 
 from .model import Message, RecordedCall
 
@@ -77,7 +78,7 @@ class Count(NamedTuple):
         when ctxfit removed more than was added)."""
         return self.tokens - self.confirmed
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"tokens": self.tokens, "confirmed": self.confirmed, "estimated": self.estimated}
 
 

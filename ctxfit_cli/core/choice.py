@@ -10,13 +10,13 @@ says what was used and why (`Choice.to_dict`).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from .options import DEFAULT_WINDOW, FitOptions
 from ..core.model import Transcript
 from ..core.usage import NO_FIXED, FixedPart, infer_fixed, with_unlogged
 from ..counters.seed import SEED, Counter
 from ..errors import UsageProblem
+from .options import DEFAULT_WINDOW, FitOptions
 
 #: Formats whose logs can record usage and name their model: read whole so the counter can follow
 #: the model they name (except where `estimate` streams them: `fleet.log_estimate`).
@@ -31,7 +31,7 @@ class Choice(NamedTuple):
     window_source: str
     fixed: FixedPart = NO_FIXED
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The shape every report carries (`estimate`, `plan`, `fit --report`, `replay`)."""
         return {"counter": self.counter.name, "counter_reason": self.counter_reason,
                 "window": self.window, "window_source": self.window_source,

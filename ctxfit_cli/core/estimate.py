@@ -17,10 +17,10 @@ estimated once per counter (the result is kept on the immutable message).
 from __future__ import annotations
 
 import heapq
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable, NamedTuple
-
 from operator import add as _add
+from typing import Any, NamedTuple
 
 from ..counters.seed import SEED, Counter, Vector, naive_tokens, script_counts
 from .model import Message, Part, PartKind, Role
@@ -234,7 +234,7 @@ def _finish(vectors: dict[str, Vector], results: list[int], image_tokens: int, r
                        tuple(results), image_tokens, result_images, framing)
 
 
-def total_tokens(messages, counter: Counter = SEED) -> int:
+def total_tokens(messages: Iterable[Message], counter: Counter = SEED) -> int:
     """Sum of the estimates of `messages`.
 
     >>> total_tokens([])
@@ -258,7 +258,7 @@ class TopItem:
     def tool(self) -> str:
         return ",".join(dict.fromkeys(name for name, _ in self.calls if name))
 
-    def named(self, names: dict[str, str]) -> "TopItem":
+    def named(self, names: dict[str, str]) -> TopItem:
         calls = tuple((name or names.get(call_id, ""), call_id) for name, call_id in self.calls)
         return TopItem(self.index, self.role, calls, self.tokens)
 
@@ -282,7 +282,7 @@ class TranscriptEstimate:
     by_kind: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
     script_chars: list[int] = field(default_factory=lambda: [0, 0, 0])
     script_tokens: list[int] = field(default_factory=lambda: [0, 0, 0])
-    _top: list = field(default_factory=list, repr=False)
+    _top: list[tuple[int, int, TopItem]] = field(default_factory=list, repr=False)
     _tool_names: dict[str, str] = field(default_factory=dict, repr=False)
 
     def add(self, message: Message) -> None:
@@ -319,7 +319,7 @@ class TranscriptEstimate:
         elif entry[:2] > self._top[0][:2]:
             heapq.heapreplace(self._top, entry)
 
-    def merge(self, later: "TranscriptEstimate") -> None:
+    def merge(self, later: TranscriptEstimate) -> None:
         """Add the estimate of the lines that follow this one's (read by another process)."""
         offset = self.messages
         self.messages += later.messages
@@ -339,7 +339,7 @@ class TranscriptEstimate:
     def top(self) -> list[TopItem]:
         return [item for *_, item in sorted(self._top, key=lambda t: t[:2], reverse=True)]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The JSON shape of one file's estimate (documented in the README)."""
         return {
             "path": self.path,
@@ -359,7 +359,7 @@ class TranscriptEstimate:
         }
 
 
-def by_script(messages) -> dict:
+def by_script(messages: Iterable[Message]) -> dict[str, Any]:
     """The seed rule's per-script breakdown (`by_script` of every report) of some messages,
     whichever counter made the report's totals.
 
@@ -372,7 +372,7 @@ def by_script(messages) -> dict:
     return _by_script(chars, tokens)
 
 
-def _by_script(chars: list[int], tokens: list[int]) -> dict:
+def _by_script(chars: list[int], tokens: list[int]) -> dict[str, Any]:
     return {
         name: {
             "chars": c,
@@ -388,7 +388,7 @@ def _relative_error(naive: int, tokens: int) -> float | None:
     return round((naive - tokens) / tokens, 4) if tokens else None
 
 
-def combine(estimates: list[TranscriptEstimate]) -> dict:
+def combine(estimates: list[TranscriptEstimate]) -> dict[str, Any]:
     """The `total` entry: the same keys as a file, summed."""
     chars = [sum(e.script_chars[i] for e in estimates) for i in range(3)]
     tokens = [sum(e.script_tokens[i] for e in estimates) for i in range(3)]

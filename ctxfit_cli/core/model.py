@@ -7,9 +7,10 @@ agent loop that calls ctxfit before every request pays only for the messages tha
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Iterable, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 Dialect = Literal["openai", "anthropic", "gemini", "responses"]
 #: Dialects whose user and assistant turns alternate: where trimming leaves two user messages
@@ -62,7 +63,7 @@ class Message:
     #: 1-based line of the input where the message starts (0 when it was made by ctxfit).
     line: int = 0
     #: Per-counter cached estimates; never part of equality or output.
-    memo: dict = field(default_factory=dict, repr=False, compare=False)
+    memo: dict[object, Any] = field(default_factory=dict, repr=False, compare=False)
     #: What reading changed in the message so that its provider accepts it (a blank text block
     #: dropped, a key the API refuses removed): `core.repair` reports it with the file and line.
     repaired: tuple[str, ...] = ()
@@ -153,7 +154,7 @@ class Transcript:
         """Whether the log is still being written (read up to its last complete record)."""
         return bool(self.open_end)
 
-    def materialize(self) -> "Transcript":
+    def materialize(self) -> Transcript:
         """Hold every message, with leading system messages moved to `system`."""
         messages = tuple(self.messages)
         split = 0

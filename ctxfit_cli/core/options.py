@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import operator
 from dataclasses import dataclass
+from typing import Any, SupportsIndex, TypeGuard
 
 from ..counters.seed import SEED, Counter
 
@@ -69,11 +70,11 @@ def _check_tokens(name: str, value: object) -> None:
     if isinstance(value, bool) or not _is_integer(value):
         hint = f": round it, e.g. {name}=int({value!r})" if isinstance(value, float) and math.isfinite(value) else ""
         raise TypeError(f"{name} must be a whole number of tokens (an int), not {value!r}{hint}")
-    if value <= 0:
+    if operator.index(value) <= 0:
         raise ValueError(f"{name} must be positive, not {value}")
 
 
-def _is_integer(value: object) -> bool:
+def _is_integer(value: Any) -> TypeGuard[SupportsIndex]:
     try:
         operator.index(value)  # int, and numpy's integers
     except TypeError:

@@ -7,7 +7,7 @@ is the one JSON shape of a plan, whichever command prints it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 
 class ResultRef(NamedTuple):
@@ -15,7 +15,8 @@ class ResultRef(NamedTuple):
 
     (A NamedTuple: the fitter makes one for every tool result it reads.)"""
 
-    index: int  # message index in the conversation (system prompt excluded)
+    # message index in the conversation (system prompt excluded); the name hides `tuple.index`, unused here
+    index: int  # type: ignore[assignment]
     part: int  # part index inside that message
     call_id: str
     tool: str
@@ -76,9 +77,11 @@ class Plan:
     def fits(self) -> bool:
         return self.tokens_after <= self.budget
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The JSON shape of a plan (shared by `plan --json`, `fit --report` and replay)."""
-        ref = lambda r: {"index": r.index, "tool": r.tool, "id": r.call_id, "tokens": r.tokens}
+        def ref(r: ResultRef) -> dict[str, Any]:
+            return {"index": r.index, "tool": r.tool, "id": r.call_id, "tokens": r.tokens}
+
         return {
             "stage": self.stage,
             "budget": self.budget,

@@ -40,13 +40,16 @@ that need no repair pass through untouched, byte for byte.
 >>> [m.line for m in repair([Message(Role.USER, (Part(PartKind.TEXT, "hi"),), b"", 1), blank],
 ...                          None, "log", repairs)]
 [1]
->>> repairs
-['log:2: dropped 1 whitespace-only text block', 'log:2: the last reply is not finished (only blank text or thinking is written yet): left out, as a request not yet made']
+>>> repairs  # doctest: +NORMALIZE_WHITESPACE
+['log:2: dropped 1 whitespace-only text block',
+ 'log:2: the last reply is not finished (only blank text or thinking is written yet): left out, as a request not
+ yet made']
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator, Protocol
+from collections.abc import Iterable, Iterator
+from typing import Any, Protocol
 
 from .accepted import is_blank_text, unknown_keys
 from .model import Message, PartKind, Role
@@ -59,9 +62,9 @@ class Writer(Protocol):
     user_first: bool
     #: Whether results are blocks of the next user message (Anthropic) or messages (OpenAI).
     results_in_user: bool
-    #: Whether those results must come first, in call order (Anthropic; not Gemini, which pairs
-    #: them by id or name). A writer without it is taken to say yes.
-    results_in_order: bool
+    # Optional, so not a member here (read with getattr): `results_in_order`, whether those
+    # results must come first, in call order (Anthropic; not Gemini, which pairs them by id or
+    # name). A writer without it is taken to say yes.
 
     def answers(self, call_ids: list[str], line: int) -> list[Message]:
         """New messages answering these calls with the aborted note."""
@@ -247,7 +250,7 @@ def _answer(calls: list[str], call_line: int, before: int, writer: Writer, path:
 def _user(message: Message, calls: list[str], writer: Writer, path: str, repairs: list[str]) -> Message | None:
     """A user message whose results answer exactly `calls`, first and in call order."""
     kept: dict[str, int] = {}
-    others: list[int] = []
+    others: list[int | str] = []
     for i, part in enumerate(message.parts):
         if part.kind is not PartKind.TOOL_RESULT:
             others.append(i)
@@ -275,7 +278,7 @@ def _user(message: Message, calls: list[str], writer: Writer, path: str, repairs
 # --- what a message must not carry --------------------------------------------------------------
 
 
-def cleaned(value: dict, dialect: str) -> tuple[dict, tuple[str, ...]]:
+def cleaned(value: dict[str, Any], dialect: str) -> tuple[dict[str, Any], tuple[str, ...]]:
     """A message (request JSON) without what its API refuses in it, and what was removed: keys
     the API does not accept, empty and whitespace-only text blocks (Anthropic: of its content;
     OpenAI: parts of a content list). `value` itself when nothing is to be removed; a message
@@ -283,8 +286,9 @@ def cleaned(value: dict, dialect: str) -> tuple[dict, tuple[str, ...]]:
     null), and is dropped by `repair`. A system message is left as it is.
 
     >>> cleaned({"role": "assistant", "content": [{"type": "text", "text": "\\n\\n"},
-    ...          {"type": "text", "text": "Done."}], "ts": 1}, "anthropic")
-    ({'role': 'assistant', 'content': [{'type': 'text', 'text': 'Done.'}]}, ("removed the key the API refuses: 'ts'", 'dropped 1 empty or whitespace-only text block'))
+    ...          {"type": "text", "text": "Done."}], "ts": 1}, "anthropic")  # doctest: +NORMALIZE_WHITESPACE
+    ({'role': 'assistant', 'content': [{'type': 'text', 'text': 'Done.'}]},
+     ("removed the key the API refuses: 'ts'", 'dropped 1 empty or whitespace-only text block'))
     """
     if value.get("role") in ("system", "developer"):
         return value, ()
@@ -303,7 +307,8 @@ def cleaned(value: dict, dialect: str) -> tuple[dict, tuple[str, ...]]:
         if len(kept) < len(content):
             dropped = len(content) - len(kept)
             notes.append(f"dropped {dropped} empty or whitespace-only text block{'s' if dropped > 1 else ''}")
+            new_content: list[Any] | str | None = kept
             if not kept and dialect == "openai":
-                kept = None if value.get("tool_calls") else ""
-            value = {**value, "content": kept}
+                new_content = None if value.get("tool_calls") else ""
+            value = {**value, "content": new_content}
     return value, tuple(notes)

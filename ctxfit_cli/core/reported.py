@@ -50,7 +50,7 @@ def reported_prompt(value: Any) -> Reported | None:
     return None
 
 
-def _usage_objects(value: dict) -> list[dict]:
+def _usage_objects(value: dict[str, Any]) -> list[dict[str, Any]]:
     """Where the usage may sit: the value itself, its `usage`, an Anthropic stream's
     `message.usage`, a Responses stream's `response.usage`, Gemini's `usageMetadata`."""
     places = [value.get("usage"), value.get("usageMetadata"), value.get("usage_metadata")]
@@ -62,7 +62,7 @@ def _usage_objects(value: dict) -> list[dict]:
     return [p for p in places if isinstance(p, dict)]
 
 
-def _from_usage(usage: dict) -> Reported | None:
+def _from_usage(usage: dict[str, Any]) -> Reported | None:
     if _is_count(usage.get("prompt_tokens")):  # OpenAI Chat Completions
         details = usage.get("prompt_tokens_details")
         return Reported(usage["prompt_tokens"], _count(details, "cached_tokens"))
@@ -85,4 +85,4 @@ def _is_count(value: Any) -> bool:
 
 def _count(holder: Any, key: str) -> int:
     value = holder.get(key) if isinstance(holder, dict) else None
-    return value if _is_count(value) else 0
+    return value if isinstance(value, int) and _is_count(value) else 0

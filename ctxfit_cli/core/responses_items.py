@@ -5,6 +5,8 @@ another item of the model (reasoning, a server tool's record). Shared by the rea
 
 from __future__ import annotations
 
+from typing import Any
+
 #: Items a client answers with an output item of its own, paired by `call_id`.
 CALL_TYPES = frozenset({"function_call", "custom_tool_call", "local_shell_call", "shell_call",
                         "apply_patch_call", "computer_call"})
@@ -18,29 +20,29 @@ ROLES = INPUT_ROLES | {"assistant"}
 NAMED_TOOLS = ("function", "custom")
 
 
-def item_kind(item: dict) -> str:
+def item_kind(item: dict[str, Any]) -> str:
     """An item's type; the short message form `{"role", "content"}` is a `message`."""
     kind = item.get("type")
     return kind if isinstance(kind, str) else "message" if "role" in item else ""
 
 
-def is_call(item: dict) -> bool:
+def is_call(item: dict[str, Any]) -> bool:
     """Whether the client answers this item with an output item."""
     kind = item_kind(item)
     return kind in CALL_TYPES or (kind == "tool_search_call" and _client_search(item))
 
 
-def is_output(item: dict) -> bool:
+def is_output(item: dict[str, Any]) -> bool:
     """Whether this item answers a call."""
     kind = item_kind(item)
     return kind in OUTPUT_TYPES or (kind == "tool_search_output" and _client_search(item))
 
 
-def _client_search(item: dict) -> bool:
+def _client_search(item: dict[str, Any]) -> bool:
     return item.get("execution") != "server" and isinstance(item.get("call_id"), str)
 
 
-def is_model_item(item: dict) -> bool:
+def is_model_item(item: dict[str, Any]) -> bool:
     """Whether the model produced this item (an assistant message, reasoning, a call, a server
     tool's record): the items of one reply stay together, and a reasoning item with them."""
     kind = item_kind(item)
@@ -49,7 +51,7 @@ def is_model_item(item: dict) -> bool:
     return not is_output(item) and kind not in ("", "item_reference", "mcp_approval_response")
 
 
-def call_id_of(item: dict) -> object:
+def call_id_of(item: dict[str, Any]) -> object:
     """The call an output answers. The API's `local_shell_call_output` names it `id`."""
     call_id = item.get("call_id")
     if call_id is None and item_kind(item) == "local_shell_call_output":

@@ -27,17 +27,27 @@ Plain data in, plain data out; nothing here prints.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..counters.seed import SEED, Counter, Vector
 from .anchor import Anchoring, Count, log_anchors
 from .estimate import MESSAGE_OVERHEAD, MessageCost, block_counts, block_framing, message_cost
 from .model import Message, RecordedCall, Role, Transcript
 
+if TYPE_CHECKING:
+    from ..counters.profiles import ProfileCounter
+
 #: Below this many recorded tokens of growth a call pair says little (a few tokens of framing
 #: decide its ratio), so calibration and its scores leave it out.
 MIN_GROWTH = 200
+
+
+def prompt_of(call: RecordedCall) -> int:
+    """The recorded prompt of a `usable` call, which always has one."""
+    assert call.prompt_tokens is not None
+    return call.prompt_tokens
 
 
 def usable(calls: Sequence[RecordedCall]) -> list[RecordedCall]:
@@ -47,7 +57,7 @@ def usable(calls: Sequence[RecordedCall]) -> list[RecordedCall]:
             and c.model != "<synthetic>"]
 
 
-def recorded_summary(calls: Sequence[RecordedCall]) -> dict | None:
+def recorded_summary(calls: Sequence[RecordedCall]) -> dict[str, Any] | None:
     """The JSON shape of what a log recorded: ``{last_prompt, peak_prompt, calls, model,
     models, window}``, or None when it recorded no usage.
 
@@ -61,7 +71,7 @@ def recorded_summary(calls: Sequence[RecordedCall]) -> dict | None:
     windows = [c.window for c in kept if c.window]
     return {
         "last_prompt": kept[-1].prompt_tokens,
-        "peak_prompt": max(c.prompt_tokens for c in kept),
+        "peak_prompt": max(prompt_of(c) for c in kept),
         "calls": len(kept),
         "model": kept[-1].model or None,
         "models": models,
@@ -78,7 +88,7 @@ class FixedPart(NamedTuple):
     #: Index of the message whose call it was inferred from (-1 when not inferred).
     call_message: int = -1
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"tokens": self.tokens, "source": self.source}
 
 
@@ -111,7 +121,7 @@ def infer_fixed_from(calls: Sequence[RecordedCall], prefix: Sequence[int]) -> Fi
     if not kept:
         return NO_FIXED
     first = kept[0]
-    return FixedPart(max(first.prompt_tokens - prefix[first.message], 0), "inferred", first.message)
+    return FixedPart(max(prompt_of(first) - prefix[first.message], 0), "inferred", first.message)
 
 
 def call_estimates(transcript: Transcript, counter: Counter = SEED,
@@ -175,11 +185,11 @@ def next_request_from(anchoring: Anchoring | None, prefix: Sequence[int], estima
 def recorded_by_call(transcript: Transcript) -> dict[int, int]:
     """Recorded prompt size by model call, numbered as replays number them: call *k* is the
     one that produced the *k*-th assistant message (1-based) after the given history."""
-    numbers = {}
+    numbers: dict[int, int] = {}
     for index, message in enumerate(transcript.messages):
         if message.role is Role.ASSISTANT and index >= transcript.given:
             numbers[index] = len(numbers) + 1
-    return {numbers[c.message]: c.prompt_tokens for c in usable(transcript.calls) if c.message in numbers}
+    return {numbers[c.message]: prompt_of(c) for c in usable(transcript.calls) if c.message in numbers}
 
 
 class Growth(NamedTuple):
@@ -227,10 +237,11 @@ def growth_samples(transcript: Transcript, counter: Counter) -> list[Growth]:
     out: list[Growth] = []
     calls = usable(transcript.calls)
     messages = transcript.messages
+    assert isinstance(messages, Sequence), "materialize() the transcript first"
     for a, b in zip(calls, calls[1:]):
         if not 0 <= a.message < b.message <= len(messages):
             continue
-        grew = b.prompt_tokens - a.prompt_tokens
+        grew = prompt_of(b) - prompt_of(a)
         if grew <= 0 or a.model != b.model:
             continue
         added = messages[a.message:b.message]
@@ -262,14 +273,14 @@ def growth_estimate(sample: Growth, counter: Counter) -> int:
     return counter.tokens(sample.vector) + sample.framing + sample.block_tokens(counter)
 
 
-class _AnyCounter(dict):
+class _AnyCounter(dict[object, Any]):
     """A message's estimate cache that holds the same estimate for every counter."""
 
     def __init__(self, cost: MessageCost) -> None:
         super().__init__()
         self.cost = cost
 
-    def get(self, key, default=None):
+    def get(self, key: object, default: object = None) -> MessageCost:
         return self.cost
 
 
@@ -297,7 +308,7 @@ def with_unlogged(transcript: Transcript, fixed: FixedPart) -> Transcript:
 HOLD_OUT_EVERY = 4
 
 
-def score_growth(samples: Sequence[Growth], counter: Counter) -> dict:
+def score_growth(samples: Sequence[Growth], counter: Counter) -> dict[str, Any]:
     """How a counter does on growth samples of at least `MIN_GROWTH` recorded tokens: the
     aggregate ratio estimate ÷ recorded, the median, and the share under by more than 10%."""
     kept = [s for s in samples if s.recorded >= MIN_GROWTH]
@@ -312,8 +323,8 @@ def score_growth(samples: Sequence[Growth], counter: Counter) -> dict:
     }
 
 
-def fit_from_usage(transcripts: Sequence[Transcript], *, name: str, base: Counter,
-                   hold_out_every: int = HOLD_OUT_EVERY) -> tuple[dict, dict]:
+def fit_from_usage(transcripts: Sequence[Transcript], *, name: str, base: ProfileCounter,
+                   hold_out_every: int = HOLD_OUT_EVERY) -> tuple[dict[str, Any], dict[str, Any]]:
     """Fit a profile to the recorded prompt growth of (materialized) transcripts.
 
     Every `hold_out_every`-th call pair of each transcript is held out; the profile is fitted
@@ -321,7 +332,8 @@ def fit_from_usage(transcripts: Sequence[Transcript], *, name: str, base: Counte
     ValueError when the logs record no usable growth.
     """
     from ..counters.calibrate import calibrate_from_growth
-    fit, held = [], []
+    fit: list[Growth] = []
+    held: list[Growth] = []
     calls = 0
     for transcript in transcripts:
         calls += len(usable(transcript.calls))

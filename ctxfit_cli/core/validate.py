@@ -56,7 +56,8 @@ the sequence.
 
 from __future__ import annotations
 
-from typing import Iterable, NamedTuple, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any, NamedTuple
 
 from .accepted import is_blank_text, unknown_keys
 
@@ -70,8 +71,8 @@ class Checked(NamedTuple):
     """What one message contributes to the checks of the whole request."""
 
     role: object
-    calls: tuple  # ids of the tool calls it makes
-    results: tuple  # ids of the calls it answers (OpenAI: its tool_call_id)
+    calls: tuple[Any, ...]  # ids of the tool calls it makes (Gemini: (name, id) pairs)
+    results: tuple[Any, ...]  # ids of the calls it answers (OpenAI: its tool_call_id)
     results_first: bool  # its tool results come before any other content
     breakpoints: int  # cache_control markers inside it
     problems: tuple[str, ...]  # problems of the message alone
@@ -85,7 +86,7 @@ def memo_key(dialect: str) -> tuple[str, str]:
     return ("checked", dialect)
 
 
-def validate_request(payload: dict, dialect: str) -> list[str]:
+def validate_request(payload: dict[str, Any], dialect: str) -> list[str]:
     """The problems of a request payload (an empty list when it is valid).
 
     >>> validate_request({"messages": [{"role": "user", "content": "hi"},
@@ -171,8 +172,10 @@ def foreign_blocks(content: object, dialect: str) -> tuple[str, ...]:
     transcript carrying Anthropic `image`/`tool_result` blocks was fitted as OpenAI). Checked per
     dialect like the tools: such a request is refused by its provider, so it is bad input.
 
-    >>> foreign_blocks([{"type": "tool_result", "tool_use_id": "a", "content": "r"}], "openai")
-    ("content[0]: a 'tool_result' block is Anthropic's; an OpenAI message takes text, image_url, input_audio, file (refusal from the assistant): the transcript mixes the two APIs' formats",)
+    >>> foreign_blocks([{"type": "tool_result", "tool_use_id": "a", "content": "r"}],
+    ...                "openai")  # doctest: +NORMALIZE_WHITESPACE
+    ("content[0]: a 'tool_result' block is Anthropic's; an OpenAI message takes text, image_url, input_audio, file
+     (refusal from the assistant): the transcript mixes the two APIs' formats",)
     """
     if not isinstance(content, list):
         return ()
@@ -204,7 +207,7 @@ def scan(checked: Sequence[Checked], dialect: str) -> list[str]:
 # --- Anthropic -----------------------------------------------------------------------------
 
 
-def _anthropic_message(message: dict) -> Checked:
+def _anthropic_message(message: dict[str, Any]) -> Checked:
     role = message.get("role")
     problems = [f"{key!r}: Extra inputs are not permitted (a message has only role and content)"
                 for key in unknown_keys(message, "anthropic")]
@@ -252,7 +255,7 @@ def _anthropic_message(message: dict) -> Checked:
                    not content)
 
 
-def _blocks(blocks: list, where: str, problems: list[str]) -> int:
+def _blocks(blocks: list[Any], where: str, problems: list[str]) -> int:
     """Check nested text blocks (tool result content, system); return their breakpoints."""
     breakpoints = 0
     for j, block in enumerate(blocks):
@@ -263,7 +266,7 @@ def _blocks(blocks: list, where: str, problems: list[str]) -> int:
     return breakpoints
 
 
-def _text_problems(block: dict, where: str) -> list[str]:
+def _text_problems(block: dict[str, Any], where: str) -> list[str]:
     text = block.get("text")
     if not isinstance(text, str):
         return [f"{where}: a text block needs a \"text\" string"]
@@ -276,8 +279,8 @@ def _anthropic_sequence(checked: Sequence[Checked]) -> list[str]:
     problems: list[str] = []
     if checked[0].role != "user":
         problems.append(f"messages[0]: the first message must be from the user, not {checked[0].role}")
-    seen: set = set()
-    calls: tuple = ()  # calls of the assistant message right before, awaiting their results
+    seen: set[object] = set()
+    calls: tuple[object, ...] = ()  # calls of the assistant message right before, awaiting their results
     previous_role = None
     for i, item in enumerate(checked):
         role = item.role
@@ -300,7 +303,7 @@ def _anthropic_sequence(checked: Sequence[Checked]) -> list[str]:
     return problems
 
 
-def _answers(i: int, calls: tuple, results: tuple) -> list[str]:
+def _answers(i: int, calls: tuple[object, ...], results: tuple[object, ...]) -> list[str]:
     """Problems of user message i answering `calls` (of the message before) with `results`."""
     problems, answered = [], set()
     for call_id in results:
@@ -314,7 +317,7 @@ def _answers(i: int, calls: tuple, results: tuple) -> list[str]:
     return problems
 
 
-def _anthropic_fixed(payload: dict, message_breakpoints: int) -> list[str]:
+def _anthropic_fixed(payload: dict[str, Any], message_breakpoints: int) -> list[str]:
     """`system` and `tools`, and the breakpoints of the whole request."""
     problems: list[str] = []
     breakpoints = message_breakpoints
@@ -334,7 +337,7 @@ def _anthropic_fixed(payload: dict, message_breakpoints: int) -> list[str]:
 # --- OpenAI --------------------------------------------------------------------------------
 
 
-def _openai_message(message: dict) -> Checked:
+def _openai_message(message: dict[str, Any]) -> Checked:
     role = message.get("role")
     problems: list[str] = []
     if role not in _OPENAI_ROLES:
@@ -346,8 +349,8 @@ def _openai_message(message: dict) -> Checked:
     if isinstance(content, list):
         problems.extend(f"content[{j}]: a text part must contain non-whitespace text"
                         for j, part in enumerate(content) if is_blank_text(part))
-    calls: tuple = ()
-    results: tuple = ()
+    calls: tuple[object, ...] = ()
+    results: tuple[object, ...] = ()
     if role == "assistant":
         tool_calls = message.get("tool_calls") or []
         if not isinstance(tool_calls, list):
@@ -374,8 +377,8 @@ def _openai_message(message: dict) -> Checked:
 
 def _openai_sequence(checked: Sequence[Checked]) -> list[str]:
     problems: list[str] = []
-    waiting: dict = {}  # calls of the last assistant message not yet answered
-    answered: set = set()
+    waiting: dict[object, int] = {}  # calls of the last assistant message not yet answered
+    answered: set[object] = set()
     for i, item in enumerate(checked):
         calls = item.calls
         if len(calls) > 1 and len(set(calls)) < len(calls):

@@ -27,7 +27,8 @@ never changes a model content, so they leave as the agent sent them) and model-d
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .validate import Checked
 
@@ -46,7 +47,7 @@ DATA = {
 _SIGNATURE = ("thoughtSignature", "thought_signature")
 
 
-def validate_request(payload: dict) -> list[str]:
+def validate_request(payload: dict[str, Any]) -> list[str]:
     """The problems of a generateContent body (an empty list when it is valid).
 
     >>> validate_request({"contents": [{"role": "model", "parts": [{"text": "Hi"}]}]})
@@ -113,8 +114,13 @@ _METADATA = ("thought", "thoughtSignature", "thought_signature", "videoMetadata"
              "partMetadata", "part_metadata", "mediaResolution", "media_resolution")
 
 
-def _named(part: dict, kind: str, j: int, problems: list[str]) -> tuple[str, str | None]:
-    body = part.get(kind) if kind in part else part.get("function_call" if kind == "functionCall" else "function_response")
+#: A function call or response as (name, id or None).
+_Named = tuple[str, str | None]
+
+
+def _named(part: dict[str, Any], kind: str, j: int, problems: list[str]) -> _Named:
+    snake = "function_call" if kind == "functionCall" else "function_response"
+    body = part.get(kind) if kind in part else part.get(snake)
     if not isinstance(body, dict):
         problems.append(f"parts[{j}]: a {kind} must be an object")
         return ("", None)
@@ -131,7 +137,7 @@ def scan(checked: Sequence[Checked]) -> list[str]:
         problems.extend(f"contents[{i}]: {p}" for p in item.problems)
     if checked and checked[0].role == "assistant":
         problems.append("contents[0]: the first content must be from the user, not the model")
-    calls: tuple = ()  # calls of the model content right before, awaiting their responses
+    calls: tuple[Any, ...] = ()  # calls of the model content right before, awaiting their responses
     previous = None
     for i, item in enumerate(checked):
         role = item.role
@@ -151,7 +157,7 @@ def scan(checked: Sequence[Checked]) -> list[str]:
     return problems
 
 
-def _answers(i: int, calls: tuple, results: tuple) -> list[str]:
+def _answers(i: int, calls: tuple[_Named, ...], results: tuple[_Named, ...]) -> list[str]:
     """Problems of user content i answering `calls` (of the content before) with `results`."""
     if not calls and not results:
         return []
@@ -197,7 +203,8 @@ def tools_problems(tools: object) -> list[str]:
         return ['"tools" must be a list']
     problems = []
     for i, tool in enumerate(tools):
-        declarations = tool.get("functionDeclarations", tool.get("function_declarations")) if isinstance(tool, dict) else None
+        declarations = (tool.get("functionDeclarations", tool.get("function_declarations"))
+                        if isinstance(tool, dict) else None)
         if not isinstance(tool, dict) or "name" in tool or "function" in tool or "input_schema" in tool:
             problems.append(f"tools[{i}]: a Gemini tool holds functionDeclarations or a built-in tool "
                             "(googleSearch, codeExecution, ...)")

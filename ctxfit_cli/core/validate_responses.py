@@ -28,12 +28,14 @@ scanned (`scan_items`), as `validate.py` does for the chat dialects.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .responses_items import INPUT_ROLES, NAMED_TOOLS, ROLES, call_id_of, is_call, is_output, item_kind
 from .validate import Checked
 
-def validate_responses(payload: dict) -> list[str]:
+
+def validate_responses(payload: dict[str, Any]) -> list[str]:
     """The problems of a Responses request (an empty list when it is valid).
 
     >>> validate_responses({"input": [{"role": "user", "content": "hi"},
@@ -81,14 +83,15 @@ def check_item(item: object) -> Checked:
     if kind == "message":
         return _message(item)
     problems: list[str] = []
-    calls: tuple = ()
-    results: tuple = ()
+    calls: tuple[object, ...] = ()
+    results: tuple[object, ...] = ()
     if is_call(item):
         call_id = item.get("call_id")
         if not isinstance(call_id, str) or not call_id:
             problems.append(f'a {kind} item needs a "call_id"')
         calls = (call_id,)
-        if kind == "function_call" and not (isinstance(item.get("name"), str) and isinstance(item.get("arguments"), str)):
+        if kind == "function_call" and not (isinstance(item.get("name"), str)
+                                            and isinstance(item.get("arguments"), str)):
             problems.append('a function_call needs a "name" and its "arguments" as a string')
     elif is_output(item):
         call_id = call_id_of(item)
@@ -102,7 +105,7 @@ def check_item(item: object) -> Checked:
     return Checked(kind, calls, results, True, 0, tuple(problems), False)
 
 
-def _message(item: dict) -> Checked:
+def _message(item: dict[str, Any]) -> Checked:
     role = item.get("role")
     problems: list[str] = []
     if role not in ROLES:
@@ -120,8 +123,8 @@ def _message(item: dict) -> Checked:
 def scan_items(checked: Sequence[Checked]) -> list[str]:
     """The problems of a sequence of checked items (their own problems included)."""
     problems: list[str] = []
-    calls: dict = {}  # call id -> index of its call
-    answered: set = set()
+    calls: dict[object, int] = {}  # call id -> index of its call
+    answered: set[object] = set()
     for i, item in enumerate(checked):
         problems.extend(f"input[{i}]: {p}" for p in item.problems)
         for call_id in item.calls:

@@ -13,8 +13,12 @@ resumed Claude Code session whose new log repeats the old one's replies) is coun
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .work import FileResult, Unit
+
+if TYPE_CHECKING:  # (the descriptions are read only for `sessions`: estimate does not load them)
+    from .meta import SessionMeta
 
 
 @dataclass
@@ -74,15 +78,21 @@ def _one_per_key(candidates: list[Kept], combined: Combined) -> list[Kept]:
             best[("", id(kept))] = kept
             continue
         other = best.get(meta.key)
-        if other is None or len(meta.message_ids) > len(other.unit.meta.message_ids):
+        if other is None or len(meta.message_ids) > len(_meta(other).message_ids):
             best[meta.key] = kept
     result = [kept for kept in candidates if any(kept is b for b in best.values())]
     for kept in candidates:
         if not any(kept is r for r in result):
-            winner = best[kept.unit.meta.key]
+            winner = best[_meta(kept).key]
             combined.skipped.append((kept.path, f"the same session as {winner.path} "
-                                                f"({kept.unit.meta.agent} {kept.unit.meta.id}): counted once"))
+                                                f"({_meta(kept).agent} {_meta(kept).id}): counted once"))
     return result
+
+
+def _meta(kept: Kept) -> SessionMeta:
+    """The description of a session kept by its description (one without is never compared)."""
+    assert kept.unit.meta is not None
+    return kept.unit.meta
 
 
 def _without_copies(chosen: list[Kept], combined: Combined) -> list[Kept]:
@@ -94,13 +104,14 @@ def _without_copies(chosen: list[Kept], combined: Combined) -> list[Kept]:
             by_first.setdefault((meta.agent, meta.message_ids[0]), []).append(kept)
     copies: set[int] = set()
     for group in by_first.values():
-        group = sorted(group, key=lambda k: -len(k.unit.meta.message_ids))
+        group = sorted(group, key=lambda k: -len(_meta(k).message_ids))
         for shorter in group[1:]:
-            ids = shorter.unit.meta.message_ids
-            longer = next((g for g in group if len(g.unit.meta.message_ids) > len(ids)
-                           and g.unit.meta.message_ids[:len(ids)] == ids), None)
+            ids = _meta(shorter).message_ids
+            longer = next((g for g in group if len(_meta(g).message_ids) > len(ids)
+                           and _meta(g).message_ids[:len(ids)] == ids), None)
             if longer is not None:
                 copies.add(id(shorter))
-                combined.skipped.append((shorter.path, f"its replies are the start of {longer.path} "
-                                                       f"({shorter.unit.meta.agent} {longer.unit.meta.id}): counted once"))
+                combined.skipped.append((shorter.path,
+                                         f"its replies are the start of {longer.path} "
+                                         f"({_meta(shorter).agent} {_meta(longer).id}): counted once"))
     return [kept for kept in chosen if id(kept) not in copies]

@@ -24,8 +24,8 @@ files), and an OpenCode storage folder as its session files (each reads its mess
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 #: What a directory is searched for, recursively.
 LOG_SUFFIXES = (".jsonl", ".json", ".traj")

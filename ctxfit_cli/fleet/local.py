@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from ..formats.parallel import cores
 from ..formats.workers import Workers

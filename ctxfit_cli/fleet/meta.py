@@ -17,18 +17,19 @@ Read from the records the agents write (plain data, no messages built):
 A log without an id is given one by the caller (a digest of its bytes, so that an exact copy is
 still recognised), and so is a log whose id names its task rather than the run (`unique` false:
 a SWE-agent trajectory names the instance it worked on, which every run of it shares).
-"""
+"""  # noqa: E501 (markdown table rows cannot be wrapped)
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import PurePath
-from typing import Iterable
 
 import orjson
 
+from ..formats.common import json_object
 from ..formats.reading import Record
 from .spend import Spend, Tally
 
@@ -89,7 +90,7 @@ def utc(timestamp: object) -> str | None:
     except ValueError:
         return None
     if moment.tzinfo is not None:  # a time without a zone is taken as UTC, as the agents write them
-        moment = moment.astimezone(timezone.utc).replace(tzinfo=None)
+        moment = moment.astimezone(UTC).replace(tzinfo=None)
     return moment.isoformat(timespec="milliseconds") + "Z"
 
 
@@ -163,7 +164,7 @@ def _codex(records: Iterable[Record]) -> list[SessionMeta]:
         if not isinstance(value, dict):
             continue
         session.saw(value.get("timestamp"))
-        payload = value.get("payload") if isinstance(value.get("payload"), dict) else {}
+        payload = json_object(value, "payload")
         kind = value.get("type")
         if kind == "session_meta" and not session.id:
             session.id = str(payload.get("id") or "")
@@ -190,9 +191,9 @@ def _openhands(records: Iterable[Record]) -> list[SessionMeta]:
             continue
         session = SessionMeta("", AGENTS["openhands"], line=record.line)
         if isinstance(value, dict):
-            metadata = value.get("metadata") if isinstance(value.get("metadata"), dict) else {}
-            config = metadata.get("llm_config") if isinstance(metadata.get("llm_config"), dict) else {}
-            instance = value.get("instance") if isinstance(value.get("instance"), dict) else {}
+            metadata = json_object(value, "metadata")
+            config = json_object(metadata, "llm_config")
+            instance = json_object(value, "instance")
             run = metadata.get("start_time")
             session.id = str(value.get("instance_id") or "") + (f"@{run}" if run and value.get("instance_id") else "")
             session.project = str(instance.get("repo") or metadata.get("dataset") or "")
@@ -293,7 +294,7 @@ def _opencode(records: Iterable[Record]) -> list[SessionMeta]:
     for record in records:
         value = record.value if isinstance(record.value, dict) else {}
         session = SessionMeta(str(value.get("id") or ""), AGENTS["opencode"], str(value.get("directory") or ""))
-        times = value.get("time") if isinstance(value.get("time"), dict) else {}
+        times = json_object(value, "time")
         for key in ("created", "updated"):
             session.saw(_from_epoch_ms(times.get(key)))
         sessions.append(session)
@@ -305,7 +306,7 @@ def _from_epoch_ms(value: object) -> str | None:
     if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
         return None
     try:
-        return datetime.fromtimestamp(value / 1000, timezone.utc).isoformat()
+        return datetime.fromtimestamp(value / 1000, UTC).isoformat()
     except (OverflowError, OSError, ValueError):
         return None
 

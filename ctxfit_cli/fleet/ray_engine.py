@@ -16,11 +16,15 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
 from ..errors import MissingExtra
 from ..input_formats import DEFAULT_LINE_LIMIT_MB
+
+if TYPE_CHECKING:  # (imported when a local Ray is started)
+    import subprocess
 
 #: Files per Ray task: enough that per-task overhead (~1 ms) is small next to the work, few
 #: enough that every worker gets several tasks and the slowest file does not hold up the end.
@@ -65,7 +69,7 @@ def _no_cluster_to_join() -> bool:
 class _OwnRay:
     """The local Ray this run started: its reaper, and whether the run was cut short."""
 
-    reaper = None
+    reaper: subprocess.Popen[bytes] | None = None
     interrupted = False
 
 
@@ -100,6 +104,7 @@ def _at_exit() -> None:
     if not _OwnRay.interrupted:
         return
     reaper = _OwnRay.reaper
+    assert reaper is not None and reaper.stdin is not None  # (started with the run, stdin=PIPE)
     reaper.stdin.close()
     try:
         reaper.wait(timeout=10)
@@ -129,7 +134,8 @@ def run_files(paths: list[str], job, *, run: Callable | None = None,
     `run` defaults to the per-file function of `--jobs` (`work.run_file`); `job` must pickle.
     """
     if run is None:
-        from .work import run_file as run
+        from .work import run_file
+        run = run_file
     ray = ray_module()
     connect(address)
     # Every file is one task's: a big file is not itself split over a node's cores again.

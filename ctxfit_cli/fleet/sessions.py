@@ -23,12 +23,13 @@ A row (`session_row`):
 A group (`group_rows`, for `--by`): `key`, `sessions`, `messages`, `calls`, `compactions`,
 `peak` (largest), `window_share` (largest), `rejected_agent`, `rejected_ctxfit`, `started`,
 `last_activity`, `usd` (summed; by model: that model's calls only).
-"""
+"""  # noqa: E501 (markdown table rows cannot be wrapped)
 
 from __future__ import annotations
 
-from datetime import date, datetime, timezone, tzinfo
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable
+from datetime import UTC, date, datetime, tzinfo
+from typing import TYPE_CHECKING
 
 from .combine import Kept
 from .spend import Tally
@@ -44,6 +45,7 @@ SORTS = ("last", "started", "peak", "share", "messages", "rejected", "project", 
 def session_row(kept: Kept, *, budget: int, prices: PriceTable | None = None) -> dict:
     """One session's row from its description and the parts of its conversation(s)."""
     meta, parts = kept.unit.meta, kept.unit.items
+    assert meta is not None  # (a session row is made for a described session)
     window = parts[-1]["window"]  # the model's, or --window
     recorded = [p["recorded_peak"] for p in parts if p["recorded_peak"] is not None]
     estimated = max(p["estimated_peak"] for p in parts)
@@ -131,7 +133,7 @@ def _instant(text: str | None) -> datetime | None:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def sort_rows(rows: list[dict], by: str) -> list[dict]:
@@ -151,7 +153,7 @@ def sort_rows(rows: list[dict], by: str) -> list[dict]:
     return sorted(rows, key=keys[by], reverse=descending)
 
 
-def group_rows(rows: list[dict], by: str, zone: tzinfo = timezone.utc) -> list[dict]:
+def group_rows(rows: list[dict], by: str, zone: tzinfo = UTC) -> list[dict]:
     """Rows summed per day, week (ISO, e.g. 2026-W07), project, model or agent; days and weeks
     are those of the time zone `zone`."""
     groups: dict[str, list[dict]] = {}

@@ -15,10 +15,11 @@ import io
 import os
 import stat
 import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import chain
 from pathlib import PurePath
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, NamedTuple
+from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 
 from ..core import choice
 from ..core.estimate import TranscriptEstimate, by_script
@@ -28,9 +29,9 @@ from ..counters.models import main_model
 from ..counters.seed import SEED, Counter
 from ..errors import EXIT_BAD_INPUT, BadInput, CtxfitError, NoConversation
 from ..formats import parallel, read_transcripts
-from .log_estimate import STREAMED_FORMATS, estimate_log
 from ..formats.reading import DEFAULT_LINE_LIMIT_MB, open_input, read_records, set_line_limit
 from ..replay.prices import Prices
+from .log_estimate import STREAMED_FORMATS, estimate_log
 
 if TYPE_CHECKING:
     from ..replay.simulation import PolicyReplay
@@ -151,6 +152,7 @@ def _read_stream(path: str) -> bytes:
 def _read(path: str, data: bytes | None, job: Job) -> list[Unit]:
     name = "<stdin>" if path == "-" else path
     counter = given_counter(job.tokenizer, job.profile)
+    stream: contextlib.AbstractContextManager[BinaryIO]
     if data is not None:
         stream = io.BytesIO(data)
     elif path == "-":
@@ -177,8 +179,8 @@ def _read(path: str, data: bytes | None, job: Job) -> list[Unit]:
 
 
 def _describe(name: str, path: str, data: bytes | None, format: str) -> list[SessionMeta]:
-    from .meta import describe  # with datetime: only when sessions are described (many files, `sessions`)
     from ..formats import aider
+    from .meta import describe  # with datetime: only when sessions are described (many files, `sessions`)
     stream = io.BytesIO(data) if data is not None else open_input(path)
     with stream:
         records = aider.records(name, stream) if format == aider.FORMAT else read_records(name, stream)
@@ -211,7 +213,7 @@ def _size(path: str) -> int:
         return 0
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def given_counter(tokenizer: str | None, profile: str | None) -> Counter | None:
     """The counter the job names (built once per process), or None: chosen per log by its model."""
     return choice.given_counter(tokenizer, profile)
@@ -245,6 +247,7 @@ def _estimate(transcript: Transcript, path: str, job: Job, given: Counter | None
     transcript, chosen = _choose(transcript, job, given)
     counter = chosen.counter
     others = _comparison_counters(counter) if job.compare else []
+    extra: list[TranscriptEstimate] = []
     if not others and job.split_big_files and parallel.worth_it(path, transcript.format, counter):
         report = parallel.estimate_in_parallel(path, name, transcript.dialect, top_n=job.top)
     else:
@@ -255,14 +258,13 @@ def _estimate(transcript: Transcript, path: str, job: Job, given: Counter | None
             report.add(message)
             for other in extra:
                 other.add(message)
-        others = extra
-    comparison = {e.counter.name: e.tokens for e in [report, *others]} if job.compare else None
+    comparison = {e.counter.name: e.tokens for e in [report, *extra]} if job.compare else None
     return _estimate_entry(transcript, report, comparison, _usage_entry(transcript, chosen))
 
 
 def _estimate_entry(transcript: Transcript, report: TranscriptEstimate, comparison: dict | None,
                     usage: dict) -> dict:
-    report.counter = NamedCounter(report.counter.name)
+    report.counter = NamedCounter(report.counter.name)  # type: ignore[assignment]  # a picklable stand-in
     return {"report": report, "compare": comparison, "usage": usage,
             "repairs": list(transcript.repairs),  # complete: the messages were all read
             "still_being_written": list(transcript.open_end)}
@@ -367,6 +369,7 @@ def _session_part(transcript: Transcript, path: str, job: Job, given: Counter | 
     agent = _walk("none", transcript, options)
     ctxfit = _walk("ctxfit", transcript, options)
     recorded = [c.prompt_tokens for c in transcript.calls if c.prompt_tokens is not None]
+    assert isinstance(transcript.messages, Sequence)  # (materialized above)
     return {
         "name": transcript_name(transcript),
         "format": transcript.format,

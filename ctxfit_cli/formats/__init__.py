@@ -14,25 +14,41 @@
 | `opencode`    | OpenCode session (its storage folder, or a session file in it) | anthropic for Claude models, else openai |
 | `gemini`      | Gemini contents (`{"role", "parts"}`), one per line; a generateContent request is `request` | gemini |
 | `gemini-cli`  | Gemini CLI chat recording (`chats/session-*.json` or `.jsonl`) | gemini |
-"""
+"""  # noqa: E501 (markdown table rows cannot be wrapped)
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable, Iterator
 from itertools import chain
-from typing import BinaryIO, Iterable, Iterator
+from typing import Any, BinaryIO, cast
 
-from ..errors import BadInput, NoConversation
 from ..core.model import Dialect, Message, Part, PartKind, RecordedCall, Role, Transcript
 from ..core.repair import MADE_FROM, repair
-from .reading import Record, read_records
-from . import aider, anthropic, claude_code, cline, codex, gemini, gemini_cli, gemini_reading, openai, openhands
-from . import opencode, responses, responses_request, swe_agent, usage
+from ..errors import BadInput, NoConversation
+from ..input_formats import FORMATS as FORMATS  # re-exported (apart: the CLI's help needs no reader)
+from . import (
+    aider,
+    anthropic,
+    claude_code,
+    cline,
+    codex,
+    gemini,
+    gemini_cli,
+    gemini_reading,
+    openai,
+    opencode,
+    openhands,
+    responses,
+    responses_request,
+    swe_agent,
+    usage,
+)
 from .common import COMPACTED, Where, dumps, json_text
 from .detection import chat_dialect, described, detect, detect_text
+from .reading import Record, read_records
 from .repair_writers import WRITERS
 
-from ..input_formats import FORMATS  # noqa: E402 (apart: the CLI's help needs no reader)
 #: Formats read a whole document at a time by their own module (no streaming: a document is one JSON value).
 DOCUMENT_READERS = {"swe-agent": swe_agent.read, "openhands": openhands.read, "cline": cline.read,
                     "opencode": opencode.read, "gemini": gemini_reading.read_contents, "gemini-cli": gemini_cli.read}
@@ -88,8 +104,8 @@ def read_transcripts(name: str, stream: BinaryIO, format: str | None = None) -> 
     if format == "codex":
         recorded = usage.CodexCalls([])  # the token_count events: see formats/usage.py
         found = False
-        stream = codex.to_openai(records, name, recorded.on_usage)
-        for number, (line, segment) in enumerate(_segments(stream)):
+        converted = codex.to_openai(records, name, recorded.on_usage)
+        for number, (line, segment) in enumerate(_segments(converted)):
             transcript = Transcript(name, format, "openai", (), line=1 if number == 0 else line,
                                     open_end=open_end)
             transcript.messages = _require_messages(name, _codex_messages(name, segment, transcript, recorded))
@@ -98,14 +114,15 @@ def read_transcripts(name: str, stream: BinaryIO, format: str | None = None) -> 
         if not found:
             raise NoConversation(name, None, NO_MESSAGES)
         return
+    dialect: Dialect
     if format in PARSERS:
-        dialect = format
+        dialect = cast(Dialect, format)  # (PARSERS is keyed by dialect)
     else:
         dialect, records = chat_dialect(records, stream)
         format = dialect
     parse = PARSERS[dialect]
     transcript = Transcript(name, format, dialect, (), open_end=open_end)
-    messages = (parse(r.value, r.raw, Where(name, r.line)) for r in records)
+    messages: Iterator[Message] = (parse(r.value, r.raw, Where(name, r.line)) for r in records)
     if dialect == "anthropic":
         messages = anthropic.one_system_prompt(messages)
     transcript.messages = _require_messages(name, repair(messages, WRITERS[dialect], name, transcript.repairs,
@@ -117,11 +134,12 @@ def _one_ahead(records: Iterator[Record]) -> Iterator[Record]:
     """The records, each given once the next one was read: when the last whole record of a
     log being written is given, its cut last line has been seen (and named in `open_end`)."""
     previous = next(records, None)
+    if previous is None:
+        return
     for record in records:
         yield previous
         previous = record
-    if previous is not None:
-        yield previous
+    yield previous
 
 
 def _codex_messages(name: str, segment: Iterator[Record], transcript: Transcript,
@@ -192,7 +210,8 @@ class _Segment:
     def __init__(self, first: Record, records: Iterator[Record]) -> None:
         self.first, self.records = first, records
         self.buffer: deque[Record] = deque()
-        self.finished, self.end = False, None
+        self.finished = False
+        self.end: object = None  # what ended the segment: None, or COMPACTED
 
     def _next(self) -> Record | None:
         record = next(self.records, None)
@@ -281,7 +300,8 @@ def _raw_fields(record: Record, request: dict, split: str = "messages") -> dict:
     serialization of each (`dumps`) when, joined, they are the document's own bytes (the common
     case, and always for a bare list of messages), else the document's exact bytes of each, on
     one line (`spans.one_line`)."""
-    dumped = {key: [dumps(m) for m in value] if key == split else dumps(value) for key, value in request.items()}
+    dumped: dict[str, Any] = {key: [dumps(m) for m in value] if key == split else dumps(value)
+                              for key, value in request.items()}
     if not isinstance(record.value, dict):
         return dumped
     joined = b"{" + b",".join(dumps(key) + b":" + (b"[" + b",".join(value) + b"]" if key == split else value)
@@ -290,7 +310,7 @@ def _raw_fields(record: Record, request: dict, split: str = "messages") -> dict:
         return dumped
     from .spans import SpanError, members, one_line  # (json's scanner: only for such documents)
     try:
-        raw = members(record.raw, split=split)
+        raw: dict[str, Any] = members(record.raw, split=split)
     except (SpanError, UnicodeDecodeError, RecursionError):  # orjson read it: keep its reading
         return dumped
     if not isinstance(raw.get(split), list) or len(raw[split]) != len(request[split]):

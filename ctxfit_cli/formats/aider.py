@@ -33,7 +33,8 @@ does through LiteLLM.
 from __future__ import annotations
 
 import re
-from typing import BinaryIO, Iterator
+from collections.abc import Iterator
+from typing import BinaryIO
 
 from ..core.model import Message, RecordedCall, Role, Transcript
 from ..errors import BadInput, NoConversation

@@ -4,21 +4,23 @@
 becomes the request's `system`). `content` is a string or a list of blocks: `text`, `image`,
 `document`, `thinking`, `redacted_thinking`, `tool_use`, `tool_result` (whose content is a string
 or a list of text and image blocks). A message is read as the API takes it: keys other than
-`role` and `content` and blank text blocks are removed (`core.repair.cleaned`, reported). Server-side tool blocks (`server_tool_use`,
-`web_search_tool_result`, ...) live inside one assistant message and are counted as text, since
-they carry no call the client must answer. Thinking signatures are not counted (they are opaque
-and not billed as input text).
+`role` and `content` and blank text blocks are removed (`core.repair.cleaned`, reported).
+Server-side tool blocks (`server_tool_use`, `web_search_tool_result`, ...) live inside one assistant
+message and are counted as text, since they carry no call the client must answer. Thinking
+signatures are not counted (they are opaque and not billed as input text).
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Protocol
 
 import orjson
 
-from ..counters.images import DEFAULT_IMAGE_TOKENS, image_tokens_from_base64, pdf_tokens_from_base64
 from ..core.model import Message, Part, PartKind, Role
 from ..core.repair import cleaned
+from ..counters.images import DEFAULT_IMAGE_TOKENS, image_tokens_from_base64, pdf_tokens_from_base64
+from ..errors import BadInput
 from .common import Where, as_blocks, dumps, expect_dict, expect_str, json_text, type_name
 
 ROLES = {"system": Role.SYSTEM, "user": Role.USER, "assistant": Role.ASSISTANT}
@@ -51,6 +53,14 @@ def _has_blank_text(parts: tuple[Part, ...]) -> bool:
     return False
 
 
+class Place(Protocol):
+    """Where content stands: a `Where`, or a `_Content` that makes its `Where` only when asked."""
+
+    def at(self, key: str | int) -> Where: ...
+
+    def fail(self, problem: str) -> BadInput: ...
+
+
 class _Content:
     """`where.at("content")`, made only if a problem is reported (it is rarely needed)."""
 
@@ -62,7 +72,7 @@ class _Content:
     def at(self, key: str | int) -> Where:
         return self.where.at("content").at(key)
 
-    def fail(self, problem: str):
+    def fail(self, problem: str) -> BadInput:
         return self.where.at("content").fail(problem)
 
 
@@ -106,7 +116,7 @@ def _joined(system: list[Message]) -> Message:
     return Message(Role.SYSTEM, parts, dumps({"role": "system", "content": blocks}), system[0].line)
 
 
-def content_parts(content: object, where: Where) -> tuple[Part, ...]:
+def content_parts(content: object, where: Place) -> tuple[Part, ...]:
     if isinstance(content, str):
         return (Part(PartKind.TEXT, content),) if content else ()
     if content is None:
@@ -116,15 +126,17 @@ def content_parts(content: object, where: Where) -> tuple[Part, ...]:
     return tuple(_block(item, where, i) for i, item in enumerate(content))
 
 
-def _block(value: object, parent: Where, index: int) -> Part:
+def _block(value: object, parent: Place, index: int) -> Part:
     # The location is built only when something is wrong: this runs for every block read.
     if not isinstance(value, dict) or value.get("type") not in _SIMPLE:
         return _checked_block(value, parent.at(index))
     kind = value["type"]
     if kind == "text" and isinstance(value.get("text"), str):
         return Part(PartKind.TEXT, value["text"])
-    if kind == "tool_result" and isinstance(value.get("tool_use_id"), str) and isinstance(value.get("content", ""), str):
-        return Part(PartKind.TOOL_RESULT, value.get("content", ""), "", value["tool_use_id"], 0, bool(value.get("is_error")))
+    if (kind == "tool_result" and isinstance(value.get("tool_use_id"), str)
+            and isinstance(value.get("content", ""), str)):
+        return Part(PartKind.TOOL_RESULT, value.get("content", ""), "", value["tool_use_id"], 0,
+                    bool(value.get("is_error")))
     if kind == "tool_use" and isinstance(value.get("id"), str) and isinstance(value.get("name"), str):
         return Part(PartKind.TOOL_CALL, json_text(value.get("input", {})), value["name"], value["id"])
     return _checked_block(value, parent.at(index))

@@ -40,10 +40,11 @@ The result is Anthropic Messages: a Claude Code log is fitted into an Anthropic 
 
 from __future__ import annotations
 
-from typing import Iterator, NamedTuple
+from collections.abc import Iterator
+from typing import Any, NamedTuple
 
-from .reading import Record
 from .common import COMPACTED, Where, as_blocks, dumps, expect_dict
+from .reading import Record
 from .usage import claude_code_call
 
 CONVERSATION = ("user", "assistant")
@@ -123,7 +124,9 @@ class _Builder:
         self.reply_id: str | None = None  # None: no reply yet in this conversation
         self.reply_line = 0
         self.blocks: list = []
-        self.model, self.prompt, self.output = "", None, None
+        self.model = ""
+        self.prompt: int | None = None
+        self.output: int | None = None
         self.calls: list[str] = []
         self.results: list = []  # result blocks answering this reply's calls, as written
         self.after: list = []  # other user content written after the reply
@@ -167,10 +170,10 @@ class _Builder:
             reply = Reply(self.reply_id, self.model, self.prompt, self.output)
             yield Built(Record(self.reply_line, message, dumps(message)), reply)
         rank = {call_id: i for i, call_id in enumerate(self.calls)}
-        content = sorted(self.results, key=lambda b: rank[b.get("tool_use_id")]) + self.after
+        content: list[Any] | str = sorted(self.results, key=lambda b: rank[b.get("tool_use_id")]) + self.after
         if content and self.text is not None:
             content = self.text
         if content:
             message = {"role": "user", "content": content}
             yield Built(Record(self.after_line, message, dumps(message)), None)
-        self.__init__()
+        self.__init__()  # type: ignore[misc]  # (starts the next reply afresh; nothing subclasses it)

@@ -30,12 +30,12 @@ recorded usage). The result is Anthropic Messages: sent as `anthropic`.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from ..core.model import Message, RecordedCall, Transcript
 from ..core.repair import repair
 from .anthropic import parse_message
-from .common import Where, dumps, expect_dict, type_name
+from .common import Where, dumps, expect_dict, json_object, type_name
 from .reading import Record
 from .repair_writers import WRITERS
 
@@ -124,7 +124,8 @@ def _with_results(messages: list[tuple[int, dict]]) -> list[tuple[int, dict]]:
         if reply["role"] != "assistant" or not calls or after["role"] != "user":
             continue
         blocks = _blocks(after)
-        results = {b["tool_use_id"]: b for b in blocks if b.get("type") == "tool_result" and b.get("tool_use_id") in calls}
+        results = {b["tool_use_id"]: b for b in blocks
+                   if b.get("type") == "tool_result" and b.get("tool_use_id") in calls}
         others = [b for b in blocks if b.get("tool_use_id") not in results]  # (orphans: the repair reports them)
         leading = [b.get("tool_use_id") for b in blocks[:len(calls)]]
         if leading == calls and len(results) == len(calls):
@@ -144,9 +145,9 @@ def _blocks(message: dict) -> list[dict]:
 
 def _call(message: dict) -> RecordedCall:
     """What Cline recorded about the call that produced this reply (index set by the caller)."""
-    info = message.get("modelInfo") if isinstance(message.get("modelInfo"), dict) else {}
-    metrics = message.get("metrics") if isinstance(message.get("metrics"), dict) else {}
-    tokens = metrics.get("tokens") if isinstance(metrics.get("tokens"), dict) else {}
+    info = json_object(message, "modelInfo")
+    metrics = json_object(message, "metrics")
+    tokens = json_object(metrics, "tokens")
     model = info.get("modelId")
     return RecordedCall(0, str(message.get("id") or ""), model if isinstance(model, str) else "",
                         _count(tokens.get("prompt")), _count(tokens.get("completion")))

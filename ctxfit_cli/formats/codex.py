@@ -39,6 +39,7 @@ The log is read back into the request the model received, as OpenAI Chat Complet
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from .common import COMPACTED, Where, dumps, json_text
 from .reading import Record
@@ -69,6 +70,7 @@ def to_openai(records: Iterator[Record], path: str, on_usage: OnUsage | None = N
         if compacted:  # only when a message follows: a compaction at the end starts nothing
             compacted = False
             yield COMPACTED
+            assert isinstance(item, Record)  # (the only other item is COMPACTED, passed above)
             yield from (Record(item.line, r.value, r.raw) for r in system)  # named by the compaction
         yield item
 
@@ -235,6 +237,7 @@ class _Order:
 
     def _reply(self, payload: dict) -> None:
         """One item of the model's reply, into the assistant message of its call."""
+        assert self.assistant is not None  # (opened by `item` before every reply item)
         call = _tool_call(payload)
         if call is not None:
             self.assistant.setdefault("tool_calls", []).append(call)
@@ -310,9 +313,9 @@ def _tool_call(payload: dict) -> dict | None:
     return {"id": str(call_id), "type": "function", "function": {"name": str(name), "arguments": arguments}}
 
 
-def _parts(items: object) -> list[dict]:
+def _parts(items: object) -> list[dict[str, Any]]:
     """Codex content items as Chat Completions parts (text and images with a URL)."""
-    parts = []
+    parts: list[dict[str, Any]] = []
     for item in items if isinstance(items, list) else [items]:
         if not isinstance(item, dict):
             continue

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -61,7 +61,7 @@ class Where(NamedTuple):
     line: int
     inside: str = ""
 
-    def at(self, key: str | int) -> "Where":
+    def at(self, key: str | int) -> Where:
         step = f"[{key}]" if isinstance(key, int) else (f".{key}" if self.inside else key)
         return Where(self.path, self.line, self.inside + step)
 
@@ -80,6 +80,12 @@ def expect_dict(value: object, where: Where, what: str) -> dict:
     if not isinstance(value, dict):
         raise where.fail(f"{what} must be a JSON object, got {type_name(value)}")
     return value
+
+
+def json_object(value: dict[str, Any], key: str) -> dict[str, Any]:
+    """`value[key]` when it is a JSON object, else an empty one (an optional part of a record)."""
+    inner = value.get(key)
+    return inner if isinstance(inner, dict) else {}
 
 
 def expect_str(value: object, where: Where, what: str) -> str:

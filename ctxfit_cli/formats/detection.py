@@ -11,14 +11,15 @@ thousands of records that could be either.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from itertools import chain
-from typing import BinaryIO, Iterator
+from typing import BinaryIO
 
 import orjson
 
 from ..core.model import Dialect
 from ..errors import BadInput
-from . import aider, claude_code, cline, codex, gemini_cli, openai, openhands, opencode, responses, swe_agent
+from . import aider, claude_code, cline, codex, gemini_cli, openai, opencode, openhands, responses, swe_agent
 from .common import type_name
 from .reading import Record
 

@@ -21,10 +21,10 @@ its position (`gemini_write`).
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
-from ..counters.images import DEFAULT_IMAGE_TOKENS, image_tokens_from_base64, pdf_tokens_from_base64
 from ..core.model import Message, Part, PartKind, Role
+from ..counters.images import DEFAULT_IMAGE_TOKENS, image_tokens_from_base64, pdf_tokens_from_base64
 from .common import Where, expect_dict, json_text, type_name
 
 ROLES = {"user": Role.USER, "model": Role.ASSISTANT}

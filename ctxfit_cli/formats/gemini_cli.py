@@ -35,7 +35,8 @@ output). A reply merged with the model content before it records no call.
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator, NamedTuple
+from collections.abc import Iterable, Iterator
+from typing import NamedTuple
 
 from ..core.model import Message, RecordedCall, Transcript
 from . import gemini

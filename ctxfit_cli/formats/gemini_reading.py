@@ -4,7 +4,7 @@ Lines of contents, one per line. Both go through `conversation`, as Gemini CLI l
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from ..core.model import Message, Role, Transcript
 from ..core.repair import repair
@@ -21,7 +21,9 @@ def conversation(messages: Iterable[Message], path: str, repairs: list[str]) -> 
     """Contents as read, made a valid request (lazy): responses keyed as their calls, empty
     contents dropped, every call answered once (`core.repair`), runs of one role merged."""
     writer = GeminiWriter()
-    fixed = repair(writer.watch(without_empty(gemini.paired(messages), path, repairs)), writer, path, repairs)
+    # (no `combined`: Gemini's turns are merged by `merged_turns`, never by the repair)
+    fixed = repair(writer.watch(without_empty(gemini.paired(messages), path, repairs)), writer,  # type: ignore[arg-type]
+                   path, repairs)
     return _require(merged_turns(fixed, path, repairs), path)
 
 

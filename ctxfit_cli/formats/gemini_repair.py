@@ -15,7 +15,7 @@ Gemini, and the two repairs only this dialect needs.
 from __future__ import annotations
 
 import re
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 import orjson
 

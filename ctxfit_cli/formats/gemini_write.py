@@ -18,6 +18,8 @@ and `contents`.
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
 
 from ..core.model import Message, PartKind, Transcript
@@ -86,7 +88,7 @@ def request_fields(transcript: Transcript, messages: tuple[Message, ...]) -> lis
 
 def _system_value(system: tuple[Message, ...]) -> dict:
     """One `systemInstruction` from the system message(s) read: their parts, in order."""
-    values = [gemini.system_value(orjson.loads(m.raw)) for m in system]
+    values: list[Any] = [gemini.system_value(orjson.loads(m.raw)) for m in system]  # (JSON objects as read)
     if len(values) == 1:
         return dict(values[0])
     return {"parts": [part for value in values for part in value.get("parts") or []]}

@@ -9,9 +9,9 @@ keys its role does not have and blank text parts are removed (`core.repair.clean
 
 from __future__ import annotations
 
-from ..counters.images import DEFAULT_IMAGE_TOKENS, image_tokens_from_data_url
 from ..core.model import Message, Part, PartKind, Role
 from ..core.repair import cleaned
+from ..counters.images import DEFAULT_IMAGE_TOKENS, image_tokens_from_data_url
 from .common import Where, dumps, expect_dict, expect_str, json_text, type_name
 
 ROLES = {
@@ -35,7 +35,7 @@ def parse_message(value: object, raw: bytes, where: Where) -> Message:
         if not isinstance(call_id, str) or not call_id:
             raise where.fail('a "tool" message needs a "tool_call_id" string')
         text, images = _flatten(message.get("content"), content_where)
-        parts = (Part(PartKind.TOOL_RESULT, text, _name(message), call_id, images),)
+        parts: tuple[Part, ...] = (Part(PartKind.TOOL_RESULT, text, _name(message), call_id, images),)
     else:
         parts = _content_parts(message.get("content"), content_where)
         if role is Role.ASSISTANT and message.get("tool_calls") is not None:

@@ -28,8 +28,8 @@ each provider through its AI SDK package; Chat Completions is the shape most sha
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import orjson
 
@@ -37,7 +37,7 @@ from ..core.model import Dialect, Message, RecordedCall, Transcript
 from ..core.repair import repair
 from ..errors import BadInput
 from . import anthropic, openai
-from .common import Where, dumps, json_text
+from .common import Where, dumps, json_object, json_text
 from .reading import Record
 from .repair_writers import WRITERS
 
@@ -105,7 +105,7 @@ def _load(path: Path) -> dict:
 
 def model_of(message: dict) -> tuple[str, str]:
     """(provider, model) of a message, in either layout OpenCode has written."""
-    model = message.get("model") if isinstance(message.get("model"), dict) else {}
+    model = json_object(message, "model")
     return (str(message.get("providerID") or model.get("providerID") or ""),
             str(message.get("modelID") or model.get("modelID") or ""))
 
@@ -247,7 +247,7 @@ def _tokens(tokens: object) -> tuple[int | None, int | None]:
     """(prompt, output) of a call from OpenCode's `tokens`."""
     if not isinstance(tokens, dict):
         return None, None
-    cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
+    cache = json_object(tokens, "cache")
     prompt = [tokens.get("input"), cache.get("read"), cache.get("write")]
     output = [tokens.get("output"), tokens.get("reasoning")]
 

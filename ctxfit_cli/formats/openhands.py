@@ -27,10 +27,11 @@ output's `metrics.token_usages` fills in a response whose event carries no usage
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from ..core.model import Message, Part, PartKind, RecordedCall, Role, Transcript
-from .common import Where, dumps, expect_dict, json_text, type_name
+from .common import Where, dumps, expect_dict, json_object, json_text, type_name
 from .openai import parse_message
 from .reading import Record
 
@@ -62,12 +63,12 @@ def read(name: str, records: Iterator[Record]) -> Iterator[Transcript]:
 def transcript(name: str, record: Record) -> Transcript:
     where = Where(name, record.line)
     value = record.value
-    usages: dict[str, dict] = {}
+    usages: dict[object, dict[str, Any]] = {}
     model = ""
     if isinstance(value, dict):
         events = value.get("history")
         where = where.at("history")
-        metrics = value.get("metrics") if isinstance(value.get("metrics"), dict) else {}
+        metrics = json_object(value, "metrics")
         usages = {u.get("response_id"): u for u in metrics.get("token_usages") or [] if isinstance(u, dict)}
         config = (value.get("metadata") or {}).get("llm_config") if isinstance(value.get("metadata"), dict) else None
         model = str(config.get("model") or "") if isinstance(config, dict) else ""
@@ -84,7 +85,7 @@ def transcript(name: str, record: Record) -> Transcript:
 class _Builder:
     """Messages rebuilt event by event, as OpenHands' conversation memory does."""
 
-    def __init__(self, name: str, line: int, usages: dict[str, dict], model: str) -> None:
+    def __init__(self, name: str, line: int, usages: dict[object, dict[str, Any]], model: str) -> None:
         self.name, self.line, self.usages, self.model = name, line, usages, model
         self.system: list[Message] = []
         self.tools: Message | None = None
@@ -128,7 +129,7 @@ class _Builder:
         self._append({"role": role, "content": thought}, where, response=metadata)
 
     def _tool_call(self, metadata: dict, where: Where) -> None:
-        response = metadata.get("model_response") if isinstance(metadata.get("model_response"), dict) else {}
+        response = json_object(metadata, "model_response")
         said = _response_message(metadata)
         calls = said.get("tool_calls") or [{"id": metadata.get("tool_call_id"), "function": {
             "name": metadata.get("function_name", ""), "arguments": "{}"}}]
@@ -141,9 +142,9 @@ class _Builder:
 
     def _observation(self, event: dict, where: Where) -> None:
         kind, content = event.get("observation"), str(event.get("content") or "")
-        extras = event.get("extras") if isinstance(event.get("extras"), dict) else {}
+        extras = json_object(event, "extras")
         if kind == "run":
-            meta = extras.get("metadata") if isinstance(extras.get("metadata"), dict) else {}
+            meta = json_object(extras, "metadata")
             content = f"{meta.get('prefix') or ''}{content}{meta.get('suffix') or ''}"
         elif kind == "error":
             content += ERROR_LINE
@@ -179,7 +180,7 @@ class _Builder:
         if not isinstance(response, dict):
             return RecordedCall(index, model=self.model)
         response_id = str(response.get("id") or "")
-        usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
+        usage = json_object(response, "usage")
         logged = self.usages.get(response_id, {})
         prompt = usage.get("prompt_tokens", logged.get("prompt_tokens"))
         output = usage.get("completion_tokens", logged.get("completion_tokens"))
@@ -201,6 +202,6 @@ def _response_message(metadata: dict) -> dict:
 
 def _call(call: dict) -> dict:
     """A tool call as Chat Completions sends it (LiteLLM adds an `index` that is not sent)."""
-    function = call.get("function") if isinstance(call.get("function"), dict) else {}
+    function = json_object(call, "function")
     return {"id": str(call.get("id") or ""), "type": "function",
             "function": {"name": str(function.get("name") or ""), "arguments": function.get("arguments", "")}}

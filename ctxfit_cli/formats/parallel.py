@@ -14,18 +14,19 @@ from __future__ import annotations
 
 import os
 from array import array
+from collections.abc import Iterator
 from dataclasses import replace
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from ..core.estimate import MessageCost, TranscriptEstimate, message_cost
+from ..core.model import Dialect, Message, Part, PartKind, Role, Transcript
+from ..core.notes import TRIMMED_HISTORY
 from ..counters.seed import SEED, Counter
 from ..errors import BadInput, NoConversation
-from ..core.estimate import MessageCost, TranscriptEstimate, message_cost
 from . import NO_MESSAGES, PARSERS, anthropic
 from .common import Where
-from ..core.model import Message, Part, PartKind, Role, Transcript
-from ..core.notes import TRIMMED_HISTORY
 from .reading import BUFFER, as_sent, lines_of, numbered_lines, parse_line
 
 if TYPE_CHECKING:
@@ -118,8 +119,8 @@ def _estimate_piece(job: tuple) -> tuple[TranscriptEstimate | None, int, tuple[i
         file.seek(start)
         piece = _Piece(file, end)
         try:
-            messages = (parse(parse_line(name, number, line), line, Where(name, number))
-                        for number, line in numbered_lines(name, piece, at_start=start == 0))
+            messages: Iterator[Message] = (parse(parse_line(name, number, line), line, Where(name, number))
+                                           for number, line in numbered_lines(name, piece, at_start=start == 0))
             if dialect == "anthropic" and start == 0:  # the system lines, counted as the one prompt they are
                 messages = anthropic.one_system_prompt(messages)
             for message in messages:
@@ -210,7 +211,7 @@ class Outline:
                 made = costs.get(id(cost))
                 if made is None:
                     made = costs[id(cost)] = MessageCost._make(cost)
-                memo = {_SEED: made}
+                memo: dict[object, Any] = {_SEED: made}
                 if checks_key is not None:
                     memo[checks_key] = make_checked(checks)
                 yield Message(_ROLES[role], parts, b"", line, memo, repaired)
@@ -267,7 +268,7 @@ class _ReadsInFull:
         return self.writer.combined(self.outline.full(first), self.outline.full(second))
 
 
-def read_outline(path: str, name: str, format: str, dialect: str, *, workers: int | None = None,
+def read_outline(path: str, name: str, format: str, dialect: Dialect, *, workers: int | None = None,
                  checks: bool = False) -> Outline:
     """Start reading a JSON Lines chat transcript in outline, on several processes (see
     `worth_it`): the system prompt now, the conversation from `Outline.messages`. With
@@ -294,7 +295,7 @@ def _checks(dialect: str) -> tuple:
     return memo_key(dialect), Checked._make
 
 
-def _items(mapping: dict) -> tuple:
+def _items(mapping: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
     return tuple(mapping.items())
 
 
@@ -325,9 +326,9 @@ def _outline_piece(job: tuple) -> tuple[list | None, int, tuple[int, str] | None
                 parts = tuple([(_VALUES[kind], text if text == TRIMMED_HISTORY else "", tool, call_id, images, is_error)
                                for kind, text, tool, call_id, images, is_error in message.parts])
                 cost = message_cost(message)
-                key = (*cost[:1], *map(_items, cost[1:3]), *cost[3:])
-                cost = costs.get(key) or costs.setdefault(key, tuple(cost))
-                records.append((_VALUES[message.role], number, piece.line_start, parts, cost, checked,
+                key = (*cost[:1], _items(cost.by_kind), _items(cost.vectors), *cost[3:])
+                packed = costs.get(key) or costs.setdefault(key, tuple(cost))
+                records.append((_VALUES[message.role], number, piece.line_start, parts, packed, checked,
                                 message.repaired))
         except BadInput as error:
             return None, 0, (error.line or 0, error.problem)

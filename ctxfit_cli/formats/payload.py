@@ -12,24 +12,23 @@ max_tokens, ...) come first, unchanged.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Callable, Iterable, Sequence
+from typing import Any
 
 import orjson
 
 from ..core.estimate import message_cost
-from ..errors import UsageProblem
-from ..counters.seed import Counter, SEED
 from ..core.fitting import FitOptions, Fitter, Plan, has_trim_note
-from . import gemini_write, to_message
-from .common import as_blocks, dumps
-from ..core.model import ALTERNATING, Message, Role, Transcript
+from ..core.model import ALTERNATING, Dialect, Message, Role, Transcript
+from ..core.notes import AGENT_NOTE, CLEARED_RESULT, TRIMMED_HISTORY
 from ..core.usage import log_anchoring
 from ..core.validate import first_problem, validate_request
-from ..errors import BadInput, InvalidRequest
-from ..core.notes import AGENT_NOTE, CLEARED_RESULT, TRIMMED_HISTORY
+from ..counters.seed import SEED, Counter
+from ..errors import BadInput, InvalidRequest, UsageProblem
+from . import gemini_write, responses_payload, to_message
+from .common import as_blocks, dumps
 from .parallel import Outline
-from . import responses_payload
 
 
 @dataclass(frozen=True)
@@ -163,21 +162,22 @@ def sent_messages(transcript: Transcript, plan: Plan) -> tuple[Message, ...]:
     thousands of requests reuses them (and can compare requests by identity).
     """
     messages = transcript.messages
+    assert isinstance(messages, Sequence)  # (a fitted transcript holds its messages)
     dialect = transcript.dialect
     cleared = _cleared_calls(plan)
     sent = plan.sent()
     if not plan.dropped:
         return tuple(_cleared(messages[i], cleared.get(i), dialect) for i in sent)
     head, tail = sent[:plan.first + 1], sent[plan.first + 1:]
-    sent = [_cleared(messages[i], cleared.get(i), dialect) for i in head]
-    sent[-1] = _with_trim_note(sent[-1], dialect)
+    out = [_cleared(messages[i], cleared.get(i), dialect) for i in head]
+    out[-1] = _with_trim_note(out[-1], dialect)
     for position, i in enumerate(tail):
         message = _cleared(messages[i], cleared.get(i), dialect)
         if position == 0 and dialect in ALTERNATING and message.role is Role.USER:
-            sent[-1] = _merge(sent[-1], message, dialect)
+            out[-1] = _merge(out[-1], message, dialect)
         else:
-            sent.append(message)
-    return tuple(sent)
+            out.append(message)
+    return tuple(out)
 
 
 def _cleared_calls(plan: Plan) -> dict[int, str | frozenset[str]]:
@@ -222,7 +222,7 @@ def _system_value(system: tuple[Message, ...]) -> bytes:
     contents = [orjson.loads(m.raw)["content"] for m in system]
     if len(contents) == 1:
         return dumps(contents[0])
-    blocks = []
+    blocks: list[Any] = []
     for content in contents:
         blocks += [{"type": "text", "text": content}] if isinstance(content, str) else content
     return dumps(blocks)
@@ -239,7 +239,7 @@ def _variant(message: Message, key: tuple, make) -> Message:
     return variant
 
 
-def _cleared(message: Message, call_ids: str | frozenset[str] | None, dialect: str) -> Message:
+def _cleared(message: Message, call_ids: str | frozenset[str] | None, dialect: Dialect) -> Message:
     """The message with the results of these calls replaced by the constant note (made once and
     kept in its memo, as `_variant` does; written out: it runs for every cleared message sent)."""
     if not call_ids:
@@ -251,7 +251,7 @@ def _cleared(message: Message, call_ids: str | frozenset[str] | None, dialect: s
     return variant
 
 
-def _make_cleared(message: Message, call_ids: str | frozenset[str], dialect: str) -> Message:
+def _make_cleared(message: Message, call_ids: str | frozenset[str], dialect: Dialect) -> Message:
     if isinstance(call_ids, str):
         call_ids = frozenset((call_ids,))
     if dialect == "gemini":
@@ -271,13 +271,13 @@ def _make_cleared(message: Message, call_ids: str | frozenset[str], dialect: str
     return to_message(value, dialect)
 
 
-def _with_trim_note(message: Message, dialect: str) -> Message:
+def _with_trim_note(message: Message, dialect: Dialect) -> Message:
     if has_trim_note(message):
         return message
     return _variant(message, ("noted", dialect), lambda: _make_with_trim_note(message, dialect))
 
 
-def _make_with_trim_note(message: Message, dialect: str) -> Message:
+def _make_with_trim_note(message: Message, dialect: Dialect) -> Message:
     if dialect == "gemini":
         return gemini_write.with_text(message, TRIMMED_HISTORY)
     if dialect == "responses":
@@ -287,12 +287,12 @@ def _make_with_trim_note(message: Message, dialect: str) -> Message:
     return to_message(value, dialect)
 
 
-def _merge(first: Message, following: Message, dialect: str) -> Message:
+def _merge(first: Message, following: Message, dialect: Dialect) -> Message:
     """Two adjacent user messages as one (Anthropic and Gemini require alternating roles)."""
     return _variant(first, ("merged", following), lambda: _make_merged(first, following, dialect))
 
 
-def _make_merged(first: Message, following: Message, dialect: str) -> Message:
+def _make_merged(first: Message, following: Message, dialect: Dialect) -> Message:
     if dialect == "gemini":
         return gemini_write.merged(first, following)
     value = orjson.loads(first.raw)

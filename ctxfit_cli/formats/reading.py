@@ -10,8 +10,9 @@ by that limit whatever the input (`/dev/zero`, a file with no newline). Every pr
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import BinaryIO, Iterable, Iterator
+from typing import Any, BinaryIO, cast
 
 import orjson
 
@@ -41,7 +42,7 @@ class Record:
     """One parsed JSON value with where it came from and its exact bytes."""
 
     line: int
-    value: object
+    value: Any  # parsed JSON: each reader checks the shape it reads
     raw: bytes
 
 
@@ -83,7 +84,7 @@ def read_records(name: str, stream: BinaryIO, torn: list[str] | None = None) -> 
             yield from _json_lines(name, lines, torn)
             return
         _refuse_lone_cr(name, number, line)
-        if not line.lstrip()[:1] in (b"{", b"[") or not _ends_early(line):
+        if line.lstrip()[:1] not in (b"{", b"[") or not _ends_early(line):
             parse_line(name, number, line)  # not the start of a document: report this line
         yield _document(name, number, line, lines)
         return
@@ -131,8 +132,8 @@ def _document(name: str, number: int, first: bytes, lines: Iterator[tuple[int, b
     try:
         return Record(number, orjson.loads(document), document)
     except orjson.JSONDecodeError as error:
-        line = numbers[min(error.lineno, len(numbers)) - 1]
-        raise BadInput(name, line, _describe(chunks[min(error.lineno, len(chunks)) - 1], error,
+        failed = numbers[min(error.lineno, len(numbers)) - 1]
+        raise BadInput(name, failed, _describe(chunks[min(error.lineno, len(chunks)) - 1], error,
                                              whole=document)) from None
 
 
@@ -165,7 +166,7 @@ def numbered_lines(name: str, stream: BinaryIO | Iterable[bytes], *,
     the limit and text in UTF-16/32 refused; read failures reported as `BadInput`.
 
     `at_start`: the lines begin the file (only there can a byte-order mark stand)."""
-    source = lines_of(stream) if hasattr(stream, "readline") else stream
+    source = lines_of(cast(BinaryIO, stream)) if hasattr(stream, "readline") else stream
     limit, number = _line_limit, 0
     try:
         for number, line in enumerate(source, start=1):

@@ -10,7 +10,7 @@ import orjson
 
 from ..core.model import Message
 from ..core.notes import ABORTED_CALL, OPENING_USER
-from ..core.repair import MADE_FROM
+from ..core.repair import MADE_FROM, Writer
 from . import anthropic, openai
 from .common import Where, as_blocks, dumps
 
@@ -87,7 +87,8 @@ class OpenAIWriter:
         raise AssertionError("OpenAI accepts two messages of one role in a row")
 
 
-WRITERS = {"anthropic": AnthropicWriter(), "openai": OpenAIWriter()}
+WRITERS: dict[str, Writer] = {"anthropic": AnthropicWriter(), "openai": OpenAIWriter()}
 
 from .responses_repair import ResponsesWriter  # noqa: E402 (its own module)
-WRITERS["responses"] = ResponsesWriter()
+
+WRITERS["responses"] = ResponsesWriter()  # type: ignore[assignment]  # (no `combined`: never combines turns)

@@ -26,11 +26,11 @@ they came. Each output is a message of its own (role `tool`).
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
-from ..counters.images import DEFAULT_IMAGE_TOKENS, image_tokens_from_data_url
 from ..core.model import Message, Part, PartKind, Role
 from ..core.responses_items import call_id_of, is_call, is_model_item, is_output, item_kind
+from ..counters.images import DEFAULT_IMAGE_TOKENS, image_tokens_from_data_url
 from .common import Where, expect_dict, json_text, type_name
 
 ROLES = {"user": Role.USER, "assistant": Role.ASSISTANT, "system": Role.SYSTEM, "developer": Role.SYSTEM}
@@ -45,7 +45,9 @@ def parse_message(value: object, raw: bytes, where: Where) -> Message:
     """One item, or the items of one model reply (a list), as one `Message`.
 
     >>> parse_message({"type": "function_call_output", "call_id": "c1", "output": "ok"}, b"", Where("x", 1)).parts
-    (Part(kind=<PartKind.TOOL_RESULT: 'tool_result'>, text='ok', tool='', call_id='c1', image_tokens=0, is_error=False),)
+    ... # doctest: +NORMALIZE_WHITESPACE
+    (Part(kind=<PartKind.TOOL_RESULT: 'tool_result'>, text='ok', tool='', call_id='c1', image_tokens=0,
+          is_error=False),)
     """
     if isinstance(value, list):
         parts = tuple(part for i, item in enumerate(value)
@@ -139,7 +141,8 @@ def _output(item: dict, kind: str, where: Where) -> tuple[Part, ...]:
     if output is None:
         return (Part(PartKind.TOOL_RESULT, "", name, call_id),)
     if kind == "shell_call_output" and isinstance(output, list):
-        text = "\n".join(_text(chunk.get(k)) for chunk in output if isinstance(chunk, dict) for k in ("stdout", "stderr"))
+        text = "\n".join(_text(chunk.get(k)) for chunk in output if isinstance(chunk, dict)
+                         for k in ("stdout", "stderr"))
         return (Part(PartKind.TOOL_RESULT, text, name, call_id),)
     parts = _content(output, where.at("output"))
     text = "\n".join(p.text for p in parts if p.text)

@@ -8,7 +8,7 @@ it had in the file, so an unchanged item is written back as it was.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from ..core.model import Message, Part, PartKind, Role, Transcript
 from ..core.repair import repair
@@ -35,10 +35,12 @@ def read_request(name: str, record: Record, require: Callable) -> Transcript:
             messages.append(parse_message(items[start], raw[start], at))
         else:
             messages.append(parse_message(items[start:end], b",".join(raw[start:end]), at))
-    system = (instructions_message(value["instructions"], record.line),) if value.get("instructions") is not None else ()
+    has_instructions = value.get("instructions") is not None
+    system = (instructions_message(value["instructions"], record.line),) if has_instructions else ()
     tools = None
     if value.get("tools") is not None:
-        tools = Message(Role.TOOLS, (Part(PartKind.TEXT, json_text(value["tools"])),), dumps(value["tools"]), record.line)
+        tools = Message(Role.TOOLS, (Part(PartKind.TEXT, json_text(value["tools"])),), dumps(value["tools"]),
+                        record.line)
     extra = tuple((k, dumps(v)) for k, v in value.items() if k not in FIXED)
     transcript = Transcript(name, "request", "responses", (), system, tools, extra, record.line)
     transcript.messages = list(require(name, repair(messages, WRITERS["responses"], name, transcript.repairs)))

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterator, NamedTuple
+from collections.abc import Iterator
+from typing import Any, NamedTuple
 
 _DECODER = json.JSONDecoder()
 WHITESPACE = " \t\n\r"
@@ -53,7 +54,8 @@ class Offsets:
 def elements(text: str, i: int, byte: Offsets, *, first: bool) -> tuple[list, list[tuple[int, int]], int]:
     """The array elements from `i` (just after "[" or after a previous element) to the "]":
     (values, byte spans, index just after the "]")."""
-    values, spans = [], []
+    values: list[Any] = []
+    spans: list[tuple[int, int]] = []
     i = skip(text, i)
     while True:
         if text[i:i + 1] == "]":

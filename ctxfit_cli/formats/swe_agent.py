@@ -21,7 +21,7 @@ assistant message is one recorded model call; a trajectory records no per-call u
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import orjson
 

@@ -15,16 +15,16 @@
 
 >>> claude_code_call({"message": {"id": "m1", "model": "claude-opus-4-6", "usage": {
 ...     "input_tokens": 3, "cache_creation_input_tokens": 10, "cache_read_input_tokens": 20000,
-...     "output_tokens": 5}}}, 7)
-RecordedCall(message=7, id='m1', model='claude-opus-4-6', prompt_tokens=20013, output_tokens=5, window=None, reasoning_tokens=None)
+...     "output_tokens": 5}}}, 7)  # doctest: +NORMALIZE_WHITESPACE
+RecordedCall(message=7, id='m1', model='claude-opus-4-6', prompt_tokens=20013, output_tokens=5, window=None,
+             reasoning_tokens=None)
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from ..core.model import Message, RecordedCall, Role
-from .reading import Record
 
 #: Claude Code usage fields whose sum is the whole prompt of a call.
 PROMPT_FIELDS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")

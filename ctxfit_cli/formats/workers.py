@@ -12,13 +12,16 @@ from __future__ import annotations
 import os
 import signal
 import threading
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from ..errors import EXIT_INTERNAL, CtxfitError
 
 if TYPE_CHECKING:
+    from collections.abc import MutableMapping
     from concurrent.futures import Future, ProcessPoolExecutor
+    from multiprocessing import Process
 
 
 class WorkerDied(CtxfitError):
@@ -48,7 +51,7 @@ class Workers:
         self._pool: ProcessPoolExecutor = ProcessPoolExecutor(
             count, mp_context=get_context("fork"), initializer=_start_worker, initargs=(os.getpid(),))
         # The executor's own table of its processes (pid -> Process), kept: it is emptied on shutdown.
-        self._processes: dict = self._pool._processes
+        self._processes: MutableMapping[int, Process] = self._pool._processes
 
     def submit(self, function: Callable[..., Any], *args: Any, name: str) -> Future:
         """Run `function(*args)` in a worker; `name` (a file) is what a report of its death says."""
@@ -77,7 +80,7 @@ class Workers:
         for future in futures:
             yield self.result(future)
 
-    def __enter__(self) -> "Workers":
+    def __enter__(self) -> Workers:
         self._restore = _kill_on_interrupt(self)
         return self
 
@@ -161,7 +164,7 @@ def _start_worker(parent: int) -> None:
     _die_with_parent(parent)
 
 
-def _kill_on_interrupt(workers: Workers) -> Callable[[], None]:
+def _kill_on_interrupt(workers: Workers) -> Callable[[], object]:
     """Make Ctrl-C kill `workers` before it interrupts the main process, wherever that is
     (a generator suspended between results included). Returns what restores the handler."""
     if threading.current_thread() is not threading.main_thread():

@@ -23,11 +23,12 @@ when clearing is not enough, the request is sent as it is.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from typing import Callable, Iterator, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from ..core.estimate import merged_cost, message_cost
-from ..core.fitting import FitOptions, Fitter, OpenCalls, Shape, overlapping_ranges, note_cost, noted_cost
+from ..core.fitting import FitOptions, Fitter, OpenCalls, Shape, note_cost, noted_cost, overlapping_ranges
 from ..core.model import ALTERNATING, Role, Transcript
 from ..core.usage import log_anchoring
 from ..errors import InvalidRequest
@@ -42,23 +43,32 @@ class Request(NamedTuple):
     tokens: int
     stage: str
     #: Tokens at the start of this request identical to `earlier` (a request of the same walk).
-    shared_with: Callable[["Request"], int]
+    shared_with: Callable[[Request], int]
     #: Tokens of `earlier` this request still sends, wherever they are in it (the cache bound).
-    still_sent: Callable[["Request"], int]
-    shape: object = None
+    still_sent: Callable[[Request], int]
+    #: What the policy cut (a fitter `Shape`, `OldTurns`' (start, end), None): each policy compares only its own.
+    shape: Any = None
     #: The recorded size of an earlier call that `tokens` is anchored on (0: all estimated).
     confirmed: int = 0
 
 
 class Policy(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
+
     #: Whether `requests` walks the messages once, in order, so that they may be streamed (a
     #: big file's replay walks while later pieces are read); else they must be a tuple.
-    streams: bool
+    @property
+    def streams(self) -> bool: ...
 
     def describe(self) -> str: ...
 
     def requests(self, transcript: Transcript, options: FitOptions) -> Iterator[Request]: ...
+
+
+def _against(measure: Callable[[Shape, Shape], int], current: Shape) -> Callable[[Request], int]:
+    """`measure` of `current` against an earlier request of the same walk."""
+    return lambda earlier: measure(earlier.shape, current)
 
 
 @dataclass(frozen=True)
@@ -95,8 +105,7 @@ class FitterPolicy:
                         check.trimmed(call=fitter.requests, first=fitter.first, anchor=shape.anchor,
                                       start=shape.start, end=shape.end)
                     yield Request(fitter.requests, shape.tokens, shape.stage,
-                                  lambda earlier, current=shape: shared(earlier.shape, current),
-                                  lambda earlier, current=shape: still_sent(earlier.shape, current), shape,
+                                  _against(shared, shape), _against(still_sent, shape), shape,
                                   fitter.confirmed(shape.end))
                 shapes.clear()
         except InvalidRequest:
@@ -238,7 +247,7 @@ class OldTurns:
 
 #: Clear only until the request is under the budget (the seed rule; what the policies ctxfit is
 #: compared with do).
-_UNTIL_IT_FITS = {"lowwater": None, "headroom": None}
+_UNTIL_IT_FITS: dict[str, Any] = {"lowwater": None, "headroom": None}
 
 POLICIES: dict[str, Policy] = {
     "ctxfit": FitterPolicy("ctxfit", "the options given (default: batches of 4 down to the low-water mark, "
@@ -248,9 +257,11 @@ POLICIES: dict[str, Policy] = {
     "none": SendAll(),
     "turns": OldTurns(),
     "clear-each": FitterPolicy("clear-each", "clear the oldest result one at a time until it fits",
-                               lambda o: replace(o, batch_size=1, protect_share=0.0, min_clear_tokens=0, trim=False, **_UNTIL_IT_FITS)),
+                               lambda o: replace(o, batch_size=1, protect_share=0.0, min_clear_tokens=0, trim=False,
+                                                 **_UNTIL_IT_FITS)),
     "keep-6": FitterPolicy("keep-6", "clear oldest first, always keep the 6 newest results whole",
-                           lambda o: replace(o, batch_size=1, protect_count=6, min_clear_tokens=0, trim=False, **_UNTIL_IT_FITS)),
+                           lambda o: replace(o, batch_size=1, protect_count=6, min_clear_tokens=0, trim=False,
+                                             **_UNTIL_IT_FITS)),
     "clear-at-least": FitterPolicy(
         "clear-at-least", "when over, clear oldest until 5% of the budget is freed, keep the 3 newest",
         lambda o: replace(o, batch_tokens=max(1, o.budget // 20), protect_count=3, min_clear_tokens=0, trim=False,

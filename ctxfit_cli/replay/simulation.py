@@ -33,10 +33,10 @@ Prices are relative to one uncached input token (defaults: cache write 1.25, cac
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from ..core.options import FitOptions
 from ..core.model import Transcript
+from ..core.options import FitOptions
 from .policies import Policy, Request
 from .prices import Prices
 
@@ -93,15 +93,15 @@ class PolicyReplay:
         self.cost += prices.cost(read=step.cache_read, write=step.cache_write, uncached=step.uncached)
         self.steps.append(step)
 
-    def merge(self, other: "PolicyReplay") -> None:
+    def merge(self, other: PolicyReplay) -> None:
         """Add another history's totals (for the total over several files)."""
         for name in ("calls", "rejected", "total_input", "cache_read", "cache_bound", "cache_write", "uncached",
                      "cache_breaks", "over_budget", "cost"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.max_request = max(self.max_request, other.max_request)
 
-    def to_dict(self, prices: Prices, *, steps: bool = False) -> dict:
-        document = {
+    def to_dict(self, prices: Prices, *, steps: bool = False) -> dict[str, Any]:
+        document: dict[str, Any] = {
             "calls": self.calls,
             "rejected": self.rejected,
             "first_rejected": self.first_rejected,

@@ -4,8 +4,9 @@ Anthropic `POST /v1/messages`, OpenAI `POST /v1/chat/completions` and `POST /v1/
 fitted to the budget (see `fitting.py`, `responses.py`; each request's budget and window come
 from its model, `limits.py`), then forwarded; every other request is forwarded untouched. Replies, SSE
 streams included, are passed back as they arrive, byte for byte (the provider's compression
-too: the provider is asked for exactly the encodings the agent asked for). Headers, API keys included, are forwarded and never logged. One line per request goes to
-the log; `GET /ctxfit/stats` shows what was done per conversation.
+too: the provider is asked for exactly the encodings the agent asked for). Headers, API keys
+included, are forwarded and never logged. One line per request goes to the log; `GET /ctxfit/stats`
+shows what was done per conversation.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ import asyncio
 import ipaddress
 import signal
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Callable
 
 import aiohttp
 import orjson
@@ -24,6 +25,8 @@ from aiohttp import web
 from multidict import CIMultiDict
 from yarl import URL
 
+from ..core.model import Dialect
+from . import responses
 from .body import READER_MEMORY, BodyError, Readers
 from .clients import ConnectionGuard, RateLimitedLog, connection_limit, quiet_http_stack
 from .conversations import SESSION_MEMORY, Conversations, Stats, conversation_key
@@ -31,8 +34,7 @@ from .errors import provider_error
 from .fitting import DIALECTS, Outcome, fit_body, parse
 from .limits import LimitRule
 from .upstream import Upstream
-from .usage import Reported, ReplyUsage
-from . import responses
+from .usage import ReplyUsage, Reported
 
 #: Bodies from this size on are read and fitted in a worker thread, so the event loop keeps
 #: serving other requests (and streaming their replies) meanwhile.
@@ -111,6 +113,7 @@ class Proxy:
                                             connector=aiohttp.TCPConnector(limit=0))
 
     async def _close(self, _app: web.Application) -> None:
+        assert self.client is not None  # (made on start-up, before any request)
         await self.client.close()
         self.workers.shutdown(wait=False, cancel_futures=True)
 
@@ -183,6 +186,8 @@ class Proxy:
         outcome = await self._fit(body, dialect, request.headers.get("content-encoding", "identity"))
         stats = outcome.conversation.stats if outcome.conversation else None
         if outcome.error is not None:
+            # (an error comes only from a fit: its conversation, plan and limits are set)
+            assert stats is not None and outcome.plan is not None and outcome.limits is not None
             self.totals.rejected += 1
             stats.rejected += 1
             self._log(request, started, 400, f"{_conversation(outcome)} {outcome.plan.tokens_after:,} tokens: "
@@ -199,10 +204,10 @@ class Proxy:
         self._log(request, started, status, _describe(outcome))
         return response
 
-    async def _body(self, request: web.Request, dialect: str = "anthropic") -> bytes | web.Response:
+    async def _body(self, request: web.Request, dialect: Dialect = "anthropic") -> bytes | web.Response:
         try:
             return await asyncio.wait_for(request.read(), self.settings.client_timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             message = f"the request body did not arrive within {self.settings.client_timeout:g} s"
             self.errors.error("body timeout", f"{request.method} {request.path} 408  {message}")
             response = web.Response(status=408, body=provider_error(dialect, 408, f"ctxfit proxy: {message}"),
@@ -215,7 +220,7 @@ class Proxy:
             self._log(request, time.perf_counter(), 413, message)
             return web.Response(status=413, body=provider_error(dialect, 413, message), content_type="application/json")
 
-    async def _fit(self, body: bytes, dialect: str, encoding: str = "identity") -> Outcome:
+    async def _fit(self, body: bytes, dialect: Dialect, encoding: str = "identity") -> Outcome:
         """The body fitted, or the agent's own bytes with the reason they were not (fail open).
 
         The one place a request fails open: whatever reading, recognising or fitting the body
@@ -261,12 +266,13 @@ class Proxy:
         if self.upstream.authorization and "authorization" not in headers:
             headers["Authorization"] = self.upstream.authorization
         url = URL(self.upstream.base + request.rel_url.raw_path_qs, encoded=True)
+        assert self.client is not None  # (made on start-up, before any request)
         try:
             # Only the agent's headers: aiohttp would add its own Accept-Encoding (and then a
             # client that asked for none would get gzip back) and User-Agent.
             upstream = await self.client.request(request.method, url, headers=headers, data=body,
                                                  allow_redirects=False, skip_auto_headers=AUTO_HEADERS)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return self._upstream_error(request, 504, "the provider did not answer in time"), "504"
         except aiohttp.ClientError as error:
             return self._upstream_error(request, 502, f"cannot reach the provider ({type(error).__name__})"), "502"
@@ -285,10 +291,11 @@ class Proxy:
                     chunk = await chunks.__anext__()
                 except StopAsyncIteration:
                     break
-                except (aiohttp.ClientError, asyncio.TimeoutError):
+                except (TimeoutError, aiohttp.ClientError):
                     # The provider broke off mid-reply: break off the agent's reply the same way.
                     self.totals.upstream_errors += 1
-                    request.transport.close()
+                    if request.transport is not None:  # (None once the agent has hung up itself)
+                        request.transport.close()
                     return response, f"{upstream.status} (broken off by the provider mid-reply)"
                 usage.feed(chunk)
                 if anchoring is not None and usage.found is not None:  # before the agent has it all
@@ -344,6 +351,7 @@ def _describe(outcome: Outcome) -> str:
     if outcome.skipped:
         return f"{_conversation(outcome)} forwarded unchanged, not fitted: {outcome.skipped}"
     plan = outcome.plan
+    assert plan is not None  # (not skipped: fitted)
     cleared = sum(len(b.results) for b in plan.batches if b.cleared)
     stage = plan.stage if plan.stage == "none" else f"{plan.stage}, {cleared} results cleared"
     over = ", over the budget: the smallest request" if plan.overrun else ""
@@ -357,7 +365,7 @@ def _describe(outcome: Outcome) -> str:
 async def _anchor(outcome: Outcome, reported: Reported) -> None:
     """The size the provider reported for the request sent anchors the conversation's next one
     (DESIGN §11); the session is not shared while a request of its conversation is fitted."""
-    if outcome.session is None or outcome.sent is None or reported.prompt <= 0:
+    if outcome.session is None or outcome.sent is None or outcome.conversation is None or reported.prompt <= 0:
         return
     async with outcome.conversation.lock:
         outcome.session.record(reported, sent=outcome.sent)
@@ -378,9 +386,11 @@ async def serve(settings: Settings, host: str, port: int, ready: Callable[[str],
                            shutdown_timeout=settings.shutdown_grace, keepalive_timeout=settings.client_timeout)
     await runner.setup()
     proxy.guard = ConnectionGuard(limit, proxy.errors)
+    assert runner.server is not None  # (made by setup)
     proxy.guard.install(runner.server)
     site = web.TCPSite(runner, host, port)
     await site.start()
+    assert isinstance(site._server, asyncio.Server)  # (started just above)
     bound = site._server.sockets[0].getsockname()
     ready(f"http://{bound[0]}:{bound[1]}" if ":" not in bound[0] else f"http://[{bound[0]}]:{bound[1]}")
     stop = asyncio.Event()

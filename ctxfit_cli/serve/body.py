@@ -18,7 +18,8 @@ winning: that array is the one fitted and written back (the earlier ones go on a
 >>> reader.read(b'{"model": "m", "messages": [{"role": "user", "content": "hi"}]}')["messages"]
 [{'role': 'user', 'content': 'hi'}]
 >>> first = reader.messages[0]
->>> grown = reader.read(b'{"model": "m", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}], "stream": true}')
+>>> grown = reader.read(b'{"model": "m", "messages": [{"role": "user", "content": "hi"}, '
+...                     b'{"role": "assistant", "content": "yo"}], "stream": true}')
 >>> grown["messages"][0] is first, grown["stream"]
 (True, True)
 """
@@ -32,6 +33,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from ..formats.spans import WHITESPACE, Offsets, SpanError, elements, object_members
+
 #: Chunk size of the common-prefix search: equal chunks are skipped at memcmp speed.
 _CHUNK = 1 << 18
 
@@ -112,6 +114,7 @@ class BodyReader:
         if last is None or members[last].elements is None:
             raise BodyError(f'no "{self.key}" list')
         found = members[last]
+        assert found.elements is not None  # (checked above)
         head = {m.key: m.value for m in members[:last]}
         fields = {m.key: m.value for m in members[last + 1:]}
         self._keep(body, head, found.value, found.elements, 0, found.start, found.end - 1)

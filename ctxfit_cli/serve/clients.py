@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import resource
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from aiohttp import web
 
@@ -49,7 +49,7 @@ def connection_limit(wanted: int) -> tuple[int, str]:
 class ConnectionGuard:
     """Holds a server to `limit` connections, evicting the one idle longest (see above)."""
 
-    def __init__(self, limit: int, log: "RateLimitedLog") -> None:
+    def __init__(self, limit: int, log: RateLimitedLog) -> None:
         self.limit, self.log = limit, log
         #: Connections without a request under way, by when they became so.
         self._idle_since: dict[web.RequestHandler, float] = {}
@@ -70,7 +70,8 @@ class ConnectionGuard:
             self._busy.discard(handler)
             lost(handler, exc)
 
-        server.connection_made, server.connection_lost = connection_made, connection_lost
+        # (wrapping the server's own hooks is the point: aiohttp has no other place to watch them)
+        server.connection_made, server.connection_lost = connection_made, connection_lost  # type: ignore[method-assign]
 
     def request_started(self, handler: web.RequestHandler | None) -> None:
         if handler is not None and self._idle_since.pop(handler, None) is not None:

@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 
 from ..api import Session
+from ..core.model import Dialect
 from ..core.plan import Plan
 
 
@@ -83,7 +84,7 @@ class Conversation:
     #: Bytes of the last request body its session was fitted on.
     size: int = 0
 
-    def session_for(self, budget: int, window: int | None, dialect: str, system: Any, tools: Any) -> Session:
+    def session_for(self, budget: int, window: int | None, dialect: Dialect, system: Any, tools: Any) -> Session:
         # Another system prompt, tool list, budget or window (the agent switched model): a new walk.
         if self.session is None or self.fixed != (system, tools, budget, window):
             self.session = Session(budget, system=system, tools=tools, dialect=dialect, window=window)

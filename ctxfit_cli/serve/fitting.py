@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..api import SentRequest, Session
+from ..core.model import Dialect
 from ..core.plan import Plan
 from ..errors import CannotFit
 from .body import BodyError, Layout, Readers
@@ -22,7 +23,7 @@ from .conversations import Conversation
 from .errors import context_too_long
 
 #: Which API each fitted path speaks.
-DIALECTS = {"/v1/messages": "anthropic", "/v1/chat/completions": "openai"}
+DIALECTS: dict[str, Dialect] = {"/v1/messages": "anthropic", "/v1/chat/completions": "openai"}
 DIALECTS["/v1/responses"] = "responses"  # (serve/responses.py)
 
 
@@ -62,7 +63,7 @@ def parse(readers: Readers, body: bytes) -> tuple[dict, Layout]:
     return request, layout
 
 
-def fit_body(body: bytes, request: dict, layout: Layout, dialect: str, conversation: Conversation,
+def fit_body(body: bytes, request: dict, layout: Layout, dialect: Dialect, conversation: Conversation,
              limits: Limits) -> Outcome:
     """Fit a parsed request of `conversation` (the caller holds its lock)."""
     system = request.get("system") if dialect == "anthropic" else None
@@ -75,5 +76,6 @@ def fit_body(body: bytes, request: dict, layout: Layout, dialect: str, conversat
         conversation.session = None  # in an unknown state now: rebuilt from the next request
         raise
     plan = session.plan
+    assert plan is not None  # set by the fit just made
     forwarded = body if not plan.dropped and not plan.cleared else layout.write(messages)
     return Outcome(forwarded, conversation, plan, session=session, sent=session.sent)

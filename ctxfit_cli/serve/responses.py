@@ -13,13 +13,14 @@ import hashlib
 
 import orjson
 
+from ..core.model import Dialect
 from ..errors import CannotFit
 from .body import BodyError, Layout, Readers
 from .conversations import Conversation
 from .errors import context_too_long
 from .fitting import Limits, Outcome
 
-DIALECT = "responses"
+DIALECT: Dialect = "responses"
 KEY = "input"  # the array of the conversation in the body
 #: Fields that make the provider prepend a history it stores: what is sent is not all there is.
 SERVER_HISTORY = ("previous_response_id", "conversation")
@@ -68,5 +69,6 @@ def fit_body(body: bytes, request: dict, layout: Layout, _dialect: str, conversa
         conversation.session = None  # in an unknown state now: rebuilt from the next request
         raise  # the proxy forwards the body unchanged (fail open, in one place: `Proxy._fit`)
     plan = session.plan
+    assert plan is not None  # set by the fit just made
     forwarded = body if not plan.dropped and not plan.cleared else layout.write(items)
     return Outcome(forwarded, conversation, plan, session=session, sent=session.sent)

@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import select
+import signal
 import subprocess
 import sys
 import urllib.request
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
 
 @dataclass(frozen=True)
@@ -101,6 +101,7 @@ def start_proxy(options: Sequence[str], log_path: Path) -> tuple[subprocess.Pope
         proxy = subprocess.Popen([sys.executable, "-m", "ctxfit_cli", "proxy", "--port", "0", "--host", "127.0.0.1",
                                   *options], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log,
                                  start_new_session=True, preexec_fn=_dies_with(os.getpid()))
+    assert proxy.stdout is not None  # (stdout=PIPE)
     ready, _, _ = select.select([proxy.stdout], [], [], START_SECONDS)
     line = proxy.stdout.readline().decode("utf-8", "replace").strip() if ready else ""  # its first line: its URL
     if not line.startswith("http://"):

@@ -28,7 +28,7 @@ class Upstream:
     authorization: str | None = None
 
     @classmethod
-    def parse(cls, url: str) -> "Upstream":
+    def parse(cls, url: str) -> Upstream:
         parts = urlsplit(url.rstrip("/"))
         if parts.username is None and parts.password is None:
             return cls(urlunsplit(parts), urlunsplit(parts))

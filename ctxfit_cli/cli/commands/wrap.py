@@ -8,21 +8,35 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, List, Optional
+from types import ModuleType
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from ...errors import UsageProblem
 from ..error_reporting import reports_errors
-from .proxy import (Budget, ClientTimeout, Conversations, MaxBodyMb, MaxConnections, MemoryMb, ShutdownGrace,
-                    UpstreamTimeout, Window, proxy_settings)
+
+if TYPE_CHECKING:  # the module itself is imported when the command runs (start-up stays light)
+    from ...serve.supervise import Agent
+from .proxy import (
+    Budget,
+    ClientTimeout,
+    Conversations,
+    MaxBodyMb,
+    MaxConnections,
+    MemoryMb,
+    ShutdownGrace,
+    UpstreamTimeout,
+    Window,
+    proxy_settings,
+)
 
 AGENT_NAMES = ("claude", "codex", "gemini")
 
 
 @reports_errors
 def wrap(
-    command: Annotated[Optional[List[str]], typer.Argument(
+    command: Annotated[Optional[list[str]], typer.Argument(
         metavar="AGENT [-- AGENT-ARGS] | -- COMMAND ARGS...", show_default=False,
         help=f"The agent ({', '.join(AGENT_NAMES)}) and, after --, its own arguments; with --env, the "
              "command to run.")] = None,
@@ -82,7 +96,7 @@ def wrap(
     raise typer.Exit(run.exit_code)
 
 
-def _command(command: list[str], env: str | None, supervise) -> tuple[list[str], "supervise.Agent"]:
+def _command(command: list[str], env: str | None, supervise: ModuleType) -> tuple[list[str], Agent]:
     if env is not None:
         if not command:
             raise UsageProblem("--env needs the command to run after --, e.g. ctxfit wrap --env "

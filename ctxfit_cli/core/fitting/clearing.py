@@ -96,13 +96,13 @@ class Clearing:
         b = bisect.bisect_left(self.candidate_index, high, 0, cleared)
         return self.saving_prefix[b] - self.saving_prefix[a]
 
-    def mark(self) -> tuple:
+    def mark(self) -> tuple[int, int, int, int, int, int]:
         """Where the state is now, to go back to it (`undo`): planning a request that is not
         committed moves it forward."""
         return (self.protect_from, self.protected_end, self.protect_sum,
                 len(self.candidates), len(self.too_small), len(self.batch_ends))
 
-    def undo(self, mark: tuple) -> None:
+    def undo(self, mark: tuple[int, int, int, int, int, int]) -> None:
         self.protect_from, self.protected_end, self.protect_sum, candidates, too_small, batch_ends = mark
         del self.candidates[candidates:], self.candidate_index[candidates:]
         del self.saving_prefix[candidates + 1:], self.too_small[too_small:]

@@ -10,7 +10,8 @@ function of the history.
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, NamedTuple
 
 from ..anchor import Anchoring
 from ..model import Message, Role
@@ -25,7 +26,7 @@ _ASSISTANT = Role.ASSISTANT
 
 
 def plan_fit(messages: Sequence[Message], *, budget: int, fixed: Sequence[Message] = (),
-             options: FitOptions | None = None, **option_values) -> Plan:
+             options: FitOptions | None = None, **option_values: Any) -> Plan:
     """Plan the request for a conversation (system prompt and tools passed as `fixed`).
 
     Options are those of `FitOptions`: `window`, `batch_size`, `protect_share`,
@@ -108,7 +109,7 @@ class Fitter:
         self.extend(history[known:])
         return self.plan()
 
-    def extend(self, new: Sequence[Message]) -> None:
+    def extend(self, new: Iterable[Message]) -> None:
         """Add messages; the request made before each assistant message is walked through."""
         history = self.history
         for message in new:
@@ -223,7 +224,8 @@ class Fitter:
             running -= freed
             described.append(Batch(number + 1, refs, freed, running, number < batches))
         after, stage = self._exact_tokens(start, end, batches), self.trimming.stage(start, batches)
-        anchor, dropped = None, []
+        anchor: int | None = None
+        dropped: list[tuple[int, int]] = []
         if history.trimmed(start):
             anchor, dropped = self.trimming.dropped(start)
         else:

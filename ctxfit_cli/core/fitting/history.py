@@ -9,7 +9,7 @@ round start — a place where stage 2 or 3 may start the kept history. The stage
 from __future__ import annotations
 
 import operator
-from typing import Sequence
+from collections.abc import Sequence
 
 from ...counters.seed import SEED
 from ..estimate import message_cost

@@ -38,7 +38,7 @@ class Sharing:
     def __init__(self, history: History, clearing: Clearing, trimming: Trimming) -> None:
         self.history, self.clearing, self.trimming = history, clearing, trimming
         self.dialect = trimming.dialect
-        self._appended_memo: tuple | None = None  # (see `_appended`)
+        self._appended_memo: tuple[tuple[int, int | None, int], int, int] | None = None  # (see `_appended`)
 
     def shared_tokens(self, previous: Shape, current: Shape) -> int:
         """Tokens at the start of `current` that are identical, message by message, to the
@@ -170,6 +170,7 @@ def _common_run(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> list[tupl
     common, i, j = [], 0, 0
     a_low, b_low = (a[0][0] if a else None), (b[0][0] if b else None)
     while i < len(a) and j < len(b) and a_low == b_low:
+        assert a_low is not None and b_low is not None  # (both runs still have a part)
         run = min(a[i][1] - a_low, b[j][1] - b_low)
         common.append((a_low, a_low + run))
         a_low, b_low = a_low + run, b_low + run

@@ -10,7 +10,7 @@ budget and the next requests reuse the cache.
 from __future__ import annotations
 
 import bisect
-from typing import Iterator
+from collections.abc import Iterator
 
 from ..estimate import merged_cost, message_cost
 from ..model import ALTERNATING, Role
