@@ -45,9 +45,17 @@ from .sdk import RequestDict, as_request_dict, copy_with, plain_json
 FALLBACK_DIALECT: Dialect = "anthropic"
 
 
-def fit(messages: Sequence[Any], budget: int, *, system: Any = None, tools: Any = None,
-        dialect: Dialect | None = None, window: int | None = None, usage: Any = None,
-        **options: Any) -> list:
+def fit(
+    messages: Sequence[Any],
+    budget: int,
+    *,
+    system: Any = None,
+    tools: Any = None,
+    dialect: Dialect | None = None,
+    window: int | None = None,
+    usage: Any = None,
+    **options: Any,
+) -> list:
     """The messages to send so that the request fits `budget` tokens (DESIGN §4).
 
     `messages`: dicts, SDK objects or LangChain messages (OpenAI's leading system messages
@@ -113,8 +121,16 @@ class Session:
     (1730, True)
     """
 
-    def __init__(self, budget: int, *, system: Any = None, tools: Any = None,
-                 dialect: Dialect | None = None, window: int | None = None, **options: Any) -> None:
+    def __init__(
+        self,
+        budget: int,
+        *,
+        system: Any = None,
+        tools: Any = None,
+        dialect: Dialect | None = None,
+        window: int | None = None,
+        **options: Any,
+    ) -> None:
         if window is not None:
             options["window"] = window
         if "counter" in options:  # a profile's name, as `count` takes it
@@ -183,17 +199,22 @@ class Session:
 
         Returns the reported prompt size, or None when the history was edited since that
         request so that it is no longer what is sent (nothing is anchored then)."""
-        reported = (response if isinstance(response, Reported) else
-                    reported_prompt(response if isinstance(response, dict) else plain_json(response)))
+        reported = (
+            response
+            if isinstance(response, Reported)
+            else reported_prompt(response if isinstance(response, dict) else plain_json(response))
+        )
         if reported is None:
-            raise ValueError(f"{type(response).__name__} reports no prompt size: pass the provider's reply "
-                             "(or its `usage`), as returned once the request is complete")
+            raise ValueError(
+                f"{type(response).__name__} reports no prompt size: pass the provider's reply "
+                "(or its `usage`), as returned once the request is complete"
+            )
         sent = sent or self.sent
         if sent is None:
             raise ValueError("record() anchors the request that fit() produced: call fit() first")
         with self._lock:
             walk = sent.walk
-            anchor = Anchor(reported.prompt, sent.messages, sent.estimated, walk.digest(walk.body[:sent.messages]))
+            anchor = Anchor(reported.prompt, sent.messages, sent.estimated, walk.digest(walk.body[: sent.messages]))
             current = self._walk
             if current is not None and current is not walk and not current.holds(anchor, current.body):
                 return None
@@ -205,8 +226,10 @@ class Session:
         as repaired) before its last reply."""
         reply = next((i for i in range(len(body) - 1, -1, -1) if body[i].role is Role.ASSISTANT), None)
         if reply is None:
-            raise ValueError("usage= is the size of the request that got the last reply, and these messages "
-                             "hold no reply: give it to session.record() once that request is answered")
+            raise ValueError(
+                "usage= is the size of the request that got the last reply, and these messages "
+                "hold no reply: give it to session.record() once that request is answered"
+            )
         sent = self.sent
         if sent is None or sent.messages != reply or sent.walk is not self._walk:
             walk = self._walk_for(lead, body)
@@ -263,8 +286,11 @@ class Session:
                 self._walk = None
                 continue
             index = len(self._requests) - 1
-            if self.dialect == "responses" and index and responses.joins_previous(
-                    self._requests[index - 1].value, request.value):
+            if (
+                self.dialect == "responses"
+                and index
+                and responses.joins_previous(self._requests[index - 1].value, request.value)
+            ):
                 start = self._starts[-1]  # the next item of the reply read last
                 if self._walk is not None and self._walk.lead + len(self._walk.body) >= len(self._messages):
                     self._walk = None  # the walk has seen that reply: it starts over
@@ -339,8 +365,12 @@ class Session:
             return out
         given = validate_request(_request([r.value for r in self._requests], self.dialect), self.dialect)
         if given:
-            raise BadInput("messages", None, f"{given[0]}: the history is not a valid {self.dialect} "
-                                             "request (answer every tool call before fitting)")
+            raise BadInput(
+                "messages",
+                None,
+                f"{given[0]}: the history is not a valid {self.dialect} "
+                "request (answer every tool call before fitting)",
+            )
         raise InvalidRequest("messages", self.dialect, problems[0])
 
 
@@ -382,8 +412,9 @@ class _Walk:
     """The one place the facade drives the core's fitting: the forward walk of one history and
     the messages each request sends. (A seam: the Fitter's insides may be reorganised.)"""
 
-    def __init__(self, options: FitOptions, fixed: tuple[tuple[Message, ...], Message | None],
-                 dialect: Dialect, lead: int) -> None:
+    def __init__(
+        self, options: FitOptions, fixed: tuple[tuple[Message, ...], Message | None], dialect: Dialect, lead: int
+    ) -> None:
         system, tools = fixed
         self.transcript = Transcript("<messages>", dialect, dialect, (), system=system, tools=tools)
         self.fitter = Fitter(options, self.transcript.fixed, dialect=dialect)
@@ -399,7 +430,7 @@ class _Walk:
     def step(self, body: list[Message]) -> tuple[Plan, tuple[Message, ...]]:
         """The plan and the messages sent for the history `body` (the lead excluded), which
         `leads_to`."""
-        self.body.extend(body[len(self.body):])
+        self.body.extend(body[len(self.body) :])
         plan = self.fitter.update(self.body)
         if plan.cannot_fit:
             return plan, ()
@@ -435,15 +466,22 @@ class _Fixed:
         if dialect == "gemini":
             if dialect not in self._problems:
                 system = None if self.system is None else gemini.system_value(self.system)
-                alone = validate_request({"systemInstruction": system, "tools": self.tools,
-                                          "contents": [{"role": "user", "parts": [{"text": "-"}]}]}, dialect)
+                alone = validate_request(
+                    {
+                        "systemInstruction": system,
+                        "tools": self.tools,
+                        "contents": [{"role": "user", "parts": [{"text": "-"}]}],
+                    },
+                    dialect,
+                )
                 self._problems[dialect] = (alone, 0)
             return self._problems[dialect][0]
         if dialect != "anthropic":
             return []
         if dialect not in self._problems:
-            alone = validate_request({"system": self.system, "tools": self.tools,
-                                      "messages": [{"role": "user", "content": "-"}]}, dialect)
+            alone = validate_request(
+                {"system": self.system, "tools": self.tools, "messages": [{"role": "user", "content": "-"}]}, dialect
+            )
             marked = _breakpoints(self.system) + _breakpoints(self.tools)
             self._problems[dialect] = ([p for p in alone if "cache_control" not in p], marked)
         problems, breakpoints = self._problems[dialect]
@@ -473,11 +511,20 @@ def too_long(plan: Plan) -> CannotFit:
     return CannotFit(
         f"{TOO_LONG} (the smallest request — system prompt, first message and newest round — is "
         f"{plan.tokens_after:,} tokens; the model's window is {plan.window:,})",
-        smallest=plan.tokens_after, window=plan.window)
+        smallest=plan.tokens_after,
+        window=plan.window,
+    )
 
 
-def count(messages_or_text: Any, *, counter: Counter | str = SEED, system: Any = None,
-          tools: Any = None, dialect: Dialect | None = None, usage: Any = None) -> int:
+def count(
+    messages_or_text: Any,
+    *,
+    counter: Counter | str = SEED,
+    system: Any = None,
+    tools: Any = None,
+    dialect: Dialect | None = None,
+    usage: Any = None,
+) -> int:
     """Estimated tokens of a text, or of messages with the system prompt and tools they carry.
 
     `counter` is a `Counter` (e.g. `ctxfit_cli.counters.tokenizers.get_tokenizer("cl100k")`) or
@@ -497,8 +544,7 @@ def count(messages_or_text: Any, *, counter: Counter | str = SEED, system: Any =
         return counter.tokens(counter.measure(messages_or_text))
     fixed = _Fixed(system, tools)
     requests = [as_request_dict(item, f"messages[{i}]") for i, item in enumerate(messages_or_text)]
-    dialect = (dialect or next((r.dialect for r in requests if r.dialect), None)
-               or fixed.dialect or FALLBACK_DIALECT)
+    dialect = dialect or next((r.dialect for r in requests if r.dialect), None) or fixed.dialect or FALLBACK_DIALECT
     messages, _ = _messages_of(requests, dialect)
     system_messages, tools_message = fixed.messages((), dialect)
     sent = [*system_messages, *((tools_message,) if tools_message else ()), *messages]
@@ -507,8 +553,10 @@ def count(messages_or_text: Any, *, counter: Counter | str = SEED, system: Any =
     reported = reported_prompt(usage if isinstance(usage, dict) else plain_json(usage))
     reply = next((i for i in range(len(sent) - 1, -1, -1) if sent[i].role is Role.ASSISTANT), None)
     if reported is None or reply is None:
-        raise ValueError("usage= is the size the provider reported for the request that got the last reply: "
-                         + ("it reports no prompt size" if reported is None else "these messages hold no reply"))
+        raise ValueError(
+            "usage= is the size the provider reported for the request that got the last reply: "
+            + ("it reports no prompt size" if reported is None else "these messages hold no reply")
+        )
     return reported.prompt + total_tokens(sent[reply:], counter)
 
 
@@ -534,6 +582,7 @@ def _repair_writer(dialect: Dialect) -> Any:
     sees (to answer one by name), so each session has its own."""
     if dialect == "gemini":
         from .formats.gemini_repair import GeminiWriter
+
         return GeminiWriter()
     return WRITERS[dialect]
 
@@ -572,6 +621,7 @@ def _counter(counter: Counter | str) -> Counter:
     if counter == "seed":
         return SEED
     from .counters.profiles import load_profile
+
     return load_profile(counter)
 
 
@@ -608,5 +658,17 @@ def _dialect_of_tools(tools: Any) -> Dialect | None:
 
 
 #: The Responses API's tool types (an Anthropic server tool's type carries a date: `bash_20250124`).
-_RESPONSES_TOOLS = ("function", "custom", "local_shell", "shell", "apply_patch", "web_search", "web_search_preview",
-                    "file_search", "computer_use_preview", "mcp", "code_interpreter", "image_generation")
+_RESPONSES_TOOLS = (
+    "function",
+    "custom",
+    "local_shell",
+    "shell",
+    "apply_patch",
+    "web_search",
+    "web_search_preview",
+    "file_search",
+    "computer_use_preview",
+    "mcp",
+    "code_interpreter",
+    "image_generation",
+)

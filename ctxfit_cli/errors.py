@@ -74,8 +74,10 @@ class InvalidRequest(CtxfitError):
 
     def __init__(self, path: str, dialect: str, problem: str) -> None:
         self.path, self.dialect, self.problem = path, dialect, problem
-        super().__init__(f"{path}: ctxfit produced an invalid {dialect} request ({problem}); nothing "
-                         "was written. This is a bug of ctxfit: please report it with this line")
+        super().__init__(
+            f"{path}: ctxfit produced an invalid {dialect} request ({problem}); nothing "
+            "was written. This is a bug of ctxfit: please report it with this line"
+        )
 
 
 class OutputFailed(CtxfitError):

@@ -56,8 +56,9 @@ def as_request_dict(item: Any, where: str = "message") -> RequestDict:
         dialect = _sdk_dialect(item)
         value = item.model_dump(exclude_none=True, mode="json", by_alias=dialect == "gemini")
         return RequestDict(value, json_bytes(value, where), dialect or _sniff(value))
-    raise TypeError(f"a message must be a dict, an SDK message object or a LangChain message, "
-                    f"not {type(item).__name__}")
+    raise TypeError(
+        f"a message must be a dict, an SDK message object or a LangChain message, not {type(item).__name__}"
+    )
 
 
 def copy_with(item: Any, value: dict) -> Any:
@@ -84,6 +85,7 @@ def plain_json(value: Any, where: str = "value") -> Any:
     """
     if _is_langchain_tool(value):
         from langchain_core.utils.function_calling import convert_to_openai_tool
+
         return convert_to_openai_tool(value)
     if isinstance(value, list):
         return [plain_json(v, f"{where}[{i}]") for i, v in enumerate(value)]
@@ -101,8 +103,10 @@ def json_bytes(value: Any, where: str, default: Any = None) -> bytes:
 
 def _unencodable(reason: str) -> str:
     if "surrogates" in reason:
-        return ("holds a lone UTF-16 surrogate (e.g. '\\ud83d' without its pair), which is not Unicode text "
-                "and no provider accepts; repair the text, e.g. text.encode('utf-8', 'replace').decode()")
+        return (
+            "holds a lone UTF-16 surrogate (e.g. '\\ud83d' without its pair), which is not Unicode text "
+            "and no provider accepts; repair the text, e.g. text.encode('utf-8', 'replace').decode()"
+        )
     if "64-bit" in reason:
         return "holds an integer beyond 64 bits, which JSON readers refuse or round; send it as a string"
     if "Recursion" in reason:
@@ -167,9 +171,11 @@ def _is_langchain_tool(value: Any) -> bool:
     if "langchain_core" not in sys.modules or isinstance(value, (dict, list)):
         return False
     from langchain_core.tools import BaseTool
+
     return isinstance(value, BaseTool)
 
 
 def _langchain_dict(message: Any) -> dict:
     from langchain_core.messages.utils import convert_to_openai_messages
+
     return convert_to_openai_messages(message)

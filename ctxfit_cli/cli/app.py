@@ -26,7 +26,7 @@ app = OnDemandTyper(
     name="ctxfit",
     cls=OnDemandGroup,
     help=f"Keep long LLM-agent conversations inside the model's context window.\n\n{EXIT_CODES}\n\n"
-         "DESIGN §N in the help texts is section N of docs/design.md in ctxfit's repository.",
+    "DESIGN §N in the help texts is section N of docs/design.md in ctxfit's repository.",
     no_args_is_help=True,
     add_completion=True,  # Typer's own --install-completion / --show-completion
     rich_markup_mode=None,
@@ -38,15 +38,16 @@ app = OnDemandTyper(
 def _print_version(asked: bool) -> None:
     if asked:
         from .. import __version__
+
         sys.stdout.write(f"ctxfit {__version__}\n")
         raise typer.Exit(0)
 
 
 @app.callback()
 def _top(
-    version: Annotated[bool, typer.Option(
-        "--version", is_eager=True, callback=_print_version,
-        help="Print the version and exit.")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", is_eager=True, callback=_print_version, help="Print the version and exit.")
+    ] = False,
 ) -> None:
     """Keep long LLM-agent conversations inside the model's context window."""
 
@@ -67,5 +68,8 @@ def main() -> None:
             raise
         # A bug of ours: one line that says how to report it, not a traceback (set
         # CTXFIT_TRACEBACK=1 to see one).
-        _exit_quietly(f"internal error ({type(error).__name__}: {error}); please report it with "
-                      "the command and input that caused it (CTXFIT_TRACEBACK=1 shows where)", EXIT_INTERNAL)
+        _exit_quietly(
+            f"internal error ({type(error).__name__}: {error}); please report it with "
+            "the command and input that caused it (CTXFIT_TRACEBACK=1 shows where)",
+            EXIT_INTERNAL,
+        )

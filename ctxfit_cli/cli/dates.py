@@ -30,11 +30,13 @@ def zone(name: str | None) -> tzinfo:
     if name.upper() in ("UTC", "Z"):
         return UTC
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
-        raise typer.BadParameter(f"unknown time zone {name!r}: give an IANA name such as Europe/Paris, or UTC",
-                                 param_hint="--tz") from None
+        raise typer.BadParameter(
+            f"unknown time zone {name!r}: give an IANA name such as Europe/Paris, or UTC", param_hint="--tz"
+        ) from None
 
 
 def bound(text: str, which: str, tz: str | None, *, now: datetime | None = None) -> str:
@@ -69,8 +71,9 @@ def _day(value: str, text: str, which: str) -> date:
     try:
         return date.fromisoformat(value)
     except ValueError:
-        raise typer.BadParameter(f"{text!r} is not a day of the calendar; give {FORMS}",
-                                 param_hint=f"--{which}") from None
+        raise typer.BadParameter(
+            f"{text!r} is not a day of the calendar; give {FORMS}", param_hint=f"--{which}"
+        ) from None
 
 
 def _utc(moment: datetime) -> str:

@@ -9,6 +9,5 @@ importtime`; `--help` is otherwise within a few ms of a one-command Typer app's,
 from types import SimpleNamespace
 
 DEFAULT_BUDGET = 400_000
-DEFAULTS = SimpleNamespace(window=1_000_000, lowwater=0.55, batch_size=4, protect_share=0.25,
-                           min_clear_tokens=100)
+DEFAULTS = SimpleNamespace(window=1_000_000, lowwater=0.55, batch_size=4, protect_share=0.25, min_clear_tokens=100)
 DEFAULT_WINDOW = DEFAULTS.window

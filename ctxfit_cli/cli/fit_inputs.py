@@ -24,17 +24,20 @@ if TYPE_CHECKING:
 def _chosen(transcript: Transcript, options: FitOptions, auto: _Auto):
     """The transcript (with its unlogged part counted), its fitting options and the choice."""
     from .counting import apply, choose, fit_options
+
     choice = choose(transcript, counter=auto.counter, window=auto.window, fixed_tokens=auto.fixed_tokens)
     return apply(transcript, choice), fit_options(options, choice), choice
 
 
-def _fit_all(paths: list[str] | None, format: str | None, options: FitOptions, tell_agent: bool,
-             auto: _Auto, strict_inputs: bool) -> tuple[list[tuple[Transcript, Fitted, dict]], Combined, list[str]]:
+def _fit_all(
+    paths: list[str] | None, format: str | None, options: FitOptions, tell_agent: bool, auto: _Auto, strict_inputs: bool
+) -> tuple[list[tuple[Transcript, Fitted, dict]], Combined, list[str]]:
     """Every conversation of every input, fitted, and the inputs read; one bad file among many
     is set aside (cli/many.py) and reported by `many.finish`."""
     from ..errors import NoConversation
     from ..fleet.combine import Combined
     from . import many
+
     found = many.inputs(paths, defaults=False)
     fitted: list[tuple[Transcript, Fitted, dict]] = []
     problems = Combined(files=len(found.files))
@@ -70,22 +73,29 @@ def _current_conversations(source: str, format: str | None, counter: Counter) ->
             kept, compacted = [], compacted + 1
         kept.append(transcript)
     if compacted:
-        render.stderr_console().print(render.Text(
-            f"{kept[0].path} was compacted {compacted} time{'s' if compacted > 1 else ''}: using the "
-            f"conversation since the last compaction (line {kept[0].line})"))
+        render.stderr_console().print(
+            render.Text(
+                f"{kept[0].path} was compacted {compacted} time{'s' if compacted > 1 else ''}: using the "
+                f"conversation since the last compaction (line {kept[0].line})"
+            )
+        )
     return kept
 
 
-def _fit_each(source: str, format: str | None, options: FitOptions, tell_agent: bool,
-              auto: _Auto) -> Iterator[tuple[Transcript, payload.Fitted, dict]]:
+def _fit_each(
+    source: str, format: str | None, options: FitOptions, tell_agent: bool, auto: _Auto
+) -> Iterator[tuple[Transcript, payload.Fitted, dict]]:
     """Each conversation of `source` that is still sent, with its fitted request and what was
     chosen for it (counter, window, unlogged fixed part: `counting.Choice.to_dict`)."""
     for conversation in _current_conversations(source, format, auto.counter or SEED):
         if isinstance(conversation, parallel.Outline):
-            chosen = {"counter": options.counter.name, "counter_reason": "given" if auto.counter else
-                      "seed rule: the input names no model", "window": options.window,
-                      "window_source": "given (--window)" if auto.window else "default",
-                      "unlogged": {"tokens": 0, "source": "none"}}
+            chosen = {
+                "counter": options.counter.name,
+                "counter_reason": "given" if auto.counter else "seed rule: the input names no model",
+                "window": options.window,
+                "window_source": "given (--window)" if auto.window else "default",
+                "unlogged": {"tokens": 0, "source": "none"},
+            }
             yield conversation.transcript, payload.fit_outline(conversation, options, tell_agent=tell_agent), chosen
         else:
             conversation, own, choice = _chosen(conversation, options, auto)
@@ -94,14 +104,21 @@ def _fit_each(source: str, format: str | None, options: FitOptions, tell_agent: 
 
 def _fit_report(transcript, fitted, chosen: dict) -> dict:
     from ..core.estimate import by_script
+
     plan = fitted.plan.to_dict()
     plan["tokens_sent"] = fitted.tokens
     # The two parts of what is sent: what this payload holds, and what the agent adds to it
     # that its log does not show (system prompt, tools, anchored on the recorded size).
     plan["tokens_in_payload"] = fitted.in_payload
     plan["tokens_added_by_agent"] = fitted.tokens - fitted.in_payload
-    return {"path": transcript.path, "format": transcript.format, "dialect": transcript.dialect,
-            "messages_sent": len(fitted.messages), "repairs": list(transcript.repairs), **plan,
-            **{k: v for k, v in chosen.items() if k != "window"},
-            # The seed rule's per-script view of what is sent, whichever counter fitted it.
-            "by_script": by_script(chain(transcript.fixed, fitted.messages))}
+    return {
+        "path": transcript.path,
+        "format": transcript.format,
+        "dialect": transcript.dialect,
+        "messages_sent": len(fitted.messages),
+        "repairs": list(transcript.repairs),
+        **plan,
+        **{k: v for k, v in chosen.items() if k != "window"},
+        # The seed rule's per-script view of what is sent, whichever counter fitted it.
+        "by_script": by_script(chain(transcript.fixed, fitted.messages)),
+    }

@@ -56,16 +56,18 @@ footer { color: #777; margin-top: 30px; font-size: 12px; }
 
 
 def page(title: str, body: Iterable[str], *, version: str) -> str:
-    return "".join([
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        # Nothing may be fetched: not even a favicon request (it would be a console error offline).
-        '<link rel="icon" href="data:,">',
-        f"<title>{escape(title)}</title><style>{STYLE}</style></head><body>",
-        *body,
-        f"<footer>Made by ctxfit {escape(version)}. Self-contained: no script, nothing loaded from "
-        "the network.</footer></body></html>\n",
-    ])
+    return "".join(
+        [
+            '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            # Nothing may be fetched: not even a favicon request (it would be a console error offline).
+            '<link rel="icon" href="data:,">',
+            f"<title>{escape(title)}</title><style>{STYLE}</style></head><body>",
+            *body,
+            f"<footer>Made by ctxfit {escape(version)}. Self-contained: no script, nothing loaded from "
+            "the network.</footer></body></html>\n",
+        ]
+    )
 
 
 def table(header: list[str], rows: list[list[str]], *, css: str = "") -> str:
@@ -88,8 +90,11 @@ def _cell(cell: str, column: str) -> str:
 
 def legend(items: list[tuple[str, str, str]]) -> str:
     """A legend: (colour, what it marks, how it is drawn: "bar", "line", "dashed" or "dot")."""
-    entries = "".join(f'<li><i class="{kind}" style="{"border-color" if kind == "dashed" else "background"}:'
-                      f'{colour}"></i>{escape(name)}</li>' for colour, name, kind in items)
+    entries = "".join(
+        f'<li><i class="{kind}" style="{"border-color" if kind == "dashed" else "background"}:'
+        f'{colour}"></i>{escape(name)}</li>'
+        for colour, name, kind in items
+    )
     return f'<ul class="legend">{entries}</ul>'
 
 

@@ -48,24 +48,42 @@ def replay_page(document: dict, *, version: str, top: int = DEFAULT_TOP) -> str:
     title = f"ctxfit replay — {_plural(len(files), 'transcript')}"
     over_window = sum(1 for f in files if _largest(f) > (f.get("window") or window))
     over_budget = sum(1 for f in files if _largest(f) > (f.get("budget") or budget))
-    body = [f"<h1>{escape(title)}</h1>",
-            f'<p class="sub">Budget {budget:,} tokens, window {window:,} (a log naming its model uses '
-            "that model's window). Rejected requests (over the window) are neither billed nor cached. "
-            "A transcript's largest request is the largest any policy sent (sending everything, "
-            "policy none, sends the largest).</p>",
-            summary([(f"{len(files):,}", "transcripts"), (f"{over_budget:,}", "with a request over the budget"),
-                     (f"{over_window:,}", "with a request past the window"),
-                     (f"{sum(_calls(f) for f in files):,}", "model calls replayed")]),
-            f"<h2>The worst {min(WORST, len(files))}: largest request against the window</h2>",
-            _worst_files(worst[:WORST], names, window),
-            "<h2>All transcripts, by policy</h2>", _policy_table(totals),
-            legend([(PALETTE[n % len(PALETTE)], name, "bar") for n, name in enumerate(names)]),
-            bar_chart([Bar(name, totals[name]["cache_read_share"], colour=PALETTE[n % len(PALETTE)],
-                           title=f"{name}: {totals[name]['cache_read']:,} of {totals[name]['total_input']:,} "
-                                 "input tokens read from the cache")
-                       for n, name in enumerate(names)],
-                      maximum=1.0, percent=True, title="Share of input read from the prompt cache",
-                      value_label="cache read ÷ input tokens of accepted requests")]
+    body = [
+        f"<h1>{escape(title)}</h1>",
+        f'<p class="sub">Budget {budget:,} tokens, window {window:,} (a log naming its model uses '
+        "that model's window). Rejected requests (over the window) are neither billed nor cached. "
+        "A transcript's largest request is the largest any policy sent (sending everything, "
+        "policy none, sends the largest).</p>",
+        summary(
+            [
+                (f"{len(files):,}", "transcripts"),
+                (f"{over_budget:,}", "with a request over the budget"),
+                (f"{over_window:,}", "with a request past the window"),
+                (f"{sum(_calls(f) for f in files):,}", "model calls replayed"),
+            ]
+        ),
+        f"<h2>The worst {min(WORST, len(files))}: largest request against the window</h2>",
+        _worst_files(worst[:WORST], names, window),
+        "<h2>All transcripts, by policy</h2>",
+        _policy_table(totals),
+        legend([(PALETTE[n % len(PALETTE)], name, "bar") for n, name in enumerate(names)]),
+        bar_chart(
+            [
+                Bar(
+                    name,
+                    totals[name]["cache_read_share"],
+                    colour=PALETTE[n % len(PALETTE)],
+                    title=f"{name}: {totals[name]['cache_read']:,} of {totals[name]['total_input']:,} "
+                    "input tokens read from the cache",
+                )
+                for n, name in enumerate(names)
+            ],
+            maximum=1.0,
+            percent=True,
+            title="Share of input read from the prompt cache",
+            value_label="cache read ÷ input tokens of accepted requests",
+        ),
+    ]
     if drawn:
         body.append(f"<h2>Request size per call: the worst {min(top, len(drawn))}</h2>")
         body.append(_line_legend(names))
@@ -74,9 +92,13 @@ def replay_page(document: dict, *, version: str, top: int = DEFAULT_TOP) -> str:
     left = len(drawn) - top
     idle = len(files) - len(drawn)
     if left > 0 or idle:
-        parts = [f"{_plural(left, 'more transcript')} not charted (--top {top}; their figures are in the "
-                 "tables and in --json)" if left > 0 else "",
-                 f"{_plural(idle, 'transcript')} made no model call: nothing to chart" if idle else ""]
+        parts = [
+            f"{_plural(left, 'more transcript')} not charted (--top {top}; their figures are in the "
+            "tables and in --json)"
+            if left > 0
+            else "",
+            f"{_plural(idle, 'transcript')} made no model call: nothing to chart" if idle else "",
+        ]
         body.append(f'<p class="caption">{escape("; ".join(p for p in parts if p))}.</p>')
     return page(title, body, version=version)
 
@@ -98,30 +120,64 @@ def _worst_files(files: list[dict], names: list[str], window: int) -> str:
     for file in files:
         own = file.get("window") or window
         share = _largest(file) / own
-        rejected = " · ".join(f"{escape(n)} {file['policies'][n]['rejected']:,}" for n in names
-                              if n in file["policies"])
-        rows.append([f'<td class="text">{escape(file["path"])}</td>', number(_calls(file)),
-                     number(_largest(file)), number(own),
-                     f'<td class="bad">{share:.1%}</td>' if share > 1 else f"{share:.1%}",
-                     f'<td class="text">{rejected}</td>'])
+        rejected = " · ".join(
+            f"{escape(n)} {file['policies'][n]['rejected']:,}" for n in names if n in file["policies"]
+        )
+        rows.append(
+            [
+                f'<td class="text">{escape(file["path"])}</td>',
+                number(_calls(file)),
+                number(_largest(file)),
+                number(own),
+                f'<td class="bad">{share:.1%}</td>' if share > 1 else f"{share:.1%}",
+                f'<td class="text">{rejected}</td>',
+            ]
+        )
     return table(["transcript", "calls", "largest request", "window", "of window", "rejected, by policy"], rows)
 
 
 def _line_legend(names: list[str]) -> str:
-    return legend([(PALETTE[n % len(PALETTE)], f"policy {name}", "line") for n, name in enumerate(names)]
-                  + [(BUDGET_COLOUR, "budget", "dashed"), (WINDOW_COLOUR, "window", "line"),
-                     (WINDOW_COLOUR, "a request the window rejects", "dot")])
+    return legend(
+        [(PALETTE[n % len(PALETTE)], f"policy {name}", "line") for n, name in enumerate(names)]
+        + [
+            (BUDGET_COLOUR, "budget", "dashed"),
+            (WINDOW_COLOUR, "window", "line"),
+            (WINDOW_COLOUR, "a request the window rejects", "dot"),
+        ]
+    )
 
 
 def _policy_table(policies: dict) -> str:
     rows = []
     for name, p in policies.items():
         rejected = f'<td class="bad">{p["rejected"]:,}</td>' if p["rejected"] else "0"
-        rows.append([f'<td class="text">{escape(name)}</td>', number(p["calls"]), rejected, number(p["over_budget"]),
-                     number(p["max_request"]), number(p["total_input"]), f"{p['cache_read_share']:.1%}",
-                     number(p["cache_breaks"]), f"{p['relative_cost']:.3f}"])
-    return table(["policy", "calls", "rejected", "over budget", "largest", "input", "cache read",
-                  "cache breaks", "relative cost"], rows)
+        rows.append(
+            [
+                f'<td class="text">{escape(name)}</td>',
+                number(p["calls"]),
+                rejected,
+                number(p["over_budget"]),
+                number(p["max_request"]),
+                number(p["total_input"]),
+                f"{p['cache_read_share']:.1%}",
+                number(p["cache_breaks"]),
+                f"{p['relative_cost']:.3f}",
+            ]
+        )
+    return table(
+        [
+            "policy",
+            "calls",
+            "rejected",
+            "over budget",
+            "largest",
+            "input",
+            "cache read",
+            "cache breaks",
+            "relative cost",
+        ],
+        rows,
+    )
 
 
 def _file_section(file: dict, names: list[str], budget: int, window: int) -> str:
@@ -131,8 +187,9 @@ def _file_section(file: dict, names: list[str], budget: int, window: int) -> str
     series = []
     for name in names:
         steps = policies[name].get("steps", [])
-        series.append(Series(name, [s["tokens"] for s in steps],
-                             tuple(i for i, s in enumerate(steps) if s["rejected"])))
+        series.append(
+            Series(name, [s["tokens"] for s in steps], tuple(i for i, s in enumerate(steps) if s["rejected"]))
+        )
     peak = max([max(s.values, default=0) for s in series] + [own_budget])
     limits = [Limit("budget", own_budget)]
     caption = ""
@@ -142,14 +199,16 @@ def _file_section(file: dict, names: list[str], budget: int, window: int) -> str
         caption = f'<p class="caption">The window ({own_window:,} tokens) is far above this chart.</p>'
     counter = file.get("counter")
     where = f"{escape(file.get('format', ''))}" + (f", counter {escape(str(counter))}" if counter else "")
-    return "".join([
-        f"<h2>{escape(file['path'])}</h2>",
-        f'<p class="sub">{where}; budget {own_budget:,}, window {own_window:,}; '
-        f"largest request {_largest(file):,} ({_largest(file) / own_window:.1%} of the window)</p>",
-        line_chart(series, limits=limits, title="Request size per model call, by policy"),
-        caption,
-        _policy_table(policies),
-    ])
+    return "".join(
+        [
+            f"<h2>{escape(file['path'])}</h2>",
+            f'<p class="sub">{where}; budget {own_budget:,}, window {own_window:,}; '
+            f"largest request {_largest(file):,} ({_largest(file) / own_window:.1%} of the window)</p>",
+            line_chart(series, limits=limits, title="Request size per model call, by policy"),
+            caption,
+            _policy_table(policies),
+        ]
+    )
 
 
 # --- sessions -----------------------------------------------------------------------------------
@@ -162,37 +221,64 @@ def sessions_page(rows: list[dict], *, budget: int, version: str, top: int = DEF
     over_window = sum(1 for r in rows if r["peak"] > r["window"])
     over_budget = sum(1 for r in rows if r["peak"] > r["budget"])
     worst = sorted(rows, key=lambda r: (-r["window_share"], str(r["id"])))
-    body = [f"<h1>{escape(title)}</h1>",
-            f'<p class="sub">Peak context of each session against its model\'s window, and what ctxfit '
-            f"would have done at a budget of {budget:,} tokens.</p>",
-            summary([(f"{len(rows):,}", "sessions"), (f"{over_budget:,}", "went over the budget"),
-                     (f"{over_window:,}", "went past the window"),
-                     (f"{sum(r.get('agent_rejected') or 0 for r in rows):,}", "calls the window rejects")])]
+    body = [
+        f"<h1>{escape(title)}</h1>",
+        f'<p class="sub">Peak context of each session against its model\'s window, and what ctxfit '
+        f"would have done at a budget of {budget:,} tokens.</p>",
+        summary(
+            [
+                (f"{len(rows):,}", "sessions"),
+                (f"{over_budget:,}", "went over the budget"),
+                (f"{over_window:,}", "went past the window"),
+                (f"{sum(r.get('agent_rejected') or 0 for r in rows):,}", "calls the window rejects"),
+            ]
+        ),
+    ]
     if rows:
-        body += [f"<h2>The worst {min(WORST, len(rows))}: largest share of the window</h2>",
-                 _sessions_table(worst[:WORST]),
-                 f"<h2>Peak context: the worst {min(top, len(rows))}</h2>",
-                 legend([(WITHIN, "within the budget", "bar"),
-                         (OVER_BUDGET, "over the budget (ctxfit would clear)", "bar"),
-                         (WINDOW_COLOUR, "past the window (the agent's calls are rejected)", "bar"),
-                         (WINDOW_COLOUR, "the window (100%)", "line")]),
-                 _share_chart(worst[:top])]
+        body += [
+            f"<h2>The worst {min(WORST, len(rows))}: largest share of the window</h2>",
+            _sessions_table(worst[:WORST]),
+            f"<h2>Peak context: the worst {min(top, len(rows))}</h2>",
+            legend(
+                [
+                    (WITHIN, "within the budget", "bar"),
+                    (OVER_BUDGET, "over the budget (ctxfit would clear)", "bar"),
+                    (WINDOW_COLOUR, "past the window (the agent's calls are rejected)", "bar"),
+                    (WINDOW_COLOUR, "the window (100%)", "line"),
+                ]
+            ),
+            _share_chart(worst[:top]),
+        ]
         if len(rows) > top:
-            body.append(f'<p class="caption">{_plural(len(rows) - top, "more session")} below the chart '
-                        f"(--top {top}): all are in the table.</p>")
+            body.append(
+                f'<p class="caption">{_plural(len(rows) - top, "more session")} below the chart '
+                f"(--top {top}): all are in the table.</p>"
+            )
         body += [f"<h2>All {_plural(len(rows), 'session')}</h2>", _sessions_table(rows)]
     return page(title, body, version=version)
 
 
 def _share_chart(rows: list[dict]) -> str:
-    bars = [Bar(_session_label(r), r["window_share"], colour=_share_colour(r),
-                note=f"{r['peak']:,} / {r['window']:,}",
-                title=f"{r['id']} · {r.get('project') or '—'} · peak {r['peak']:,} tokens "
-                      f"({r.get('peak_source', '')}) of a {r['window']:,} window")
-            for r in rows]
+    bars = [
+        Bar(
+            _session_label(r),
+            r["window_share"],
+            colour=_share_colour(r),
+            note=f"{r['peak']:,} / {r['window']:,}",
+            title=f"{r['id']} · {r.get('project') or '—'} · peak {r['peak']:,} tokens "
+            f"({r.get('peak_source', '')}) of a {r['window']:,} window",
+        )
+        for r in rows
+    ]
     top = max([1.0] + [r["window_share"] for r in rows]) * 1.05
-    return bar_chart(bars, maximum=top, percent=True, limits=[Limit("window", 1.0, WINDOW_COLOUR, dashed=False)],
-                     title="Peak context as a share of the window", value_label="peak ÷ window")
+    return bar_chart(
+        bars,
+        maximum=top,
+        percent=True,
+        limits=[Limit("window", 1.0, WINDOW_COLOUR, dashed=False)],
+        title="Peak context as a share of the window",
+        value_label="peak ÷ window",
+    )
 
 
 def _session_label(row: dict) -> str:
@@ -213,13 +299,34 @@ def _sessions_table(rows: list[dict]) -> str:
     for r in rows:
         ctxfit = r.get("ctxfit") or {}
         share = f"{r['window_share']:.1%}"
-        table_rows.append([
-            f'<td class="text">{escape(str(r["id"]))}</td>', f'<td class="text">{escape(r.get("project") or "—")}</td>',
-            f'<td class="text">{escape(r.get("agent") or "—")}</td>',
-            f'<td class="text">{escape(", ".join(r.get("models") or []) or "—")}</td>',
-            escape((r.get("last_activity") or "—")[:16].replace("T", " ")), number(r.get("messages")),
-            number(r["peak"]), f'<td class="bad">{share}</td>' if r["peak"] > r["window"] else share,
-            number(r.get("agent_rejected")), escape(str(ctxfit.get("stage", "—"))), number(ctxfit.get("rejected")),
-        ])
-    return table(["session", "project", "agent", "models", "last activity", "messages", "peak",
-                  "of window", "rejected (agent)", "ctxfit stage", "rejected (ctxfit)"], table_rows)
+        table_rows.append(
+            [
+                f'<td class="text">{escape(str(r["id"]))}</td>',
+                f'<td class="text">{escape(r.get("project") or "—")}</td>',
+                f'<td class="text">{escape(r.get("agent") or "—")}</td>',
+                f'<td class="text">{escape(", ".join(r.get("models") or []) or "—")}</td>',
+                escape((r.get("last_activity") or "—")[:16].replace("T", " ")),
+                number(r.get("messages")),
+                number(r["peak"]),
+                f'<td class="bad">{share}</td>' if r["peak"] > r["window"] else share,
+                number(r.get("agent_rejected")),
+                escape(str(ctxfit.get("stage", "—"))),
+                number(ctxfit.get("rejected")),
+            ]
+        )
+    return table(
+        [
+            "session",
+            "project",
+            "agent",
+            "models",
+            "last activity",
+            "messages",
+            "peak",
+            "of window",
+            "rejected (agent)",
+            "ctxfit stage",
+            "rejected (ctxfit)",
+        ],
+        table_rows,
+    )

@@ -76,21 +76,23 @@ class OnDemandGroup(TyperGroup):
     _pending: dict[str, Command] = {}
     _listing = False
 
-    def add_on_demand(self, commands: dict[str, Command], load: Callable[[str], CommandInfo], *,
-                      pretty_exceptions_short: bool) -> None:
+    def add_on_demand(
+        self, commands: dict[str, Command], load: Callable[[str], CommandInfo], *, pretty_exceptions_short: bool
+    ) -> None:
         """List `commands`, in order, each by its summary until it is looked up; `load` gives a
         command's Typer definition (importing its module)."""
         self._pending = dict(commands)
         self._load, self._pretty_exceptions_short = load, pretty_exceptions_short
         for name, command in commands.items():
-            self.commands[name] = TyperCommand(name=name, help=command.summary,
-                                               rich_markup_mode=self.rich_markup_mode)
+            self.commands[name] = TyperCommand(name=name, help=command.summary, rich_markup_mode=self.rich_markup_mode)
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         if not self._listing and self._pending.pop(cmd_name, None) is not None:  # its summary is replaced:
             self.commands[cmd_name] = get_command_from_info(  # the commands keep their order
-                self._load(cmd_name), pretty_exceptions_short=self._pretty_exceptions_short,
-                rich_markup_mode=self.rich_markup_mode)
+                self._load(cmd_name),
+                pretty_exceptions_short=self._pretty_exceptions_short,
+                rich_markup_mode=self.rich_markup_mode,
+            )
         return super().get_command(ctx, cmd_name)
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
@@ -110,8 +112,7 @@ class OnDemandTyper(typer.Typer):
     program, the app builds `on_demand()`'s group instead, which imports only the one it runs.
     """
 
-    def __init__(self, *, commands: dict[str, Command], command_epilog: str | None = None,
-                 **settings: Any) -> None:
+    def __init__(self, *, commands: dict[str, Command], command_epilog: str | None = None, **settings: Any) -> None:
         self._registry = commands
         self._command_epilog = command_epilog
         self._infos: dict[str, CommandInfo] = {}
@@ -136,10 +137,17 @@ class OnDemandTyper(typer.Typer):
             callback = getattr(importlib.import_module(entry.module), entry.function)
             first_line = (inspect.getdoc(callback) or "").partition("\n")[0]
             if first_line != entry.summary:
-                raise AssertionError(f"cli/commands/__init__.py lists {name!r} as {entry.summary!r}, but its "
-                                     f"help starts {first_line!r}: make them the same")
-            self._infos[name] = CommandInfo(name=name, cls=TyperCommand, callback=callback,
-                                            epilog=self._command_epilog, rich_help_panel=Default(None))
+                raise AssertionError(
+                    f"cli/commands/__init__.py lists {name!r} as {entry.summary!r}, but its "
+                    f"help starts {first_line!r}: make them the same"
+                )
+            self._infos[name] = CommandInfo(
+                name=name,
+                cls=TyperCommand,
+                callback=callback,
+                epilog=self._command_epilog,
+                rich_help_panel=Default(None),
+            )
         return self._infos[name]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

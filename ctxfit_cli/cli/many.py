@@ -53,10 +53,12 @@ def inputs(paths: list[str] | None, *, defaults: bool) -> Inputs:
     folders = default_folders()
     files = expand(folders)
     if not files:
-        raise UsageProblem("no input: give a transcript path or a folder, or pipe one in; no logs were found in "
-                           "the default folders (~/.claude/projects, ~/.config/claude/projects or "
-                           "$CLAUDE_CONFIG_DIR/projects; ~/.codex/sessions or $CODEX_HOME/sessions; Cline's and Roo "
-                           "Code's tasks; ~/.local/share/opencode/storage)")
+        raise UsageProblem(
+            "no input: give a transcript path or a folder, or pipe one in; no logs were found in "
+            "the default folders (~/.claude/projects, ~/.config/claude/projects or "
+            "$CLAUDE_CONFIG_DIR/projects; ~/.codex/sessions or $CODEX_HOME/sessions; Cline's and Roo "
+            "Code's tasks; ~/.local/share/opencode/storage)"
+        )
     return Inputs(files, many=True)
 
 
@@ -72,15 +74,25 @@ def _piped() -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISREG(mode) or stat.S_ISSOCK(mode)
 
 
-def run(found: Inputs, job: Job, *, jobs: int | None, strict: bool, quiet: bool,
-        engine: str = "local", address: str | None = None) -> Combined:
+def run(
+    found: Inputs,
+    job: Job,
+    *,
+    jobs: int | None,
+    strict: bool,
+    quiet: bool,
+    engine: str = "local",
+    address: str | None = None,
+) -> Combined:
     """Do `job` on every file and combine the results; raise what a lone input's problem is,
     or the first bad file's under --strict. `engine`: "local" (`--jobs` processes) or "ray"
     (the same per-file function on a Ray cluster at `address`)."""
     results = []
     # closing: a bad file under --strict or Ctrl-C stops the workers now, not when collected.
-    with FileProgress(len(found.files), enabled=not quiet) as progress, \
-            closing(_results(found.files, job, jobs, engine, address)) as each:
+    with (
+        FileProgress(len(found.files), enabled=not quiet) as progress,
+        closing(_results(found.files, job, jobs, engine, address)) as each,
+    ):
         for result in each:
             if result.fatal is not None:
                 raise _Failed(*result.fatal)
@@ -106,6 +118,7 @@ def _results(files: list[str], job: Job, jobs: int | None, engine: str, address:
         if jobs is not None:
             raise UsageProblem("--jobs is for --engine local; Ray spreads the files over the cluster's CPUs")
         from ..fleet.ray_engine import run_files as on_ray
+
         return on_ray(files, job, address=address)
     if engine != "local":
         raise UsageProblem(f"--engine {engine!r}: choose from {', '.join(ENGINES)}")
@@ -137,10 +150,14 @@ def finish(combined: Combined, *, reported: bool | None = None, quiet: bool = Fa
             err.print(render.Text(f"ctxfit: warning: {render.one_line(error)} (skipped)"))
         if combined.errors:
             read = combined.files - len(combined.errors)
-            outcome = (f"the report covers the other {read} (exit code {code}: partial; --strict stops at the first)"
-                       if reported else f"nothing to report (exit code {code}: bad input)")
-            err.print(render.Text(f"ctxfit: {len(combined.errors)} of {combined.files} inputs could not be read; "
-                                  f"{outcome}"))
+            outcome = (
+                f"the report covers the other {read} (exit code {code}: partial; --strict stops at the first)"
+                if reported
+                else f"nothing to report (exit code {code}: bad input)"
+            )
+            err.print(
+                render.Text(f"ctxfit: {len(combined.errors)} of {combined.files} inputs could not be read; {outcome}")
+            )
     if combined.errors:
         raise typer.Exit(code)
 
@@ -148,8 +165,11 @@ def finish(combined: Combined, *, reported: bool | None = None, quiet: bool = Fa
 #: Notes of one kind past this many are one line saying how many (`--verbose` lists them all).
 NOTES_LISTED = 3
 #: (what a skipped file's reason starts with, what the summary calls such files)
-NOTE_KINDS = (("the same session as ", "duplicate logs"), ("its replies are the start of ", "duplicate logs"),
-              ("no conversation in it", "files with no conversation"))
+NOTE_KINDS = (
+    ("the same session as ", "duplicate logs"),
+    ("its replies are the start of ", "duplicate logs"),
+    ("no conversation in it", "files with no conversation"),
+)
 
 
 def summarised_notes(skipped: list[tuple[str, str]], *, verbose: bool) -> list[str]:

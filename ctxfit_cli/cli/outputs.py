@@ -178,7 +178,7 @@ def _write_all(stream, data: bytes) -> None:
     system call took, which a signal can cut short."""
     view = memoryview(data)
     while view:
-        view = view[stream.write(view) or 0:]  # (None: a non-blocking stream took nothing yet)
+        view = view[stream.write(view) or 0 :]  # (None: a non-blocking stream took nothing yet)
 
 
 @contextmanager
@@ -186,8 +186,10 @@ def _whole_on_interrupt() -> Iterator[None]:
     """A Ctrl-C during the write is held until the write ends, so stdout carries whole documents
     or nothing (a script reading `--json` never gets half of one). A second Ctrl-C gives the
     write up (a reader that never reads would otherwise hold ctxfit forever)."""
-    if (threading.current_thread() is not threading.main_thread()
-            or signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, None)):
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) in (
+        signal.SIG_IGN,
+        None,
+    ):
         yield  # signals reach only the main thread; an ignored Ctrl-C stays ignored
         return
     held: list[int] = []

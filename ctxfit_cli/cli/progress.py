@@ -34,9 +34,17 @@ class FileProgress:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
         from .render import stderr_console
-        self._bar = Progress(SpinnerColumn(), TextColumn(what), BarColumn(), MofNCompleteColumn(),
-                             TextColumn("files"), TimeElapsedColumn(),
-                             console=stderr_console(), transient=True)
+
+        self._bar = Progress(
+            SpinnerColumn(),
+            TextColumn(what),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("files"),
+            TimeElapsedColumn(),
+            console=stderr_console(),
+            transient=True,
+        )
         self._task = self._bar.add_task(what, total=total)
         self._shown = False
         self._timer = threading.Timer(_delay(), self._show)

@@ -86,8 +86,9 @@ def limit_line(tokens: int, budget: int, window: int) -> Text:
     style = "bold red" if tokens > window else "bold yellow" if tokens > budget else "bold green"
     text = Text()
     text.append(f"{tokens:,} tokens", style=style)
-    text.append(f" — {share(tokens, budget)} of the {budget:,} budget, "
-                f"{share(tokens, window)} of the {window:,} window")
+    text.append(
+        f" — {share(tokens, budget)} of the {budget:,} budget, {share(tokens, window)} of the {window:,} window"
+    )
     if tokens > window:
         text.append("  OVER THE WINDOW", style="bold red")
     elif tokens > budget:
@@ -113,15 +114,20 @@ def table(*columns: str, title: str | None = None, compact: bool = False) -> Rep
     an ellipsis; ``~name`` — text that may wrap. The first column is left-aligned text, never
     shortened (it says what the row is)."""
     # The box puts one space between columns; one more reads better where the width allows.
-    result = ReportTable(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
-                         padding=0 if compact else (0, 0, 0, 1))
+    result = ReportTable(
+        title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=0 if compact else (0, 0, 0, 1)
+    )
     for i, name in enumerate(columns):
         if name[0] in "<~" or i == 0:
             label = name.lstrip("<~")
             # Wrappable, so rich may narrow it; a single long word (an id) is cut with "…".
-            result.add_column(label, justify="left", no_wrap=False,
-                              overflow="fold" if name.startswith("~") else "ellipsis",
-                              min_width=len(label) if i == 0 else 4)
+            result.add_column(
+                label,
+                justify="left",
+                no_wrap=False,
+                overflow="fold" if name.startswith("~") else "ellipsis",
+                min_width=len(label) if i == 0 else 4,
+            )
         else:
             result.add_column(name, justify="right", no_wrap=True, min_width=len(name))
     return result
@@ -131,19 +137,32 @@ def estimate_report(out: Console, report: dict, *, budget: int, window: int) -> 
     """The `ctxfit estimate` report for one file (or the total)."""
     title = report["path"] if "path" in report else f"Total of {report['files']} inputs"
     detail = f"{report['format']}, " if "format" in report else ""
-    out.print(Text.assemble((title, "bold"),
-                            f"  ({detail}{report['messages']:,} messages, counter: {report.get('counter', 'seed')})"))
+    out.print(
+        Text.assemble(
+            (title, "bold"), f"  ({detail}{report['messages']:,} messages, counter: {report.get('counter', 'seed')})"
+        )
+    )
     if report.get("still_being_written"):
-        out.print(Text(f"  still being written ({'; '.join(report['still_being_written'])}): "
-                       "read up to its last complete record"))
+        out.print(
+            Text(
+                f"  still being written ({'; '.join(report['still_being_written'])}): "
+                "read up to its last complete record"
+            )
+        )
     out.print(Text("  ").append_text(limit_line(report["tokens"], budget, window)))
-    out.print(f"  chars ÷ 4 would say {report['naive_tokens']:,} "
-              f"({signed(report['naive_error'])} against this estimate)")
+    out.print(
+        f"  chars ÷ 4 would say {report['naive_tokens']:,} ({signed(report['naive_error'])} against this estimate)"
+    )
     usage_lines(out, report)
     scripts = table("script", "chars", "tokens", "chars/token", "share")
     for name, row in report["by_script"].items():
-        scripts.add_row(name, number(row["chars"]), number(row["tokens"]),
-                        number(row["chars_per_token"]), share(row["tokens"], report["tokens"]))
+        scripts.add_row(
+            name,
+            number(row["chars"]),
+            number(row["tokens"]),
+            number(row["chars_per_token"]),
+            share(row["tokens"], report["tokens"]),
+        )
     kinds = table("kind", "tokens", "share")
     for name, tokens in report["by_kind"].items():
         if tokens:
@@ -163,17 +182,26 @@ def estimate_total(out: Console, total: dict, *, budget: int) -> None:
     and the largest one against the budget and its window (a sum of conversations is never one
     request), with the counters the files were counted with."""
     largest = total["largest"]
-    out.print(Text.assemble((f"Total of {total['files']:,} conversations", "bold"),
-                            f"  ({total['messages']:,} messages, {total['tokens']:,} tokens together; "
-                            "each conversation is its own request)"))
-    out.print(Text(f"  largest: {largest['path']}").append(": ").append_text(
-        limit_line(largest["tokens"], budget, largest["window"])))
+    out.print(
+        Text.assemble(
+            (f"Total of {total['files']:,} conversations", "bold"),
+            f"  ({total['messages']:,} messages, {total['tokens']:,} tokens together; "
+            "each conversation is its own request)",
+        )
+    )
+    out.print(
+        Text(f"  largest: {largest['path']}")
+        .append(": ")
+        .append_text(limit_line(largest["tokens"], budget, largest["window"]))
+    )
     over_budget, over_window = total["over_budget"], total["over_window"]
     out.print(f"  over the budget: {over_budget:,} of {total['files']:,}; over their window: {over_window:,}")
     out.print("  counters: " + ", ".join(f"{escape(name)} ({count:,})" for name, count in total["counters"].items()))
     if total.get("cost_usd") is not None:
-        out.print(f"  recorded cost: ${total['cost_usd']:,.2f} (the usage the logs record, at the prices "
-                  f"of {total['prices_date']})")
+        out.print(
+            f"  recorded cost: ${total['cost_usd']:,.2f} (the usage the logs record, at the prices "
+            f"of {total['prices_date']})"
+        )
     out.print()
 
 
@@ -184,26 +212,35 @@ def usage_lines(out: Console, report: dict) -> None:
     if report["counter_reason"] != "given" or report["window_source"] != "default":
         # (the seed rule and default window of a plain chat are already in the lines above)
         if not report["counter_reason"].startswith("seed rule") or report["window_source"] != "default":
-            out.print(f"  counter: {escape(report['counter'])} ({escape(report['counter_reason'])}); "
-                      f"window: {report['window']:,} ({escape(report['window_source'])})")
+            out.print(
+                f"  counter: {escape(report['counter'])} ({escape(report['counter_reason'])}); "
+                f"window: {report['window']:,} ({escape(report['window_source'])})"
+            )
     unlogged = report["unlogged"]
     if unlogged["tokens"]:
         how = "inferred from the first recorded call" if unlogged["source"] == "inferred" else "given"
-        out.print(f"  unlogged fixed part (system prompt, tools, injected context): "
-                  f"{unlogged['tokens']:,} tokens, {how}")
+        out.print(
+            f"  unlogged fixed part (system prompt, tools, injected context): {unlogged['tokens']:,} tokens, {how}"
+        )
     recorded = report.get("recorded")
     if recorded:
         models = ", ".join(recorded["models"]) or "model not named"
-        out.print(f"  recorded by the log: last prompt {recorded['last_prompt']:,} tokens, peak "
-                  f"{recorded['peak_prompt']:,}, over {recorded['calls']:,} calls ({escape(models)})")
+        out.print(
+            f"  recorded by the log: last prompt {recorded['last_prompt']:,} tokens, peak "
+            f"{recorded['peak_prompt']:,}, over {recorded['calls']:,} calls ({escape(models)})"
+        )
         anchored = recorded.get("next_request")
         if anchored:
-            out.print(f"  next request: {_parts(anchored['confirmed'], anchored['tokens'])} "
-                      "(the last recorded prompt + what the log added since)")
+            out.print(
+                f"  next request: {_parts(anchored['confirmed'], anchored['tokens'])} "
+                "(the last recorded prompt + what the log added since)"
+            )
         if recorded.get("last_prompt_estimate"):
             estimate = recorded["last_prompt_estimate"]
-            out.print(f"  estimate of the last call's prompt (unlogged part + messages): {estimate:,} "
-                      f"({signed(estimate / recorded['last_prompt'] - 1)} against the recorded size)")
+            out.print(
+                f"  estimate of the last call's prompt (unlogged part + messages): {estimate:,} "
+                f"({signed(estimate / recorded['last_prompt'] - 1)} against the recorded size)"
+            )
 
 
 STAGE_WORDS = {
@@ -232,32 +269,48 @@ def fit_summary(err: Console, report: dict) -> None:
     cleared = report["cleared_results"]
     batches = sum(1 for b in report["batches"] if b["cleared"])
     line = Text.assemble(
-        (one_line(report["path"]), "bold"), ": ", STAGE_WORDS[report["stage"]],
+        (one_line(report["path"]), "bold"),
+        ": ",
+        STAGE_WORDS[report["stage"]],
         f"; {cleared} result{'s' if cleared != 1 else ''} cleared in {batches} batch{'es' if batches != 1 else ''}"
-        if cleared else "",
+        if cleared
+        else "",
         f"; {report['tokens_before']:,} → {report['tokens_sent']:,} tokens (budget {report['budget']:,})",
     )
     err.print(line)
     added = report.get("tokens_added_by_agent")
     if added and added > 0:
-        err.print(Text(f"  {report['tokens_in_payload']:,} in this payload + {added:,} "
-                       "the agent adds (system prompt, tools)"))
+        err.print(
+            Text(f"  {report['tokens_in_payload']:,} in this payload + {added:,} the agent adds (system prompt, tools)")
+        )
     elif added:
-        err.print(Text(f"  {report['tokens_in_payload']:,} estimated in this payload − {-added:,}: the provider "
-                       "counted the log's last request smaller than ctxfit's estimate"))
+        err.print(
+            Text(
+                f"  {report['tokens_in_payload']:,} estimated in this payload − {-added:,}: the provider "
+                "counted the log's last request smaller than ctxfit's estimate"
+            )
+        )
     if report.get("confirmed"):
         err.print(Text(f"  {_parts(report['confirmed'], report['tokens_sent'])}"))
     unlogged = report.get("unlogged", {}).get("tokens", 0)
-    if "counter_reason" in report and (unlogged or not report["counter_reason"].startswith("seed rule")
-                                       or report["window_source"] != "default"):
-        err.print(Text(f"  counted with {report['counter']} ({report['counter_reason']}), window "
-                       f"{report['window']:,} ({report['window_source']})"
-                       + (f"; {unlogged:,} of the tokens are the unlogged fixed part" if unlogged else "")))
+    if "counter_reason" in report and (
+        unlogged or not report["counter_reason"].startswith("seed rule") or report["window_source"] != "default"
+    ):
+        err.print(
+            Text(
+                f"  counted with {report['counter']} ({report['counter_reason']}), window "
+                f"{report['window']:,} ({report['window_source']})"
+                + (f"; {unlogged:,} of the tokens are the unlogged fixed part" if unlogged else "")
+            )
+        )
     if report["overrun"]:
-        err.print(Text(
-            f"warning: even the smallest request is {report['tokens_sent']:,} tokens, over the "
-            f"{report['budget']:,} budget but within the {report['window']:,} window: it was written anyway.",
-            style="yellow"))
+        err.print(
+            Text(
+                f"warning: even the smallest request is {report['tokens_sent']:,} tokens, over the "
+                f"{report['budget']:,} budget but within the {report['window']:,} window: it was written anyway.",
+                style="yellow",
+            )
+        )
 
 
 def _parts(confirmed: int, tokens: int) -> str:
@@ -270,26 +323,40 @@ def _parts(confirmed: int, tokens: int) -> str:
 def plan_report(out: Console, report: dict) -> None:
     """The `ctxfit plan` report."""
     budget = report["budget"]
-    out.print(Text.assemble((report["path"], "bold"),
-                            f"  ({report['dialect']}, {report['messages']:,} messages)"))
+    out.print(Text.assemble((report["path"], "bold"), f"  ({report['dialect']}, {report['messages']:,} messages)"))
     out.print(f"  stage reached: {report['stage']} — {STAGE_WORDS[report['stage']]}")
     out.print(Text("  before: ").append_text(limit_line(report["tokens_before"], budget, report["window"])))
     out.print(Text("  after:  ").append_text(limit_line(report["tokens_sent"], budget, report["window"])))
     if report.get("confirmed"):
-        out.print(f"  counted as: {_parts(report['confirmed'], report['tokens_sent'])} (anchored on the "
-                  "log's last recorded call)")
+        out.print(
+            f"  counted as: {_parts(report['confirmed'], report['tokens_sent'])} (anchored on the "
+            "log's last recorded call)"
+        )
     unlogged = report.get("unlogged", {}).get("tokens", 0)
     if unlogged:
-        out.print(f"  fixed part (system prompt, tools): {report['fixed_tokens']:,} tokens, of which "
-                  f"{unlogged:,} are not in the log (unlogged fixed part, {report['unlogged']['source']})")
+        out.print(
+            f"  fixed part (system prompt, tools): {report['fixed_tokens']:,} tokens, of which "
+            f"{unlogged:,} are not in the log (unlogged fixed part, {report['unlogged']['source']})"
+        )
     else:
         out.print(f"  fixed part (system prompt, tools): {report['fixed_tokens']:,} tokens")
     if "counter_reason" in report:
-        out.print(f"  counter: {escape(report['counter'])} ({escape(report['counter_reason'])}); "
-                  f"window: {report['window']:,} ({escape(report['window_source'])})")
+        out.print(
+            f"  counter: {escape(report['counter'])} ({escape(report['counter_reason'])}); "
+            f"window: {report['window']:,} ({escape(report['window_source'])})"
+        )
     if report["batches"]:
-        batches = table("batch", "msg", "<tool", "<call id", "tokens", "freed", "size after", "~",
-                        title="  clearing batches, oldest first")
+        batches = table(
+            "batch",
+            "msg",
+            "<tool",
+            "<call id",
+            "tokens",
+            "freed",
+            "size after",
+            "~",
+            title="  clearing batches, oldest first",
+        )
         first_fit = next((b["number"] for b in report["batches"] if b["tokens_after"] <= budget), None)
         for batch in report["batches"]:
             state = "cleared" if batch["cleared"] else "not needed"
@@ -298,50 +365,87 @@ def plan_report(out: Console, report: dict) -> None:
             for i, result in enumerate(batch["results"]):
                 last = i == len(batch["results"]) - 1
                 batches.add_row(
-                    str(batch["number"]) if i == 0 else "", str(result["index"]), escape(result["tool"]),
-                    escape(result["id"]), number(result["tokens"]),
-                    number(batch["freed"]) if last else "", number(batch["tokens_after"]) if last else "",
+                    str(batch["number"]) if i == 0 else "",
+                    str(result["index"]),
+                    escape(result["tool"]),
+                    escape(result["id"]),
+                    number(result["tokens"]),
+                    number(batch["freed"]) if last else "",
+                    number(batch["tokens_after"]) if last else "",
                     state if last else "",
-                    end_section=last)
+                    end_section=last,
+                )
         out.print(batches)
     else:
         out.print("  no tool result can be cleared")
     if report["protected"]:
-        protected = table("msg", "<tool", "<call id", "tokens",
-                          title=f"  protected: the newest results within {report['protected_share_tokens']:,} tokens"
-                          if "protected_share_tokens" in report else "  protected (newest results, kept whole)")
+        protected = table(
+            "msg",
+            "<tool",
+            "<call id",
+            "tokens",
+            title=f"  protected: the newest results within {report['protected_share_tokens']:,} tokens"
+            if "protected_share_tokens" in report
+            else "  protected (newest results, kept whole)",
+        )
         for result in report["protected"]:
-            protected.add_row(str(result["index"]), escape(result["tool"]), escape(result["id"]),
-                              number(result["tokens"]))
+            protected.add_row(
+                str(result["index"]), escape(result["tool"]), escape(result["id"]), number(result["tokens"])
+            )
         out.print(protected)
     if report["too_small"]:
         count = len(report["too_small"])
         out.print(f"  left alone as too small to be worth clearing: {count} result{'s' if count != 1 else ''}")
     for dropped in report["dropped"]:
-        out.print(f"  left out: messages {dropped['from']}–{dropped['to'] - 1} "
-                  "(a note says earlier conversation was trimmed)")
+        out.print(
+            f"  left out: messages {dropped['from']}–{dropped['to'] - 1} (a note says earlier conversation was trimmed)"
+        )
     if report["anchor"] is not None:
-        out.print(f"  kept: the newest turn's opening message ({report['anchor']}) "
-                  f"and messages from {report['kept_start']} on")
+        out.print(
+            f"  kept: the newest turn's opening message ({report['anchor']}) "
+            f"and messages from {report['kept_start']} on"
+        )
     if report["cannot_fit"]:
-        out.print(Text(f"  cannot fit: even the smallest request is over the {report['window']:,} window",
-                       style="bold red"))
+        out.print(
+            Text(f"  cannot fit: even the smallest request is over the {report['window']:,} window", style="bold red")
+        )
     elif report["overrun"]:
-        out.print(Text("  overrun: the smallest request is over the budget but within the window; it is sent anyway",
-                       style="yellow"))
+        out.print(
+            Text(
+                "  overrun: the smallest request is over the budget but within the window; it is sent anyway",
+                style="yellow",
+            )
+        )
     out.print()
 
 
 def replay_table(out: Console, rows: list[tuple[str, dict]], *, title: str) -> None:
     """One row per policy: the numbers a team compares before changing its policy."""
-    result = table("policy", "calls", "rejected", "over", "largest", "input", "cached", "bound", "breaks",
-                   "cost", title=title, compact=True)  # ten columns: compact keeps them within ~84
+    result = table(
+        "policy",
+        "calls",
+        "rejected",
+        "over",
+        "largest",
+        "input",
+        "cached",
+        "bound",
+        "breaks",
+        "cost",
+        title=title,
+        compact=True,
+    )  # ten columns: compact keeps them within ~84
     for name, row in rows:
         result.add_row(
-            name, number(row["calls"]),
+            name,
+            number(row["calls"]),
             Text(number(row["rejected"]), style="bold red" if row["rejected"] else ""),
-            number(row["over_budget"]), number(row["max_request"]), number(row["total_input"]),
-            f"{row['cache_read_share']:.1%}", f"{row['share_of_bound']:.0%}", number(row["cache_breaks"]),
+            number(row["over_budget"]),
+            number(row["max_request"]),
+            number(row["total_input"]),
+            f"{row['cache_read_share']:.1%}",
+            f"{row['share_of_bound']:.0%}",
+            number(row["cache_breaks"]),
             dollars_or_relative(row),
         )
     out.print(result)
@@ -369,15 +473,18 @@ REPLAY_LEGEND = (
 )
 
 
-def size_chart(out: Console, name: str, sizes: list[int], *, budget: int, window: int,
-               width: int = 72, height: int = 8) -> None:
+def size_chart(
+    out: Console, name: str, sizes: list[int], *, budget: int, window: int, width: int = 72, height: int = 8
+) -> None:
     """Request size per call as columns, with the budget (┈) and the window (━) marked."""
     if not sizes:
         return
     columns = min(width, len(sizes))
     per_column = len(sizes) / columns
-    buckets = [max(sizes[int(c * per_column):max(int((c + 1) * per_column), int(c * per_column) + 1)])
-               for c in range(columns)]
+    buckets = [
+        max(sizes[int(c * per_column) : max(int((c + 1) * per_column), int(c * per_column) + 1)])
+        for c in range(columns)
+    ]
     top = max(window, max(buckets)) * 1.05
     row_of = lambda value: min(height - 1, int(value / top * height))
     budget_row, window_row = row_of(budget), row_of(window)
@@ -424,14 +531,18 @@ def calibration_summary(err: Console, name: str, tokenizer: str, check: dict) ->
 def usage_calibration_summary(err: Console, name: str, evaluation: dict) -> None:
     """What `calibrate --from-usage` fitted on and how it does on the call pairs it did not see."""
     held = evaluation["held_out"]
-    err.print(f"profile {escape(name)} fitted on {evaluation['pairs_fitted']:,} call pairs from "
-              f"{evaluation['calls']:,} recorded calls in {evaluation['logs']} log(s).")
+    err.print(
+        f"profile {escape(name)} fitted on {evaluation['pairs_fitted']:,} call pairs from "
+        f"{evaluation['calls']:,} recorded calls in {evaluation['logs']} log(s)."
+    )
     if held["pairs"]:
         base = evaluation["base_held_out"]
-        err.print(f"on {held['pairs']:,} held-out pairs the estimate of the added messages is "
-                  f"{held['ratio']:.2f} × the recorded growth (median {held['median']:.2f}); "
-                  f"{held['under10_share']:.1%} are more than 10% under "
-                  f"(the base profile: {base['ratio']:.2f}, {base['under10_share']:.1%}).")
+        err.print(
+            f"on {held['pairs']:,} held-out pairs the estimate of the added messages is "
+            f"{held['ratio']:.2f} × the recorded growth (median {held['median']:.2f}); "
+            f"{held['under10_share']:.1%} are more than 10% under "
+            f"(the base profile: {base['ratio']:.2f}, {base['under10_share']:.1%})."
+        )
     else:
         err.print("no held-out pair grew enough to score: give more or longer logs.", style="yellow")
 

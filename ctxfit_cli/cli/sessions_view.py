@@ -19,11 +19,13 @@ DEFAULT_WIDTH = 100
 MIN_TEXT = 6
 AGENT_SHORT = {"Claude Code": "claude", "Codex": "codex", "OpenHands": "openhands", "SWE-agent": "swe-agent"}
 
-LEGEND = ("PEAK: the largest request (r = recorded by the agent's log, e = estimated); WIN: its share of "
-          "the model's window; CMP: compactions; CTXFIT: the stage ctxfit reaches at the budget "
-          "(clear, turns, rounds) and "
-          "the results cleared in the last request; REJ: calls over the window when everything is sent "
-          "(the agent) / with ctxfit; COST: what the log records it was billed for, in dollars.")
+LEGEND = (
+    "PEAK: the largest request (r = recorded by the agent's log, e = estimated); WIN: its share of "
+    "the model's window; CMP: compactions; CTXFIT: the stage ctxfit reaches at the budget "
+    "(clear, turns, rounds) and "
+    "the results cleared in the last request; REJ: calls over the window when everything is sent "
+    "(the agent) / with ctxfit; COST: what the log records it was billed for, in dollars."
+)
 
 
 def width(out: TextIO) -> int:
@@ -90,8 +92,12 @@ def dollars(usd: float | None) -> str:
 
 def being_written(rows: list[dict]) -> list[str]:
     """A line for each session whose log is still being written (the running session)."""
-    return [f"{session_label(row['id'])}: still being written ({'; '.join(row['still_being_written'])}); "
-            "read up to its last complete record" for row in rows if row["still_being_written"]]
+    return [
+        f"{session_label(row['id'])}: still being written ({'; '.join(row['still_being_written'])}); "
+        "read up to its last complete record"
+        for row in rows
+        if row["still_being_written"]
+    ]
 
 
 def group_cells(group: dict) -> dict[str, str]:
@@ -139,7 +145,7 @@ def render(rows: list[dict[str, str]], total_width: int) -> list[str]:
 
 def _cell(text: str, name: str, size: int) -> str:
     if len(text) > size:
-        text = "…" + text[len(text) - size + 1:] if name in FROM_LEFT else text[:size - 1] + "…"
+        text = "…" + text[len(text) - size + 1 :] if name in FROM_LEFT else text[: size - 1] + "…"
     return text.ljust(size) if name in LEFT else text.rjust(size)
 
 
@@ -157,9 +163,11 @@ def _cards(rows: list[dict[str, str]], total_width: int) -> list[str]:
     return lines
 
 
-GROUP_LEGEND = ("PEAK: the largest request of any session in the group; WIN: its share of the model's "
-                "window; CMP: compactions; REJ: calls over the window when everything is sent (the agent) / "
-                "with ctxfit at the budget; COST: the recorded usage in dollars (by model: that model's calls).")
+GROUP_LEGEND = (
+    "PEAK: the largest request of any session in the group; WIN: its share of the model's "
+    "window; CMP: compactions; REJ: calls over the window when everything is sent (the agent) / "
+    "with ctxfit at the budget; COST: the recorded usage in dollars (by model: that model's calls)."
+)
 
 
 def legend(total_width: int, *, grouped: bool = False, prices: str = "") -> list[str]:

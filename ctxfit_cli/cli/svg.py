@@ -88,15 +88,22 @@ def _downsample(values: list[int]) -> tuple[list[tuple[int, int]], int]:
     per = math.ceil(len(values) / MAX_POINTS)
     points = []
     for start in range(0, len(values), per):
-        chunk = values[start:start + per]
+        chunk = values[start : start + per]
         best = max(range(len(chunk)), key=chunk.__getitem__)
         points.append((start + best, chunk[best]))
     return points, per
 
 
-def line_chart(series: list[Series], *, limits: Sequence[Limit] = (), title: str = "",
-               x_label: str = "model call", y_label: str = "tokens per request",
-               width: int = 760, height: int = 300) -> str:
+def line_chart(
+    series: list[Series],
+    *,
+    limits: Sequence[Limit] = (),
+    title: str = "",
+    x_label: str = "model call",
+    y_label: str = "tokens per request",
+    width: int = 760,
+    height: int = 300,
+) -> str:
     """Lines of values per x (one per series) with horizontal limit lines and rejected marks."""
     left, right, top_pad, bottom = 64, 16, 34, 40
     plot_w, plot_h = width - left - right, height - top_pad - bottom
@@ -106,12 +113,13 @@ def line_chart(series: list[Series], *, limits: Sequence[Limit] = (), title: str
     y_top = scale[-1]
     x_of = lambda i: left + (plot_w * i / max(longest - 1, 1))
     y_of = lambda v: top_pad + plot_h - plot_h * min(v, y_top) / y_top
-    parts = [_open(width, height, "line-chart", title),
-             f'<text class="title" x="{left}" y="20">{escape(title)}</text>']
+    parts = [_open(width, height, "line-chart", title), f'<text class="title" x="{left}" y="20">{escape(title)}</text>']
     for value in scale:
         y = y_of(value)
-        parts.append(f'<line class="grid" x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}"/>'
-                     f'<text class="tick" x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{short(value)}</text>')
+        parts.append(
+            f'<line class="grid" x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}"/>'
+            f'<text class="tick" x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{short(value)}</text>'
+        )
     # Calls are counted from 1 (call c is at index c - 1): round call numbers, the first call too.
     for call in sorted({max(int(c), 1) for c in ticks(max(longest, 1), 6, integer=True) if c <= longest}):
         x, y = x_of(call - 1), top_pad + plot_h + 16
@@ -119,79 +127,107 @@ def line_chart(series: list[Series], *, limits: Sequence[Limit] = (), title: str
     for lim in limits:
         y = y_of(lim.value)
         dash = ' stroke-dasharray="6 4"' if lim.dashed else ""
-        parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}" stroke="{lim.colour}" '
-                     f'stroke-width="1.5"{dash}><title>{escape(lim.name)}: {lim.value:,.0f}</title></line>'
-                     f'<text class="limit" x="{left + plot_w - 4}" y="{y - 5:.1f}" text-anchor="end" '
-                     f'fill="{lim.colour}">{escape(lim.name)} {short(lim.value)}</text>')
+        parts.append(
+            f'<line x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}" stroke="{lim.colour}" '
+            f'stroke-width="1.5"{dash}><title>{escape(lim.name)}: {lim.value:,.0f}</title></line>'
+            f'<text class="limit" x="{left + plot_w - 4}" y="{y - 5:.1f}" text-anchor="end" '
+            f'fill="{lim.colour}">{escape(lim.name)} {short(lim.value)}</text>'
+        )
     for n, s in enumerate(series):
         colour = PALETTE[n % len(PALETTE)]
         points, per = _downsample(s.values)
         path = " ".join(f"{x_of(i):.1f},{y_of(v):.1f}" for i, v in points)
         note = f" (largest of every {per} calls)" if per > 1 else ""
-        parts.append(f'<polyline class="series" points="{path}" fill="none" stroke="{colour}" stroke-width="2">'
-                     f'<title>{escape(s.name)}{note}</title></polyline>')
+        parts.append(
+            f'<polyline class="series" points="{path}" fill="none" stroke="{colour}" stroke-width="2">'
+            f"<title>{escape(s.name)}{note}</title></polyline>"
+        )
         if len(points) <= FEW_POINTS:  # a line of one or two calls is hardly seen: mark each call
-            parts.extend(f'<circle class="point" cx="{x_of(i):.1f}" cy="{y_of(v):.1f}" r="3" fill="{colour}">'
-                         f'<title>{escape(s.name)}: call {i + 1:,}, {v:,} tokens</title></circle>' for i, v in points)
+            parts.extend(
+                f'<circle class="point" cx="{x_of(i):.1f}" cy="{y_of(v):.1f}" r="3" fill="{colour}">'
+                f"<title>{escape(s.name)}: call {i + 1:,}, {v:,} tokens</title></circle>"
+                for i, v in points
+            )
         for i in s.rejected[:MAX_POINTS]:
-            parts.append(f'<circle cx="{x_of(i):.1f}" cy="{y_of(s.values[i]):.1f}" r="3.5" fill="{REJECTED_COLOUR}">'
-                         f'<title>{escape(s.name)}: call {i + 1:,} rejected, {s.values[i]:,} tokens</title></circle>')
-    parts.append(f'<line class="axis" x1="{left}" x2="{left}" y1="{top_pad}" y2="{top_pad + plot_h}"/>'
-                 f'<line class="axis" x1="{left}" x2="{left + plot_w}" '
-                 f'y1="{top_pad + plot_h}" y2="{top_pad + plot_h}"/>'
-                 f'<text class="label" x="{left + plot_w / 2:.1f}" y="{height - 6}" '
-                 f'text-anchor="middle">{escape(x_label)}</text>'
-                 f'<text class="label" transform="translate(14 {top_pad + plot_h / 2:.1f}) rotate(-90)" '
-                 f'text-anchor="middle">{escape(y_label)}</text></svg>')
+            parts.append(
+                f'<circle cx="{x_of(i):.1f}" cy="{y_of(s.values[i]):.1f}" r="3.5" fill="{REJECTED_COLOUR}">'
+                f"<title>{escape(s.name)}: call {i + 1:,} rejected, {s.values[i]:,} tokens</title></circle>"
+            )
+    parts.append(
+        f'<line class="axis" x1="{left}" x2="{left}" y1="{top_pad}" y2="{top_pad + plot_h}"/>'
+        f'<line class="axis" x1="{left}" x2="{left + plot_w}" '
+        f'y1="{top_pad + plot_h}" y2="{top_pad + plot_h}"/>'
+        f'<text class="label" x="{left + plot_w / 2:.1f}" y="{height - 6}" '
+        f'text-anchor="middle">{escape(x_label)}</text>'
+        f'<text class="label" transform="translate(14 {top_pad + plot_h / 2:.1f}) rotate(-90)" '
+        f'text-anchor="middle">{escape(y_label)}</text></svg>'
+    )
     return "".join(parts)
 
 
-def bar_chart(bars: list[Bar], *, maximum: float | None = None, limits: Sequence[Limit] = (),
-              title: str = "", value_label: str = "", width: int = 760, percent: bool = False) -> str:
+def bar_chart(
+    bars: list[Bar],
+    *,
+    maximum: float | None = None,
+    limits: Sequence[Limit] = (),
+    title: str = "",
+    value_label: str = "",
+    width: int = 760,
+    percent: bool = False,
+) -> str:
     """Horizontal bars, one per label, with vertical limit lines (e.g. the window at 100%)."""
     label_w, right, top_pad, row, bottom = 220, 90, 34, 22, 34
     plot_w = width - label_w - right
     height = top_pad + row * max(len(bars), 1) + bottom
     top = maximum if maximum is not None else max([b.value for b in bars] + [lim.value for lim in limits] + [1e-9])
     x_of = lambda v: label_w + plot_w * min(max(v, 0), top) / top
-    parts = [_open(width, height, "bar-chart", title),
-             f'<text class="title" x="8" y="20">{escape(title)}</text>']
+    parts = [_open(width, height, "bar-chart", title), f'<text class="title" x="8" y="20">{escape(title)}</text>']
     for value in ticks(top, 5):
         if value <= top:
             x = x_of(value)
             tick = f"{value:.0%}" if percent else short(value)
-            parts.append(f'<line class="grid" x1="{x:.1f}" x2="{x:.1f}" y1="{top_pad}" y2="{height - bottom}"/>'
-                         f'<text class="tick" x="{x:.1f}" y="{height - bottom + 14}" '
-                         f'text-anchor="middle">{tick}</text>')
+            parts.append(
+                f'<line class="grid" x1="{x:.1f}" x2="{x:.1f}" y1="{top_pad}" y2="{height - bottom}"/>'
+                f'<text class="tick" x="{x:.1f}" y="{height - bottom + 14}" '
+                f'text-anchor="middle">{tick}</text>'
+            )
     for n, bar in enumerate(bars):
         y = top_pad + n * row
         end = x_of(bar.value)
         note = bar.note if bar.note is not None else (f"{bar.value:.1%}" if percent else f"{bar.value:,.0f}")
         hover = f"<title>{escape(bar.title or bar.label)}</title>"
-        parts.append(f'<text class="bar-label" x="{label_w - 6}" y="{y + 15}" '
-                     f'text-anchor="end">{escape(_clip(bar.label))}{hover}</text>'
-                     f'<rect class="bar" x="{label_w}" y="{y + 3}" width="{max(end - label_w, 1):.1f}" '
-                     f'height="{row - 6}" '
-                     f'fill="{bar.colour}">{hover}</rect>'
-                     f'<text class="bar-note" x="{end + 4:.1f}" y="{y + 15}">{escape(note)}</text>')
+        parts.append(
+            f'<text class="bar-label" x="{label_w - 6}" y="{y + 15}" '
+            f'text-anchor="end">{escape(_clip(bar.label))}{hover}</text>'
+            f'<rect class="bar" x="{label_w}" y="{y + 3}" width="{max(end - label_w, 1):.1f}" '
+            f'height="{row - 6}" '
+            f'fill="{bar.colour}">{hover}</rect>'
+            f'<text class="bar-note" x="{end + 4:.1f}" y="{y + 15}">{escape(note)}</text>'
+        )
     for lim in limits:
         x = x_of(lim.value)
         dash = ' stroke-dasharray="6 4"' if lim.dashed else ""
-        parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top_pad - 4}" y2="{height - bottom}" stroke="{lim.colour}" '
-                     f'stroke-width="1.5"{dash}/><text class="limit" x="{x:.1f}" y="{top_pad - 8}" '
-                     f'text-anchor="middle" fill="{lim.colour}">{escape(lim.name)}</text>')
+        parts.append(
+            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top_pad - 4}" y2="{height - bottom}" stroke="{lim.colour}" '
+            f'stroke-width="1.5"{dash}/><text class="limit" x="{x:.1f}" y="{top_pad - 8}" '
+            f'text-anchor="middle" fill="{lim.colour}">{escape(lim.name)}</text>'
+        )
     if value_label:
-        parts.append(f'<text class="label" x="{label_w + plot_w / 2:.1f}" y="{height - 6}" '
-                     f'text-anchor="middle">{escape(value_label)}</text>')
+        parts.append(
+            f'<text class="label" x="{label_w + plot_w / 2:.1f}" y="{height - 6}" '
+            f'text-anchor="middle">{escape(value_label)}</text>'
+        )
     parts.append("</svg>")
     return "".join(parts)
 
 
 def _open(width: int, height: int, kind: str, title: str) -> str:
-    return (f'<svg class="chart {kind}" xmlns="http://www.w3.org/2000/svg" role="img" '
-            f'aria-label="{escape(title)}" viewBox="0 0 {width} {height}" width="{width}" height="{height}">')
+    return (
+        f'<svg class="chart {kind}" xmlns="http://www.w3.org/2000/svg" role="img" '
+        f'aria-label="{escape(title)}" viewBox="0 0 {width} {height}" width="{width}" height="{height}">'
+    )
 
 
 def _clip(label: str, limit: int = 30) -> str:
     """A long label shortened in the middle (the full one is the bar's hover title)."""
-    return label if len(label) <= limit else label[: limit // 2 - 1] + "…" + label[-(limit // 2 - 1):]
+    return label if len(label) <= limit else label[: limit // 2 - 1] + "…" + label[-(limit // 2 - 1) :]

@@ -68,7 +68,7 @@ def label(row: dict, width: int = 80) -> str:
     ident = session_label(row.get("id") or "") or os.path.basename(row["path"])
     room = width - len(ident) - 3
     if project and len(project) > room:
-        project = project[:room - 1] + "…" if room > 1 else ""
+        project = project[: room - 1] + "…" if room > 1 else ""
     return f"{project} · {ident}" if project else ident
 
 
@@ -92,8 +92,9 @@ def table(rows: list[dict], *, width: int, limit: int | None = None) -> Table:
         cell[0] = label(row, widths[0])
     result = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=0, expand=False)
     for n, name in enumerate(COLUMNS):
-        result.add_column(name, justify="left" if n < 2 else "right", no_wrap=True, overflow="ellipsis",
-                          width=widths[n])
+        result.add_column(
+            name, justify="left" if n < 2 else "right", no_wrap=True, overflow="ellipsis", width=widths[n]
+        )
     for cell_row in cells:
         result.add_row(*cell_row)
     return result
@@ -105,19 +106,25 @@ def _plain(cell: object) -> str:
 
 def _cells(row: dict) -> list:
     style = _style(row)
-    return [label(row), short_model(row.get("model") or "") or row["agent"],
-            Text(short(row["tokens"]), style=style),
-            Text(f"{row['window_share']:.0%} of {short(row['window'])}", style=style),
-            "—" if row["growth_per_call"] is None else "+" + short(row["growth_per_call"]),
-            _left(row["calls_to_compaction"]), _left(row["calls_to_window"])]
+    return [
+        label(row),
+        short_model(row.get("model") or "") or row["agent"],
+        Text(short(row["tokens"]), style=style),
+        Text(f"{row['window_share']:.0%} of {short(row['window'])}", style=style),
+        "—" if row["growth_per_call"] is None else "+" + short(row["growth_per_call"]),
+        _left(row["calls_to_compaction"]),
+        _left(row["calls_to_window"]),
+    ]
 
 
 def proxy_line(proxy: dict | None) -> Text:
     if proxy is None:
         return Text("no ctxfit proxy answering", style="dim")
-    return Text(f"proxy {proxy['url']}: {proxy['requests']:,} requests, {proxy['fitted']:,} fitted, "
-                f"{proxy['rejected']:,} rejected; cleared {proxy['results_cleared']:,} results "
-                f"({short(proxy['tokens_cleared'])} tokens)")
+    return Text(
+        f"proxy {proxy['url']}: {proxy['requests']:,} requests, {proxy['fitted']:,} fitted, "
+        f"{proxy['rejected']:,} rejected; cleared {proxy['results_cleared']:,} results "
+        f"({short(proxy['tokens_cleared'])} tokens)"
+    )
 
 
 def screen(rows: list[dict], proxy: dict | None, *, width: int, height: int, live: bool = True) -> Group:
@@ -151,8 +158,9 @@ def status_line(row: dict | None, proxy: dict | None) -> str:
     if row["growth_per_call"] is not None:
         parts.append(f"+{short(row['growth_per_call'])}/call")
     if row["compacts_at"] is not None and row["calls_to_compaction"] is not None:
-        parts.append("compacting" if row["calls_to_compaction"] == 0 else
-                     f"compacts in ~{row['calls_to_compaction']:,} calls")
+        parts.append(
+            "compacting" if row["calls_to_compaction"] == 0 else f"compacts in ~{row['calls_to_compaction']:,} calls"
+        )
     elif row["calls_to_window"] is not None:
         parts.append(f"window in ~{row['calls_to_window']:,} calls")
     if proxy is not None and proxy["results_cleared"]:
@@ -169,6 +177,7 @@ def keys() -> Iterator[Keys]:
         return
     import termios  # (POSIX terminals only: loaded when the live view runs in one)
     import tty
+
     fd = sys.stdin.fileno()
     saved = termios.tcgetattr(fd)
     try:

@@ -15,6 +15,7 @@ def write_html(path: str, kind: str, data: Any, **options: Any) -> None:
     atomically; a line on stderr says where."""
     from .. import __version__
     from . import html_report
+
     pages: dict[str, Callable[..., str]] = {"replay": html_report.replay_page, "sessions": html_report.sessions_page}
     build = pages[kind]
     atomic_write(path, build(data, version=__version__, **options).encode("utf-8"))

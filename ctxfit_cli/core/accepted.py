@@ -38,5 +38,9 @@ def unknown_keys(message: dict[str, Any], dialect: str) -> list[str]:
 def is_blank_text(block: object) -> bool:
     """A text block (or part) with no text but whitespace: every API refuses it or it carries
     nothing (see the module's notes)."""
-    return (isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
-            and not block["text"].strip())
+    return (
+        isinstance(block, dict)
+        and block.get("type") == "text"
+        and isinstance(block.get("text"), str)
+        and not block["text"].strip()
+    )

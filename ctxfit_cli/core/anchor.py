@@ -85,6 +85,7 @@ class Count(NamedTuple):
 def prefix_digest(fixed: Iterable[Message], messages: Iterable[Message]) -> bytes:
     """What an anchor compares: the bytes of the fixed part and of the messages, in order."""
     import hashlib  # (only where anchors are checked: `estimate` never needs it)
+
     digest = hashlib.blake2b(digest_size=16)
     for part in (fixed, messages):
         for message in part:
@@ -127,8 +128,9 @@ class Anchoring:
     before really cost.
     """
 
-    def __init__(self, anchors: Iterable[Anchor] = (), *, turn_starts: Sequence[int] = (),
-                 earlier_only: bool = False) -> None:
+    def __init__(
+        self, anchors: Iterable[Anchor] = (), *, turn_starts: Sequence[int] = (), earlier_only: bool = False
+    ) -> None:
         #: Use only anchors of shorter requests: a log's replay predicts each call from the
         #: calls before it, not from its own recorded size.
         self.earlier_only = earlier_only
@@ -176,8 +178,7 @@ class Anchoring:
         if anchor is None:
             return 0
         added = prefix[end] - prefix[anchor.messages]
-        return (anchor.reported - anchor.estimated + round((self.ratio.value - 1) * added)
-                + self._reasoning(anchor, end))
+        return anchor.reported - anchor.estimated + round((self.ratio.value - 1) * added) + self._reasoning(anchor, end)
 
     def removal_ratio(self, end: int) -> float:
         """What one estimated token that ctxfit removes (a cleared result, a dropped turn) is
@@ -214,8 +215,9 @@ class Anchoring:
         return anchor.reasoning
 
 
-def log_anchors(calls: Sequence[RecordedCall], prefix: Sequence[int], fixed: int,
-                turn_starts: Sequence[int] = ()) -> list[Anchor]:
+def log_anchors(
+    calls: Sequence[RecordedCall], prefix: Sequence[int], fixed: int, turn_starts: Sequence[int] = ()
+) -> list[Anchor]:
     """The anchors a log's recorded calls give: each call's reported prompt, as a request of
     the log's own history before the call's message (estimated as `fixed + prefix[i]`).
 
@@ -230,7 +232,14 @@ def log_anchors(calls: Sequence[RecordedCall], prefix: Sequence[int], fixed: int
         if anchors and any(anchors[-1].messages < t < call.message for t in turn_starts):
             turn_reasoning = 0  # a new user turn: the previous turn's reasoning is not re-sent
         reasoning = call.reasoning_tokens or 0
-        anchors.append(Anchor(call.prompt_tokens, call.message, fixed + prefix[call.message],
-                              reasoning=reasoning, turn_reasoning=turn_reasoning))
+        anchors.append(
+            Anchor(
+                call.prompt_tokens,
+                call.message,
+                fixed + prefix[call.message],
+                reasoning=reasoning,
+                turn_reasoning=turn_reasoning,
+            )
+        )
         turn_reasoning += reasoning
     return anchors

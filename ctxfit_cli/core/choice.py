@@ -33,9 +33,13 @@ class Choice(NamedTuple):
 
     def to_dict(self) -> dict[str, Any]:
         """The shape every report carries (`estimate`, `plan`, `fit --report`, `replay`)."""
-        return {"counter": self.counter.name, "counter_reason": self.counter_reason,
-                "window": self.window, "window_source": self.window_source,
-                "unlogged": self.fixed.to_dict()}
+        return {
+            "counter": self.counter.name,
+            "counter_reason": self.counter_reason,
+            "window": self.window,
+            "window_source": self.window_source,
+            "unlogged": self.fixed.to_dict(),
+        }
 
 
 def parse_fixed_tokens(value: str) -> int | None:
@@ -54,21 +58,23 @@ def given_counter(tokenizer: str | None, profile: str | None) -> Counter | None:
         raise UsageProblem("give --tokenizer or --profile, not both")
     if tokenizer:
         from ..counters.tokenizers import get_tokenizer
+
         return get_tokenizer(tokenizer)
     if profile:
         from ..counters.profiles import load_profile
+
         return load_profile(profile)
     return None
 
 
-def choose(transcript: Transcript, *, counter: Counter | None, window: int | None,
-           fixed_tokens: int | None) -> Choice:
+def choose(transcript: Transcript, *, counter: Counter | None, window: int | None, fixed_tokens: int | None) -> Choice:
     """The choice for one transcript (materialized when its format records usage)."""
     models = [c.model for c in transcript.calls if c.model] or _request_model(transcript)
     if counter is not None:
         reason = "given"
     elif models:
         from ..counters.models import counter_for_models
+
         counter, reason = counter_for_models(models)
     else:
         counter, reason = SEED, "seed rule: the input names no model"
@@ -76,6 +82,7 @@ def choose(transcript: Transcript, *, counter: Counter | None, window: int | Non
         window_source = "given (--window)"
     else:
         from ..counters.models import window_for
+
         recorded = [c.window for c in transcript.calls if c.window]
         window, window_source = window_for(models, recorded[-1] if recorded else None)
         if window is None:
@@ -93,6 +100,7 @@ def _request_model(transcript: Transcript) -> list[str]:
     """The model a request object names in its `model` field (`ctxfit fit` writes the log's),
     as a list of one; [] when it names none."""
     import orjson
+
     raw = dict(transcript.extra).get("model")
     try:
         model = orjson.loads(raw) if raw is not None else None
@@ -109,5 +117,4 @@ def apply(transcript: Transcript, choice: Choice) -> Transcript:
 def fit_options(options: FitOptions, choice: Choice) -> FitOptions:
     """The command's fitting options with this transcript's counter and window; a budget over
     the window is lowered to the window (a request over the window cannot be sent at all)."""
-    return replace(options, counter=choice.counter, window=choice.window,
-                   budget=min(options.budget, choice.window))
+    return replace(options, counter=choice.counter, window=choice.window, budget=min(options.budget, choice.window))

@@ -30,8 +30,16 @@ from .model import Message, Part, PartKind, Role
 MESSAGE_OVERHEAD = 4
 
 KINDS = (
-    "system", "tools", "unlogged", "user_text", "assistant_text", "thinking",
-    "tool_calls", "tool_results", "images", "overhead",
+    "system",
+    "tools",
+    "unlogged",
+    "user_text",
+    "assistant_text",
+    "thinking",
+    "tool_calls",
+    "tool_results",
+    "images",
+    "overhead",
 )
 
 
@@ -146,9 +154,15 @@ def merged_cost(costs: list[MessageCost], counter: Counter = SEED) -> MessageCos
     for cost in costs:
         for kind, vector in cost.vectors.items():
             vectors[kind] = tuple(map(_add, vectors[kind], vector)) if kind in vectors else vector
-    return _finish(vectors, [r for c in costs for r in c.results], sum(c.images for c in costs),
-                   sum(c.result_images for c in costs), sum(c.chars for c in costs), counter,
-                   sum(c.framing for c in costs))
+    return _finish(
+        vectors,
+        [r for c in costs for r in c.results],
+        sum(c.images for c in costs),
+        sum(c.result_images for c in costs),
+        sum(c.chars for c in costs),
+        counter,
+        sum(c.framing for c in costs),
+    )
 
 
 def _compute_cost(role: Role, parts: tuple[Part, ...], counter: Counter) -> MessageCost:
@@ -206,8 +220,15 @@ def _seed_cost(role: Role, parts: tuple[Part, ...]) -> MessageCost:
     return _finish(vectors, results, image_tokens, result_images, chars, SEED)
 
 
-def _finish(vectors: dict[str, Vector], results: list[int], image_tokens: int, result_images: int,
-            chars: int, counter: Counter, framing: int = 0) -> MessageCost:
+def _finish(
+    vectors: dict[str, Vector],
+    results: list[int],
+    image_tokens: int,
+    result_images: int,
+    chars: int,
+    counter: Counter,
+    framing: int = 0,
+) -> MessageCost:
     """Round each kind once and put the estimate together."""
     by_kind: dict[str, int] = {}
     script_chars = script_tokens = (0, 0, 0)
@@ -230,8 +251,19 @@ def _finish(vectors: dict[str, Vector], results: list[int], image_tokens: int, r
     by_kind["overhead"] = MESSAGE_OVERHEAD + framing
     naive = naive_tokens(chars) + image_tokens + MESSAGE_OVERHEAD + framing
     # Positional: this runs once per message, and keywords cost twice as much here.
-    return MessageCost(sum(by_kind.values()), by_kind, vectors, script_chars, script_tokens, chars, naive,
-                       tuple(results), image_tokens, result_images, framing)
+    return MessageCost(
+        sum(by_kind.values()),
+        by_kind,
+        vectors,
+        script_chars,
+        script_tokens,
+        chars,
+        naive,
+        tuple(results),
+        image_tokens,
+        result_images,
+        framing,
+    )
 
 
 def total_tokens(messages: Iterable[Message], counter: Counter = SEED) -> int:
@@ -308,8 +340,11 @@ class TranscriptEstimate:
     def _push_top(self, index: int, message: Message, tokens: int) -> None:
         if len(self._top) >= self.top_n and (tokens, -index) <= self._top[0][:2]:
             return  # not among the largest: skip naming it
-        calls = tuple((p.tool or self._tool_names.get(p.call_id, ""), p.call_id) for p in message.parts
-                      if p.kind in (PartKind.TOOL_CALL, PartKind.TOOL_RESULT))
+        calls = tuple(
+            (p.tool or self._tool_names.get(p.call_id, ""), p.call_id)
+            for p in message.parts
+            if p.kind in (PartKind.TOOL_CALL, PartKind.TOOL_RESULT)
+        )
         self._keep_top(TopItem(index, str(message.role), calls, tokens))
 
     def _keep_top(self, item: TopItem) -> None:
@@ -352,10 +387,7 @@ class TranscriptEstimate:
             "chars": self.chars,
             "by_script": _by_script(self.script_chars, self.script_tokens),
             "by_kind": dict(self.by_kind),
-            "top": [
-                {"index": t.index, "role": t.role, "tool": t.tool, "tokens": t.tokens}
-                for t in self.top
-            ],
+            "top": [{"index": t.index, "role": t.role, "tool": t.tool, "tokens": t.tokens} for t in self.top],
         }
 
 

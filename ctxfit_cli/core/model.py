@@ -181,5 +181,8 @@ class Transcript:
     def fixed(self) -> tuple[Message, ...]:
         """What every request carries whatever is trimmed: system prompt and tool definitions
         (and the unlogged part, counted though not in the log)."""
-        return (self.system + ((self.tools,) if self.tools is not None else ())
-                + ((self.unlogged,) if self.unlogged is not None else ()))
+        return (
+            self.system
+            + ((self.tools,) if self.tools is not None else ())
+            + ((self.unlogged,) if self.unlogged is not None else ())
+        )

@@ -79,6 +79,7 @@ class Plan:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of a plan (shared by `plan --json`, `fit --report` and replay)."""
+
         def ref(r: ResultRef) -> dict[str, Any]:
             return {"index": r.index, "tool": r.tool, "id": r.call_id, "tokens": r.tokens}
 
@@ -97,8 +98,13 @@ class Plan:
             "messages": self.messages,
             "cleared_results": sum(len(b.results) for b in self.batches if b.cleared),
             "batches": [
-                {"number": b.number, "cleared": b.cleared, "freed": b.freed,
-                 "tokens_after": b.tokens_after, "results": [ref(r) for r in b.results]}
+                {
+                    "number": b.number,
+                    "cleared": b.cleared,
+                    "freed": b.freed,
+                    "tokens_after": b.tokens_after,
+                    "results": [ref(r) for r in b.results],
+                }
                 for b in self.batches
             ],
             "protected": [ref(r) for r in self.protected],

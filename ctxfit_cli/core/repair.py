@@ -93,8 +93,9 @@ _TOOLS, _SYSTEM, _TOOL, _USER, _ASSISTANT = Role.TOOLS, Role.SYSTEM, Role.TOOL, 
 MADE_FROM = "made_from"
 
 
-def repair(messages: Iterable[Message], writer: Writer | None, path: str, repairs: list[str],
-           open_end: list[str] | None = None) -> Iterator[Message]:
+def repair(
+    messages: Iterable[Message], writer: Writer | None, path: str, repairs: list[str], open_end: list[str] | None = None
+) -> Iterator[Message]:
     """The messages as their provider accepts them (lazy): nothing empty, turns combined where
     the dialect combines them, every call answered once by results right after it. Why the
     log looks still being written goes to `open_end`. (`writer` None: only the first steps,
@@ -135,8 +136,10 @@ def _sendable(messages: Iterable[Message], path: str, repairs: list[str], open_e
     if held is None:
         return
     if held.role is _ASSISTANT and all(part.kind is PartKind.THINKING for part in held.parts):
-        repairs.append(f"{path}:{held.line}: the last reply is not finished (only blank text or thinking "
-                       "is written yet): left out, as a request not yet made")
+        repairs.append(
+            f"{path}:{held.line}: the last reply is not finished (only blank text or thinking "
+            "is written yet): left out, as a request not yet made"
+        )
         open_end.append("its last reply is being written")
     elif held.parts:
         yield held
@@ -149,8 +152,10 @@ def _combined(messages: Iterable[Message], writer: Writer, path: str, repairs: l
     held: Message | None = None
     for message in messages:
         if held is not None and message.role is held.role and (message.role is _USER or message.role is _ASSISTANT):
-            repairs.append(f"{path}:{message.line}: two {message.role.value} messages in a row; combined "
-                           "this one into the one before, as the API combines them")
+            repairs.append(
+                f"{path}:{message.line}: two {message.role.value} messages in a row; combined "
+                "this one into the one before, as the API combines them"
+            )
             held = writer.combined(held, message)
             continue
         if held is not None:
@@ -160,8 +165,9 @@ def _combined(messages: Iterable[Message], writer: Writer, path: str, repairs: l
         yield held
 
 
-def _answered(messages: Iterable[Message], writer: Writer, path: str, repairs: list[str],
-              open_end: list[str]) -> Iterator[Message]:
+def _answered(
+    messages: Iterable[Message], writer: Writer, path: str, repairs: list[str], open_end: list[str]
+) -> Iterator[Message]:
     """The messages with every call answered once, by results right after it (lazy)."""
     open_calls: list[str] = []  # calls of the last assistant message not yet answered
     answered: set[str] = set()
@@ -175,8 +181,10 @@ def _answered(messages: Iterable[Message], writer: Writer, path: str, repairs: l
         if not started:
             started = True
             if role is _ASSISTANT and writer.user_first:
-                repairs.append(f"{path}:{message.line}: the conversation starts with an assistant "
-                               "message; added a constant user message before it")
+                repairs.append(
+                    f"{path}:{message.line}: the conversation starts with an assistant "
+                    "message; added a constant user message before it"
+                )
                 yield writer.opener(message.line)
         if role is _TOOL:
             call_id = message.parts[0].call_id if message.parts else ""
@@ -209,8 +217,9 @@ def _answered(messages: Iterable[Message], writer: Writer, path: str, repairs: l
         yield from _answer(open_calls, call_line, 0, writer, path, repairs)
 
 
-def _answered_anywhere(messages: Iterable[Message], writer: Writer, path: str, repairs: list[str],
-                       open_end: list[str]) -> Iterator[Message]:
+def _answered_anywhere(
+    messages: Iterable[Message], writer: Writer, path: str, repairs: list[str], open_end: list[str]
+) -> Iterator[Message]:
     """The messages with every call answered once, wherever its result stands after it (the
     Responses API pairs a call and its output by id: Codex may send an item between them). A
     result with no call before it, or a second one, is dropped; calls never answered are
@@ -238,12 +247,14 @@ def _answered_anywhere(messages: Iterable[Message], writer: Writer, path: str, r
             yield from _answer(calls, line, 0, writer, path, repairs)
 
 
-def _answer(calls: list[str], call_line: int, before: int, writer: Writer, path: str,
-            repairs: list[str]) -> list[Message]:
+def _answer(
+    calls: list[str], call_line: int, before: int, writer: Writer, path: str, repairs: list[str]
+) -> list[Message]:
     where = f"before line {before}" if before else "yet at the end of the log (still being written?)"
     for call_id in calls:
-        repairs.append(f"{path}:{call_line}: call {call_id!r} has no result {where}; "
-                       "answered it with an aborted result")
+        repairs.append(
+            f"{path}:{call_line}: call {call_id!r} has no result {where}; answered it with an aborted result"
+        )
     return writer.answers(calls, call_line)
 
 
@@ -257,14 +268,12 @@ def _user(message: Message, calls: list[str], writer: Writer, path: str, repairs
         elif part.call_id in kept:
             repairs.append(f"{path}:{message.line}: dropped a second result (call {part.call_id!r})")
         elif part.call_id not in calls:
-            repairs.append(f"{path}:{message.line}: dropped a result with no call before it "
-                           f"(call {part.call_id!r})")
+            repairs.append(f"{path}:{message.line}: dropped a result with no call before it (call {part.call_id!r})")
         else:
             kept[part.call_id] = i
     missing = [c for c in calls if c not in kept]
     for call_id in missing:
-        repairs.append(f"{path}:{message.line}: call {call_id!r} has no result; "
-                       "answered it with an aborted result")
+        repairs.append(f"{path}:{message.line}: call {call_id!r} has no result; answered it with an aborted result")
     order: list[int | str] = [kept.get(c, c) for c in calls] + others
     if order == list(range(len(message.parts))):
         return message
@@ -295,8 +304,9 @@ def cleaned(value: dict[str, Any], dialect: str) -> tuple[dict[str, Any], tuple[
     notes = []
     extra = unknown_keys(value, dialect)
     if extra:
-        notes.append(f"removed the key{'s' if len(extra) > 1 else ''} the API refuses: "
-                     + ", ".join(repr(k) for k in extra))
+        notes.append(
+            f"removed the key{'s' if len(extra) > 1 else ''} the API refuses: " + ", ".join(repr(k) for k in extra)
+        )
         value = {k: v for k, v in value.items() if k not in extra}
     content = value.get("content")
     if isinstance(content, str) and dialect == "anthropic" and content and not content.strip():

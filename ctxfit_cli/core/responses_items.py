@@ -8,11 +8,20 @@ from __future__ import annotations
 from typing import Any
 
 #: Items a client answers with an output item of its own, paired by `call_id`.
-CALL_TYPES = frozenset({"function_call", "custom_tool_call", "local_shell_call", "shell_call",
-                        "apply_patch_call", "computer_call"})
+CALL_TYPES = frozenset(
+    {"function_call", "custom_tool_call", "local_shell_call", "shell_call", "apply_patch_call", "computer_call"}
+)
 #: The items that answer them.
-OUTPUT_TYPES = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output",
-                          "shell_call_output", "apply_patch_call_output", "computer_call_output"})
+OUTPUT_TYPES = frozenset(
+    {
+        "function_call_output",
+        "custom_tool_call_output",
+        "local_shell_call_output",
+        "shell_call_output",
+        "apply_patch_call_output",
+        "computer_call_output",
+    }
+)
 #: Message roles that come from the person or the developer, not from the model.
 INPUT_ROLES = frozenset({"user", "system", "developer"})
 ROLES = INPUT_ROLES | {"assistant"}

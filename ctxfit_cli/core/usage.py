@@ -53,8 +53,7 @@ def prompt_of(call: RecordedCall) -> int:
 def usable(calls: Sequence[RecordedCall]) -> list[RecordedCall]:
     """The calls that recorded a prompt size (`<synthetic>` replies and calls without usage, or
     with a zero prompt, are not model calls that can be compared), in message order."""
-    return [c for c in calls if c.prompt_tokens and c.prompt_tokens > 0
-            and c.model != "<synthetic>"]
+    return [c for c in calls if c.prompt_tokens and c.prompt_tokens > 0 and c.model != "<synthetic>"]
 
 
 def recorded_summary(calls: Sequence[RecordedCall]) -> dict[str, Any] | None:
@@ -107,8 +106,7 @@ def prefix_tokens(transcript: Transcript, counter: Counter = SEED) -> list[int]:
     return sums
 
 
-def infer_fixed(transcript: Transcript, counter: Counter = SEED,
-                prefix: list[int] | None = None) -> FixedPart:
+def infer_fixed(transcript: Transcript, counter: Counter = SEED, prefix: list[int] | None = None) -> FixedPart:
     """The unlogged fixed part of a (materialized) conversation: the first recorded prompt
     minus the estimate of everything the log holds before that call; `NO_FIXED` when the log
     recorded no usage. Never negative."""
@@ -124,8 +122,9 @@ def infer_fixed_from(calls: Sequence[RecordedCall], prefix: Sequence[int]) -> Fi
     return FixedPart(max(prompt_of(first) - prefix[first.message], 0), "inferred", first.message)
 
 
-def call_estimates(transcript: Transcript, counter: Counter = SEED,
-                   fixed: FixedPart | None = None) -> list[tuple[RecordedCall, int]]:
+def call_estimates(
+    transcript: Transcript, counter: Counter = SEED, fixed: FixedPart | None = None
+) -> list[tuple[RecordedCall, int]]:
     """Each recorded call with the estimate of its prompt: the fixed part plus everything the
     log holds before the call's reply."""
     sums = prefix_tokens(transcript, counter)
@@ -133,8 +132,9 @@ def call_estimates(transcript: Transcript, counter: Counter = SEED,
     return call_estimates_from(transcript.calls, sums, fixed)
 
 
-def call_estimates_from(calls: Sequence[RecordedCall], prefix: Sequence[int],
-                        fixed: FixedPart) -> list[tuple[RecordedCall, int]]:
+def call_estimates_from(
+    calls: Sequence[RecordedCall], prefix: Sequence[int], fixed: FixedPart
+) -> list[tuple[RecordedCall, int]]:
     """`call_estimates` from the calls and the prefix sums alone."""
     return [(c, fixed.tokens + prefix[c.message]) for c in usable(calls) if 0 <= c.message < len(prefix)]
 
@@ -155,8 +155,9 @@ def turn_starts(messages: Sequence[Message]) -> list[int]:
     return [i for i, m in enumerate(messages) if i and m.is_human_turn]
 
 
-def anchoring_from(calls: Sequence[RecordedCall], prefix: Sequence[int], unlogged: int,
-                   turns: Sequence[int]) -> Anchoring | None:
+def anchoring_from(
+    calls: Sequence[RecordedCall], prefix: Sequence[int], unlogged: int, turns: Sequence[int]
+) -> Anchoring | None:
     """`log_anchoring` from the calls, the prefix sums, the unlogged part's estimate and the
     turn starts alone."""
     if not usable(calls):
@@ -224,8 +225,11 @@ class Growth(NamedTuple):
     def block_tokens(self, counter: Counter) -> int:
         """Tokens of `counter`'s per-block framing (`estimate.block_framing`) for these blocks."""
         per_block = block_framing(counter)
-        return (self.tool_calls * per_block.get("tool_calls", 0) + self.tool_results * per_block.get("tool_results", 0)
-                + self.thinking * per_block.get("thinking", 0))
+        return (
+            self.tool_calls * per_block.get("tool_calls", 0)
+            + self.tool_results * per_block.get("tool_results", 0)
+            + self.thinking * per_block.get("thinking", 0)
+        )
 
 
 def growth_samples(transcript: Transcript, counter: Counter) -> list[Growth]:
@@ -244,11 +248,21 @@ def growth_samples(transcript: Transcript, counter: Counter) -> list[Growth]:
         grew = prompt_of(b) - prompt_of(a)
         if grew <= 0 or a.model != b.model:
             continue
-        added = messages[a.message:b.message]
+        added = messages[a.message : b.message]
         blocks = block_counts(added)
-        out.append(Growth(_measure(added, counter), len(added), sum(_images(m) for m in added),
-                          grew, transcript.path, b.message, blocks.get("tool_calls", 0),
-                          blocks.get("tool_results", 0), blocks.get("thinking", 0)))
+        out.append(
+            Growth(
+                _measure(added, counter),
+                len(added),
+                sum(_images(m) for m in added),
+                grew,
+                transcript.path,
+                b.message,
+                blocks.get("tool_calls", 0),
+                blocks.get("tool_results", 0),
+                blocks.get("thinking", 0),
+            )
+        )
     return out
 
 
@@ -323,8 +337,9 @@ def score_growth(samples: Sequence[Growth], counter: Counter) -> dict[str, Any]:
     }
 
 
-def fit_from_usage(transcripts: Sequence[Transcript], *, name: str, base: ProfileCounter,
-                   hold_out_every: int = HOLD_OUT_EVERY) -> tuple[dict[str, Any], dict[str, Any]]:
+def fit_from_usage(
+    transcripts: Sequence[Transcript], *, name: str, base: ProfileCounter, hold_out_every: int = HOLD_OUT_EVERY
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """Fit a profile to the recorded prompt growth of (materialized) transcripts.
 
     Every `hold_out_every`-th call pair of each transcript is held out; the profile is fitted
@@ -332,6 +347,7 @@ def fit_from_usage(transcripts: Sequence[Transcript], *, name: str, base: Profil
     ValueError when the logs record no usable growth.
     """
     from ..counters.calibrate import calibrate_from_growth
+
     fit: list[Growth] = []
     held: list[Growth] = []
     calls = 0
@@ -341,12 +357,23 @@ def fit_from_usage(transcripts: Sequence[Transcript], *, name: str, base: Profil
             (held if hold_out_every and i % hold_out_every == hold_out_every - 1 else fit).append(sample)
     if not fit:
         raise ValueError("no two consecutive model calls with recorded usage and a growing prompt")
-    profile = calibrate_from_growth([s.vector for s in fit], [s.recorded - s.framing for s in fit],
-                                    [s.path for s in fit], name=name, base=base,
-                                    blocks=[s.tool_blocks for s in fit])
+    profile = calibrate_from_growth(
+        [s.vector for s in fit],
+        [s.recorded - s.framing for s in fit],
+        [s.path for s in fit],
+        name=name,
+        base=base,
+        blocks=[s.tool_blocks for s in fit],
+    )
     from ..counters.profiles import ProfileCounter
+
     fitted = ProfileCounter(profile, source=name)
-    evaluation = {"logs": len({t.path for t in transcripts if usable(t.calls)}), "calls": calls,
-                  "pairs_fitted": len(fit), "held_out": score_growth(held, fitted),
-                  "fitted_on": score_growth(fit, fitted), "base_held_out": score_growth(held, base)}
+    evaluation = {
+        "logs": len({t.path for t in transcripts if usable(t.calls)}),
+        "calls": calls,
+        "pairs_fitted": len(fit),
+        "held_out": score_growth(held, fitted),
+        "fitted_on": score_growth(fit, fitted),
+        "base_held_out": score_growth(held, base),
+    }
     return profile, evaluation

@@ -99,6 +99,7 @@ def validate_request(payload: dict[str, Any], dialect: str) -> list[str]:
         return validate_gemini.validate_request(payload)
     if dialect == "responses":  # its own module (which builds on `Checked`, so imported here)
         from .validate_responses import validate_responses
+
         return validate_responses(payload)
     messages = payload.get("messages")
     if not isinstance(messages, list) or not messages:
@@ -128,14 +129,19 @@ def tools_problems(tools: object, dialect: str) -> list[str]:
             problems.append(f"tools[{i}]: a tool must be a JSON object")
         elif dialect == "anthropic":
             if not isinstance(tool.get("name"), str) or not tool["name"]:
-                problems.append(f'tools[{i}]: an Anthropic tool needs a "name"'
-                                + (' (this is an OpenAI function tool)' if "function" in tool else ""))
+                problems.append(
+                    f'tools[{i}]: an Anthropic tool needs a "name"'
+                    + (" (this is an OpenAI function tool)" if "function" in tool else "")
+                )
             elif tool.get("type", "custom") == "custom" and not isinstance(tool.get("input_schema"), dict):
                 problems.append(f'tools[{i}]: a custom Anthropic tool needs an "input_schema" object')
-        elif tool.get("type") is None or (tool["type"] == "function" and not (
-                isinstance(tool.get("function"), dict) and isinstance(tool["function"].get("name"), str))):
-            problems.append(f'tools[{i}]: an OpenAI tool needs "type" ("function") and a "function" object '
-                            'with its "name"')
+        elif tool.get("type") is None or (
+            tool["type"] == "function"
+            and not (isinstance(tool.get("function"), dict) and isinstance(tool["function"].get("name"), str))
+        ):
+            problems.append(
+                f'tools[{i}]: an OpenAI tool needs "type" ("function") and a "function" object with its "name"'
+            )
     return problems
 
 
@@ -145,6 +151,7 @@ def check_message(message: object, dialect: str) -> Checked:
         return validate_gemini.check_content(message)
     if dialect == "responses":
         from .validate_responses import check_item
+
         return check_item(message)
     if not isinstance(message, dict):
         return Checked(None, (), (), True, 0, ("a message must be a JSON object",), False)
@@ -157,14 +164,27 @@ def check_message(message: object, dialect: str) -> Checked:
 #: dialect's types are left to its provider: OpenAI-compatible servers and Anthropic's server
 #: tools add types often, and refusing what may be valid would stop a fit for nothing.
 _FOREIGN_BLOCKS = {
-    "openai": {"image", "document", "tool_use", "tool_result", "thinking", "redacted_thinking",
-               "server_tool_use", "web_search_tool_result", "search_result", "mcp_tool_use",
-               "mcp_tool_result", "container_upload"},
+    "openai": {
+        "image",
+        "document",
+        "tool_use",
+        "tool_result",
+        "thinking",
+        "redacted_thinking",
+        "server_tool_use",
+        "web_search_tool_result",
+        "search_result",
+        "mcp_tool_use",
+        "mcp_tool_result",
+        "container_upload",
+    },
     "anthropic": {"image_url", "input_audio", "refusal", "file"},
 }
 _THEIRS = {"openai": "Anthropic's", "anthropic": "OpenAI's"}
-_TAKES = {"openai": "text, image_url, input_audio, file (refusal from the assistant)",
-          "anthropic": "text, image, document, tool_use, tool_result, thinking"}
+_TAKES = {
+    "openai": "text, image_url, input_audio, file (refusal from the assistant)",
+    "anthropic": "text, image, document, tool_use, tool_result, thinking",
+}
 
 
 def foreign_blocks(content: object, dialect: str) -> tuple[str, ...]:
@@ -181,10 +201,12 @@ def foreign_blocks(content: object, dialect: str) -> tuple[str, ...]:
         return ()
     foreign = _FOREIGN_BLOCKS.get(dialect, ())
     name = "OpenAI" if dialect == "openai" else "Anthropic"
-    return tuple(f"content[{j}]: a {block['type']!r} block is {_THEIRS[dialect]}; an {name} message takes "
-                 f"{_TAKES[dialect]}: the transcript mixes the two APIs' formats"
-                 for j, block in enumerate(content)
-                 if isinstance(block, dict) and block.get("type") in foreign)
+    return tuple(
+        f"content[{j}]: a {block['type']!r} block is {_THEIRS[dialect]}; an {name} message takes "
+        f"{_TAKES[dialect]}: the transcript mixes the two APIs' formats"
+        for j, block in enumerate(content)
+        if isinstance(block, dict) and block.get("type") in foreign
+    )
 
 
 def scan(checked: Sequence[Checked], dialect: str) -> list[str]:
@@ -193,6 +215,7 @@ def scan(checked: Sequence[Checked], dialect: str) -> list[str]:
         return validate_gemini.scan(checked)
     if dialect == "responses":
         from .validate_responses import scan_items
+
         return scan_items(checked)
     problems: list[str] = []
     for i, item in enumerate(checked):
@@ -209,8 +232,10 @@ def scan(checked: Sequence[Checked], dialect: str) -> list[str]:
 
 def _anthropic_message(message: dict[str, Any]) -> Checked:
     role = message.get("role")
-    problems = [f"{key!r}: Extra inputs are not permitted (a message has only role and content)"
-                for key in unknown_keys(message, "anthropic")]
+    problems = [
+        f"{key!r}: Extra inputs are not permitted (a message has only role and content)"
+        for key in unknown_keys(message, "anthropic")
+    ]
     if role not in ("user", "assistant"):
         problems.append(f"role must be user or assistant, not {role!r}")
     content = message.get("content")
@@ -225,7 +250,7 @@ def _anthropic_message(message: dict[str, Any]) -> Checked:
     results_first, other_seen = True, False
     for j, block in enumerate(content):
         if not isinstance(block, dict) or not isinstance(block.get("type"), str):
-            problems.append(f"content[{j}] must be a block with a \"type\"")
+            problems.append(f'content[{j}] must be a block with a "type"')
             continue
         kind = block["type"]
         breakpoints += "cache_control" in block
@@ -241,7 +266,7 @@ def _anthropic_message(message: dict[str, Any]) -> Checked:
         other_seen = True
         if kind == "tool_use":
             if not isinstance(block.get("id"), str) or not block.get("id"):
-                problems.append(f"content[{j}]: a tool_use block needs an \"id\"")
+                problems.append(f'content[{j}]: a tool_use block needs an "id"')
             calls.append(block.get("id"))
             if role != "assistant":
                 problems.append(f"content[{j}]: tool_use blocks belong in assistant messages")
@@ -251,8 +276,7 @@ def _anthropic_message(message: dict[str, Any]) -> Checked:
             problems += _text_problems(block, f"content[{j}]")
             if block.get("text") and is_blank_text(block):
                 problems.append(f"content[{j}]: text content blocks must contain non-whitespace text")
-    return Checked(role, tuple(calls), tuple(results), results_first, breakpoints, tuple(problems),
-                   not content)
+    return Checked(role, tuple(calls), tuple(results), results_first, breakpoints, tuple(problems), not content)
 
 
 def _blocks(blocks: list[Any], where: str, problems: list[str]) -> int:
@@ -269,7 +293,7 @@ def _blocks(blocks: list[Any], where: str, problems: list[str]) -> int:
 def _text_problems(block: dict[str, Any], where: str) -> list[str]:
     text = block.get("text")
     if not isinstance(text, str):
-        return [f"{where}: a text block needs a \"text\" string"]
+        return [f'{where}: a text block needs a "text" string']
     if not text:
         return [f"{where}: text blocks must be non-empty"]
     return []
@@ -312,8 +336,7 @@ def _answers(i: int, calls: tuple[object, ...], results: tuple[object, ...]) -> 
         elif call_id not in calls:
             problems.append(f"messages[{i}]: result for call {call_id!r} does not follow its call")
         answered.add(call_id)
-    problems.extend(f"messages[{i - 1}]: call {c!r} has no result in messages[{i}]"
-                    for c in calls if c not in answered)
+    problems.extend(f"messages[{i - 1}]: call {c!r} has no result in messages[{i}]" for c in calls if c not in answered)
     return problems
 
 
@@ -343,12 +366,17 @@ def _openai_message(message: dict[str, Any]) -> Checked:
     if role not in _OPENAI_ROLES:
         problems.append(f"role must be one of {', '.join(_OPENAI_ROLES)}, not {role!r}")
     elif len(message) > 2:
-        problems.extend(f"{key!r} was unexpected (Additional properties are not allowed in a {role} message)"
-                        for key in unknown_keys(message, "openai"))
+        problems.extend(
+            f"{key!r} was unexpected (Additional properties are not allowed in a {role} message)"
+            for key in unknown_keys(message, "openai")
+        )
     content = message.get("content")
     if isinstance(content, list):
-        problems.extend(f"content[{j}]: a text part must contain non-whitespace text"
-                        for j, part in enumerate(content) if is_blank_text(part))
+        problems.extend(
+            f"content[{j}]: a text part must contain non-whitespace text"
+            for j, part in enumerate(content)
+            if is_blank_text(part)
+        )
     calls: tuple[object, ...] = ()
     results: tuple[object, ...] = ()
     if role == "assistant":
@@ -359,7 +387,7 @@ def _openai_message(message: dict[str, Any]) -> Checked:
         # Lists, not generators: this runs for every assistant message of a replayed history.
         calls = tuple([c.get("id") if isinstance(c, dict) else None for c in tool_calls])
         if not all([isinstance(c, str) and c for c in calls]):
-            problems.append("every tool call needs an \"id\"")
+            problems.append('every tool call needs an "id"')
         if content is None and not calls and not any(k in message for k in ("refusal", "audio", "function_call")):
             problems.append("an assistant message needs content or tool_calls")
     elif role == "tool":
@@ -394,8 +422,9 @@ def _openai_sequence(checked: Sequence[Checked]) -> list[str]:
                 problems.append(f"messages[{i}]: result for call {call_id!r} does not follow its call")
             continue
         if waiting:
-            problems.extend(f"messages[{at}]: call {c!r} has no result before messages[{i}]"
-                            for c, at in waiting.items())
+            problems.extend(
+                f"messages[{at}]: call {c!r} has no result before messages[{i}]" for c, at in waiting.items()
+            )
         waiting, answered = dict.fromkeys(calls, i), set()
     problems.extend(f"messages[{at}]: call {c!r} has no result" for c, at in waiting.items())
     return problems

@@ -38,11 +38,19 @@ ROLES = ("user", "model")
 _CHECKED_ROLES = {"user": "user", "model": "assistant"}
 #: Part fields that hold its data: exactly one per part.
 DATA = {
-    "text": "text", "inlineData": "inlineData", "inline_data": "inlineData", "fileData": "fileData",
-    "file_data": "fileData", "functionCall": "functionCall", "function_call": "functionCall",
-    "functionResponse": "functionResponse", "function_response": "functionResponse",
-    "executableCode": "executableCode", "executable_code": "executableCode",
-    "codeExecutionResult": "codeExecutionResult", "code_execution_result": "codeExecutionResult",
+    "text": "text",
+    "inlineData": "inlineData",
+    "inline_data": "inlineData",
+    "fileData": "fileData",
+    "file_data": "fileData",
+    "functionCall": "functionCall",
+    "function_call": "functionCall",
+    "functionResponse": "functionResponse",
+    "function_response": "functionResponse",
+    "executableCode": "executableCode",
+    "executable_code": "executableCode",
+    "codeExecutionResult": "codeExecutionResult",
+    "code_execution_result": "codeExecutionResult",
 }
 _SIGNATURE = ("thoughtSignature", "thought_signature")
 
@@ -96,8 +104,11 @@ def _part_kind(part: object, j: int, problems: list[str]) -> str | None:
     if not isinstance(part, dict):
         problems.append(f"parts[{j}]: a part must be a JSON object")
         return None
-    kinds = [DATA[k] for k, v in part.items() if k in DATA and v is not None
-             and not (k == "text" and v == "" and not any(s in part for s in _SIGNATURE))]
+    kinds = [
+        DATA[k]
+        for k, v in part.items()
+        if k in DATA and v is not None and not (k == "text" and v == "" and not any(s in part for s in _SIGNATURE))
+    ]
     if len(kinds) > 1:
         problems.append(f"parts[{j}]: a part holds one kind of data, not {' and '.join(kinds)}")
         return None
@@ -110,8 +121,17 @@ def _part_kind(part: object, j: int, problems: list[str]) -> str | None:
     return kinds[0]
 
 
-_METADATA = ("thought", "thoughtSignature", "thought_signature", "videoMetadata", "video_metadata",
-             "partMetadata", "part_metadata", "mediaResolution", "media_resolution")
+_METADATA = (
+    "thought",
+    "thoughtSignature",
+    "thought_signature",
+    "videoMetadata",
+    "video_metadata",
+    "partMetadata",
+    "part_metadata",
+    "mediaResolution",
+    "media_resolution",
+)
 
 
 #: A function call or response as (name, id or None).
@@ -164,8 +184,10 @@ def _answers(i: int, calls: tuple[_Named, ...], results: tuple[_Named, ...]) -> 
     if not calls:
         return [f"contents[{i}]: a functionResponse must come right after the model content that called it"]
     if len(results) != len(calls):
-        return [f"contents[{i}]: {len(results)} function responses for the {len(calls)} function calls of "
-                f"contents[{i - 1}] (the numbers must be equal)"]
+        return [
+            f"contents[{i}]: {len(results)} function responses for the {len(calls)} function calls of "
+            f"contents[{i - 1}] (the numbers must be equal)"
+        ]
     free = list(calls)
     problems = []
     for name, call_id in results:
@@ -173,8 +195,11 @@ def _answers(i: int, calls: tuple[_Named, ...], results: tuple[_Named, ...]) -> 
         if match is None and (call_id is None or all(c[1] is None or c[1] != call_id for c in calls)):
             match = next((c for c in free if c[0] == name and (call_id is None or c[1] is None)), None)
         if match is None:
-            problems.append(f"contents[{i}]: the response for {name!r}"
-                            + (f" (id {call_id!r})" if call_id else "") + f" answers no call of contents[{i - 1}]")
+            problems.append(
+                f"contents[{i}]: the response for {name!r}"
+                + (f" (id {call_id!r})" if call_id else "")
+                + f" answers no call of contents[{i - 1}]"
+            )
         else:
             free.remove(match)
     return problems
@@ -203,15 +228,21 @@ def tools_problems(tools: object) -> list[str]:
         return ['"tools" must be a list']
     problems = []
     for i, tool in enumerate(tools):
-        declarations = (tool.get("functionDeclarations", tool.get("function_declarations"))
-                        if isinstance(tool, dict) else None)
+        declarations = (
+            tool.get("functionDeclarations", tool.get("function_declarations")) if isinstance(tool, dict) else None
+        )
         if not isinstance(tool, dict) or "name" in tool or "function" in tool or "input_schema" in tool:
-            problems.append(f"tools[{i}]: a Gemini tool holds functionDeclarations or a built-in tool "
-                            "(googleSearch, codeExecution, ...)")
+            problems.append(
+                f"tools[{i}]: a Gemini tool holds functionDeclarations or a built-in tool "
+                "(googleSearch, codeExecution, ...)"
+            )
         elif declarations is not None:
             if not isinstance(declarations, list):
                 problems.append(f"tools[{i}]: functionDeclarations must be a list")
                 continue
-            problems.extend(f"tools[{i}].functionDeclarations[{k}]: a function declaration needs a \"name\""
-                            for k, d in enumerate(declarations) if not (isinstance(d, dict) and d.get("name")))
+            problems.extend(
+                f'tools[{i}].functionDeclarations[{k}]: a function declaration needs a "name"'
+                for k, d in enumerate(declarations)
+                if not (isinstance(d, dict) and d.get("name"))
+            )
     return problems

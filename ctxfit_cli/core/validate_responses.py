@@ -69,8 +69,10 @@ def responses_tools_problems(tools: object) -> list[str]:
         if not isinstance(tool, dict) or not isinstance(tool.get("type"), str):
             problems.append(f'tools[{i}]: a tool must be an object with a "type"')
         elif tool["type"] in NAMED_TOOLS and not isinstance(tool.get("name"), str):
-            problems.append(f'tools[{i}]: a Responses {tool["type"]} tool has its "name" at the top'
-                            + (' (not in a "function" object)' if "function" in tool else ""))
+            problems.append(
+                f'tools[{i}]: a Responses {tool["type"]} tool has its "name" at the top'
+                + (' (not in a "function" object)' if "function" in tool else "")
+            )
     return problems
 
 
@@ -90,8 +92,9 @@ def check_item(item: object) -> Checked:
         if not isinstance(call_id, str) or not call_id:
             problems.append(f'a {kind} item needs a "call_id"')
         calls = (call_id,)
-        if kind == "function_call" and not (isinstance(item.get("name"), str)
-                                            and isinstance(item.get("arguments"), str)):
+        if kind == "function_call" and not (
+            isinstance(item.get("name"), str) and isinstance(item.get("arguments"), str)
+        ):
             problems.append('a function_call needs a "name" and its "arguments" as a string')
     elif is_output(item):
         call_id = call_id_of(item)
@@ -147,5 +150,6 @@ def _model_follows(checked: Sequence[Checked], i: int) -> bool:
     if i + 1 >= len(checked):
         return False
     following = checked[i + 1].role
-    return following == "assistant" or (following not in INPUT_ROLES and not checked[i + 1].results
-                                        and following not in (None, ""))
+    return following == "assistant" or (
+        following not in INPUT_ROLES and not checked[i + 1].results and following not in (None, "")
+    )

@@ -105,8 +105,7 @@ def calibrate(
     X, y, XF, yF = _measure(texts, tokenizer)
     seen = (X.sum(axis=0) + XF.sum(axis=0)) > 0
     weights = _fit_weights(X, y, XF, yF, seen, margin, max_under_share, steps)
-    rates = {c: (_round_down(1 / float(weights[i])) if seen[i] else UNSEEN_RATE)
-             for i, c in enumerate(CLASSES)}
+    rates = {c: (_round_down(1 / float(weights[i])) if seen[i] else UNSEEN_RATE) for i, c in enumerate(CLASSES)}
     runs = {r: _round_up(float(weights[N_CLASSES + i])) for i, r in enumerate(RUNS)}
     r_par, r_file = X @ weights / y, XF @ weights / yF
     profile = {
@@ -181,19 +180,18 @@ def calibrate_from_growth(
     framed = blocks is not None and any(blocks)
     if framed:
         X = np.hstack([X, np.array(blocks, dtype=float)[:, None]])
-    fitted, weights, kept, target, names = _fit_growth(X, y, groups, base, framed, margin,
-                                                       max_under_share, steps)
+    fitted, weights, kept, target, names = _fit_growth(X, y, groups, base, framed, margin, max_under_share, steps)
     if framed and not np.isfinite(weights).all():
         # No fit found with a framing weight (a Codex log in ../shared/realworld): without it,
         # on all the pairs again (`kept` may hold fewer).
         framed = False
-        fitted, weights, kept, target, names = _fit_growth(X[:, :-1], y, groups, base, framed, margin,
-                                                           max_under_share, steps)
+        fitted, weights, kept, target, names = _fit_growth(
+            X[:, :-1], y, groups, base, framed, margin, max_under_share, steps
+        )
     X = kept
     if not np.isfinite(weights).all():
         raise ValueError("the recorded growth could not be fitted (too few or too similar call pairs)")
-    rates = {c: (_round_down(1 / float(weights[i])) if fitted[i] else base.rates[i])
-             for i, c in enumerate(CLASSES)}
+    rates = {c: (_round_down(1 / float(weights[i])) if fitted[i] else base.rates[i]) for i, c in enumerate(CLASSES)}
     runs = {r: _round_up(float(weights[N_CLASSES + i])) for i, r in enumerate(RUNS)}
     profile = {
         "name": name,
@@ -222,8 +220,16 @@ def calibrate_from_growth(
     return profile
 
 
-def _fit_growth(X: np.ndarray, y: np.ndarray, groups: list[str], base: ProfileCounter, framed: bool,
-                margin: float, max_under_share: float, steps: int) -> tuple[Any, ...]:
+def _fit_growth(
+    X: np.ndarray,
+    y: np.ndarray,
+    groups: list[str],
+    base: ProfileCounter,
+    framed: bool,
+    margin: float,
+    max_under_share: float,
+    steps: int,
+) -> tuple[Any, ...]:
     """`calibrate_from_growth`'s programme: (fitted mask, weights, pairs kept, their targets,
     log names). Weights are not finite when the programme has no solution."""
     base_w = np.array([1 / r for r in base.rates] + list(base.runs) + ([0.0] if framed else []))
@@ -261,8 +267,16 @@ def _measure(texts: list[str], tokenizer: Counter) -> tuple[np.ndarray, ...]:
     return tuple(np.array(a, dtype=float) for a in (rows, exact, file_rows, file_exact))
 
 
-def _fit_weights(X: np.ndarray, y: np.ndarray, XF: np.ndarray, yF: np.ndarray, seen: np.ndarray,
-                 margin: float, max_under_share: float, steps: int) -> np.ndarray:
+def _fit_weights(
+    X: np.ndarray,
+    y: np.ndarray,
+    XF: np.ndarray,
+    yF: np.ndarray,
+    seen: np.ndarray,
+    margin: float,
+    max_under_share: float,
+    steps: int,
+) -> np.ndarray:
     """Tokens per unit of every component: the linear programme of the module's docstring,
     setting aside the costliest paragraphs a few at a time. Unseen components get 0."""
     free = np.flatnonzero(seen)  # weights to fit; the others are fixed (unseen classes/runs)
@@ -281,8 +295,7 @@ def _fit_weights(X: np.ndarray, y: np.ndarray, XF: np.ndarray, yF: np.ndarray, s
     rounds = max(int(steps), 1)
     for r in range(rounds + 1):
         G = np.vstack([Z[keep], ZF, bounds_G])
-        h = np.concatenate([np.full(int(keep.sum()), UNDER_LINE), np.full(len(yF), 1 + margin),
-                            bounds_h])
+        h = np.concatenate([np.full(int(keep.sum()), UNDER_LINE), np.full(len(yF), 1 + margin), bounds_h])
         w, dual = _solve_lp(cost, G, h)
         set_aside = int((~keep).sum())
         if r == rounds or set_aside >= allowed:
@@ -295,8 +308,9 @@ def _fit_weights(X: np.ndarray, y: np.ndarray, XF: np.ndarray, yF: np.ndarray, s
     return weights
 
 
-def _solve_lp(c: np.ndarray, G: np.ndarray, h: np.ndarray, iterations: int = 100,
-              tol: float = 1e-9) -> tuple[np.ndarray, np.ndarray]:
+def _solve_lp(
+    c: np.ndarray, G: np.ndarray, h: np.ndarray, iterations: int = 100, tol: float = 1e-9
+) -> tuple[np.ndarray, np.ndarray]:
     """min c @ x subject to G @ x >= h, by a primal-dual interior-point method (Mehrotra's
     predictor-corrector) on the normal equations, which are only as large as x. Returns x and
     the dual value of every row of G (how much the optimum would fall per unit of slack)."""
@@ -313,8 +327,11 @@ def _solve_lp(c: np.ndarray, G: np.ndarray, h: np.ndarray, iterations: int = 100
         r_dual = c - G.T @ z
         r_primal = h - G @ x + s
         mu = float(s @ z) / n
-        if (np.abs(r_dual).max() < tol * (1 + np.abs(c).max())
-                and np.abs(r_primal).max() < tol * (1 + np.abs(h).max()) and mu < tol):
+        if (
+            np.abs(r_dual).max() < tol * (1 + np.abs(c).max())
+            and np.abs(r_primal).max() < tol * (1 + np.abs(h).max())
+            and mu < tol
+        ):
             break
         scale = z / s
         normal = G.T @ (G * scale[:, None])

@@ -27,33 +27,33 @@ _np: Any = None
 
 #: The character classes, in vector order.
 CLASSES: tuple[str, ...] = (
-    "upper",          # ASCII A-Z
-    "vowel",          # ASCII a e i o u
-    "rare",           # ASCII j k q v w x y z
-    "letter",         # the other ASCII lower-case letters
-    "digit",          # ASCII 0-9
-    "space",          # ASCII space
-    "newline",        # ASCII newline, tab, CR, VT, FF
-    "bracket",        # ASCII ( ) [ ] { } < > " '
-    "punct",          # the rest of ASCII: punctuation, symbols, control characters
-    "latin",          # U+0080-00BF, U+0180-037F, U+1E00-1EFF: symbols, Latin Extended-B, IPA, marks
-    "latin1",         # U+00C0-00FF: Latin-1 letters (à, ä, ç, ß, ...)
-    "latin_ext",      # U+0100-017F: Latin Extended-A (ą, č, ł, ő, ...)
-    "greek",          # U+0380-03FF, U+1F00-1FFF
-    "cyrillic",       # U+0410-044F: the basic Russian alphabet
-    "cyrillic_ext",   # U+0400-040F, U+0450-052F: ё, і, ї, є, ґ, ў, ... and the rest of Cyrillic
-    "hebrew",         # U+0580-05FF (Hebrew; Armenian ligatures)
-    "arabic",         # U+0600-07FF: Arabic, Syriac, Thaana, NKo
-    "indic",          # U+0800-0FFF except Thai/Lao: Devanagari ... Sinhala, Tibetan
-    "thai",           # U+0E00-0EFF: Thai, Lao
-    "han",            # CJK ideographs, radicals, Bopomofo
-    "cjk_punct",      # U+3000-303F CJK punctuation, U+FF00-FFFF full-width and half-width forms
-    "kana",           # U+3040-30FF Hiragana and Katakana, U+1B000-1BFFF Kana supplements
-    "hangul",         # U+1100-11FF, U+3140-317F, U+AC00-D7FF
-    "gen_punct",      # U+2000-207F: dashes, curly quotes, ellipsis, bullets, zero-width chars
-    "symbol",         # U+2080-2E7F: currency, arrows, maths, box drawing, dingbats, ...
-    "emoji",          # U+10000-1FFFF (emoji and pictographs), U+FE00-FE3F (variation selectors)
-    "other",          # everything else: Armenian, Georgian, Ethiopic, PUA, ...
+    "upper",  # ASCII A-Z
+    "vowel",  # ASCII a e i o u
+    "rare",  # ASCII j k q v w x y z
+    "letter",  # the other ASCII lower-case letters
+    "digit",  # ASCII 0-9
+    "space",  # ASCII space
+    "newline",  # ASCII newline, tab, CR, VT, FF
+    "bracket",  # ASCII ( ) [ ] { } < > " '
+    "punct",  # the rest of ASCII: punctuation, symbols, control characters
+    "latin",  # U+0080-00BF, U+0180-037F, U+1E00-1EFF: symbols, Latin Extended-B, IPA, marks
+    "latin1",  # U+00C0-00FF: Latin-1 letters (à, ä, ç, ß, ...)
+    "latin_ext",  # U+0100-017F: Latin Extended-A (ą, č, ł, ő, ...)
+    "greek",  # U+0380-03FF, U+1F00-1FFF
+    "cyrillic",  # U+0410-044F: the basic Russian alphabet
+    "cyrillic_ext",  # U+0400-040F, U+0450-052F: ё, і, ї, є, ґ, ў, ... and the rest of Cyrillic
+    "hebrew",  # U+0580-05FF (Hebrew; Armenian ligatures)
+    "arabic",  # U+0600-07FF: Arabic, Syriac, Thaana, NKo
+    "indic",  # U+0800-0FFF except Thai/Lao: Devanagari ... Sinhala, Tibetan
+    "thai",  # U+0E00-0EFF: Thai, Lao
+    "han",  # CJK ideographs, radicals, Bopomofo
+    "cjk_punct",  # U+3000-303F CJK punctuation, U+FF00-FFFF full-width and half-width forms
+    "kana",  # U+3040-30FF Hiragana and Katakana, U+1B000-1BFFF Kana supplements
+    "hangul",  # U+1100-11FF, U+3140-317F, U+AC00-D7FF
+    "gen_punct",  # U+2000-207F: dashes, curly quotes, ellipsis, bullets, zero-width chars
+    "symbol",  # U+2080-2E7F: currency, arrows, maths, box drawing, dingbats, ...
+    "emoji",  # U+10000-1FFFF (emoji and pictographs), U+FE00-FE3F (variation selectors)
+    "other",  # everything else: Armenian, Georgian, Ethiopic, PUA, ...
 )
 N_CLASSES = len(CLASSES)
 
@@ -132,31 +132,46 @@ _SPLITS: dict[int, tuple[int, list[tuple[bytes, int]]]] = {
     0xD0: (_C["cyrillic"], [(_ranges((0x80, 0x8F)), _C["cyrillic_ext"])]),  # U+0400-040F
     0xD1: (_C["cyrillic_ext"], [(_ranges((0x80, 0x8F)), _C["cyrillic"])]),  # U+0440-044F
     0xE0: (_C["indic"], [(_ranges((0xB8, 0xBB)), _C["thai"])]),  # U+0E00-0EFF
-    0xE1: (_C["other"], [
-        (_ranges((0x84, 0x87)), _C["hangul"]),  # seed: U+1100-11FF Hangul Jamo
-        (_ranges((0xB8, 0xBB)), _C["latin"]),   # U+1E00-1EFF Latin Extended Additional
-        (_ranges((0xBC, 0xBF)), _C["greek"]),   # U+1F00-1FFF Greek Extended
-    ]),
-    0xE2: (_C["symbol"], [
-        (_ranges((0x80, 0x81)), _C["gen_punct"]),  # U+2000-207F
-        (_ranges((0xBA, 0xBF)), _C["han"]),        # seed: U+2E80-2FFF CJK radicals, Kangxi
-    ]),
-    0xE3: (_C["han"], [
-        (_ranges((0x80, 0x80)), _C["cjk_punct"]),  # U+3000-303F
-        (_ranges((0x81, 0x83)), _C["kana"]),       # U+3040-30FF
-        (_ranges((0x85, 0x85)), _C["hangul"]),     # U+3140-317F Hangul compatibility Jamo
-    ]),
+    0xE1: (
+        _C["other"],
+        [
+            (_ranges((0x84, 0x87)), _C["hangul"]),  # seed: U+1100-11FF Hangul Jamo
+            (_ranges((0xB8, 0xBB)), _C["latin"]),  # U+1E00-1EFF Latin Extended Additional
+            (_ranges((0xBC, 0xBF)), _C["greek"]),  # U+1F00-1FFF Greek Extended
+        ],
+    ),
+    0xE2: (
+        _C["symbol"],
+        [
+            (_ranges((0x80, 0x81)), _C["gen_punct"]),  # U+2000-207F
+            (_ranges((0xBA, 0xBF)), _C["han"]),  # seed: U+2E80-2FFF CJK radicals, Kangxi
+        ],
+    ),
+    0xE3: (
+        _C["han"],
+        [
+            (_ranges((0x80, 0x80)), _C["cjk_punct"]),  # U+3000-303F
+            (_ranges((0x81, 0x83)), _C["kana"]),  # U+3040-30FF
+            (_ranges((0x85, 0x85)), _C["hangul"]),  # U+3140-317F Hangul compatibility Jamo
+        ],
+    ),
     0xEA: (_C["other"], [(_ranges((0xB0, 0xBF)), _C["hangul"])]),  # seed: U+AC00-AFFF
     0xED: (_C["hangul"], [(_ranges((0xA0, 0xBF)), _C["other"])]),  # seed: surrogates are not
-    0xEF: (_C["other"], [
-        (_ranges((0xA4, 0xAB)), _C["han"]),        # seed: U+F900-FAFF CJK compatibility ideographs
-        (_ranges((0xBC, 0xBF)), _C["cjk_punct"]),  # seed: U+FF00-FFFF full-width/half-width forms
-        (_ranges((0xB8, 0xB8)), _C["emoji"]),      # U+FE00-FE3F variation selectors
-    ]),
-    0xF0: (_C["emoji"], [
-        (_ranges((0x9B, 0x9B)), _C["kana"]),   # seed: U+1B000-1BFFF Kana supplements
-        (_ranges((0xA0, 0xBF)), _C["han"]),    # seed: U+20000-3FFFF CJK extensions B-H
-    ]),
+    0xEF: (
+        _C["other"],
+        [
+            (_ranges((0xA4, 0xAB)), _C["han"]),  # seed: U+F900-FAFF CJK compatibility ideographs
+            (_ranges((0xBC, 0xBF)), _C["cjk_punct"]),  # seed: U+FF00-FFFF full-width/half-width forms
+            (_ranges((0xB8, 0xB8)), _C["emoji"]),  # U+FE00-FE3F variation selectors
+        ],
+    ),
+    0xF0: (
+        _C["emoji"],
+        [
+            (_ranges((0x9B, 0x9B)), _C["kana"]),  # seed: U+1B000-1BFFF Kana supplements
+            (_ranges((0xA0, 0xBF)), _C["han"]),  # seed: U+20000-3FFFF CJK extensions B-H
+        ],
+    ),
 }
 
 
@@ -191,8 +206,7 @@ def _lead_class(byte: int) -> int:
 #: Code of each shared lead byte in the translated stream (after the class codes).
 _SHARED_CODE = {lead: N_CLASSES + i for i, lead in enumerate(_SPLITS)}
 _CODES = bytes(
-    _SHARED_CODE[b] if b in _SHARED_CODE else _lead_class(b) if b >= 0xC0 or b < 0x80 else 0
-    for b in range(256)
+    _SHARED_CODE[b] if b in _SHARED_CODE else _lead_class(b) if b >= 0xC0 or b < 0x80 else 0 for b in range(256)
 )
 
 #: Lead byte -> translate table marking it (1) and its split second bytes (2, 3, ...).
@@ -240,9 +254,25 @@ def _resolve(data: bytes, lead: int, n: int, counts: list[int], surrogates: bool
 # Run kinds, as sets of class codes. A shared lead byte counts as a script letter unless most of
 # its characters are not letters (E2 symbols and punctuation, EF forms, F0 emoji); the CJK
 # punctuation under E3 counts as a script letter, an approximation.
-_SCRIPT_CLASSES = {_C[c] for c in ("latin", "latin1", "latin_ext", "greek", "cyrillic",
-                                   "cyrillic_ext", "hebrew", "arabic", "indic", "thai", "han",
-                                   "kana", "hangul", "other")}
+_SCRIPT_CLASSES = {
+    _C[c]
+    for c in (
+        "latin",
+        "latin1",
+        "latin_ext",
+        "greek",
+        "cyrillic",
+        "cyrillic_ext",
+        "hebrew",
+        "arabic",
+        "indic",
+        "thai",
+        "han",
+        "kana",
+        "hangul",
+        "other",
+    )
+}
 _RUN_KINDS: tuple[set[int], ...] = (
     {_C[c] for c in ("upper", "vowel", "rare", "letter")},
     {_C["digit"]},
@@ -260,8 +290,7 @@ _IDENTITY = bytes(range(256))
 #: Per kind of run: translate from a code stream (non-ASCII path) / from ASCII text.
 _RUN_TABLES_CODES = tuple(_run_table(kind, _IDENTITY) for kind in _RUN_KINDS)
 _RUN_TABLES_ASCII = tuple(
-    bytes(0x61 if b < 0x80 and _ascii_class(b) in kind else 0x20 for b in range(256))
-    for kind in _RUN_KINDS[:3]
+    bytes(0x61 if b < 0x80 and _ascii_class(b) in kind else 0x20 for b in range(256)) for kind in _RUN_KINDS[:3]
 )
 
 
@@ -276,8 +305,7 @@ def _starts(marked: bytes) -> int:
 # much faster than `count` on dense matches). Run starts: one translate and one count each.
 _ASCII_ORDER = ("upper", "vowel", "rare", "digit", "space", "newline", "bracket", "punct")
 _ASCII_FLAGS = bytes(
-    (1 << _ASCII_ORDER.index(CLASSES[_ascii_class(b)]))
-    if b < 0x80 and CLASSES[_ascii_class(b)] != "letter" else 0
+    (1 << _ASCII_ORDER.index(CLASSES[_ascii_class(b)])) if b < 0x80 and CLASSES[_ascii_class(b)] != "letter" else 0
     for b in range(256)
 )
 #: Below this many characters `count` is faster: building the big integer costs more than it saves.
@@ -305,8 +333,7 @@ def _ascii_counts(text: str) -> tuple[int, ...]:
     upper, vowel, rare, digit, space, newline, bracket, punct = c
     letter = n - sum(c)
     words, numbers, puncts = (_starts(raw.translate(t)) for t in _RUN_TABLES_ASCII)
-    return (upper, vowel, rare, letter, digit, space, newline, bracket, punct,
-            *_TAIL, words, numbers, puncts, 0)
+    return (upper, vowel, rare, letter, digit, space, newline, bracket, punct, *_TAIL, words, numbers, puncts, 0)
 
 
 _CODE_BYTES = [bytes([c]) for c in range(_N_CODES)]
@@ -427,8 +454,9 @@ class _NumpyTables:
         # Class by (lead byte, second byte); kind of run (0: none, 1..4: `RUNS`) by the lead
         # byte's code, as `_RUN_TABLES_CODES` has it.
         leads = [b for b in range(256) if not 0x80 <= b < 0xC0]
-        self.by_lead = np.array([_SECOND_CLASS[b] if b in _SECOND_CLASS else [_CODES[b]] * 64
-                                 for b in range(256)], dtype=np.int32)
+        self.by_lead = np.array(
+            [_SECOND_CLASS[b] if b in _SECOND_CLASS else [_CODES[b]] * 64 for b in range(256)], dtype=np.int32
+        )
         kind_of_code = [0] * _N_CODES
         for k, codes in enumerate(_RUN_KINDS, 1):
             for code in codes:
@@ -458,15 +486,22 @@ class _NumpyTables:
         # as (its class's index in the vector, or the index past the vector's end for "no
         # class"; its run start's index in the vector, or None).
         end = N_CLASSES + N_RUNS
-        self.fold = [(end if id_class[b & 0x7F] == N_CLASSES else id_class[b & 0x7F],
-                      N_CLASSES + (b >> 4 & 7) - 1 if b & 0x80 and b & 0x70 else None)
-                     for b in range(256)]
+        self.fold = [
+            (
+                end if id_class[b & 0x7F] == N_CLASSES else id_class[b & 0x7F],
+                N_CLASSES + (b >> 4 & 7) - 1 if b & 0x80 and b & 0x70 else None,
+            )
+            for b in range(256)
+        ]
 
     def ids(self, cp: Any) -> Any:
         """The id of each code point of an int32 array, from its UTF-8 lead and second byte."""
         np = _numpy()
-        lead = np.where(cp < 0x80, cp, np.where(cp < 0x800, 0xC0 | (cp >> 6), np.where(
-            cp < 0x10000, 0xE0 | (cp >> 12), 0xF0 | (cp >> 18))))
+        lead = np.where(
+            cp < 0x80,
+            cp,
+            np.where(cp < 0x800, 0xC0 | (cp >> 6), np.where(cp < 0x10000, 0xE0 | (cp >> 12), 0xF0 | (cp >> 18))),
+        )
         second = np.where(cp < 0x800, cp, np.where(cp < 0x10000, cp >> 6, cp >> 12)) & 0x3F
         return self.lookup[self.by_lead[lead, second] * 8 + self.kind_of_lead[lead]]
 
@@ -495,8 +530,7 @@ def _class_counts_numpy(text: str) -> tuple[int, ...]:
         except UnicodeEncodeError:  # lone surrogates
             ids = None
         if ids is None or t.bail in ids:
-            ids = t.table32.take(np.frombuffer(text.encode("utf-32-le", "surrogatepass"),
-                                               np.uint32))
+            ids = t.table32.take(np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32))
     n = len(ids)
     if not n:
         return (0,) * (N_CLASSES + N_RUNS)
@@ -526,4 +560,4 @@ def _class_counts_numpy(text: str) -> tuple[int, ...]:
         vector[c] += k
         if start is not None:
             vector[start] += k
-    return tuple(vector[:N_CLASSES + N_RUNS])
+    return tuple(vector[: N_CLASSES + N_RUNS])

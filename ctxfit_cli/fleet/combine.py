@@ -42,8 +42,10 @@ class Combined:
 
     def to_dict(self) -> dict:
         """`errors` and `skipped` as they appear in every command's JSON."""
-        return {"errors": [{"path": p, "error": e} for p, e in self.errors],
-                "skipped": [{"path": p, "reason": r} for p, r in self.skipped]}
+        return {
+            "errors": [{"path": p, "error": e} for p, e in self.errors],
+            "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
+        }
 
 
 def combine(results: list[FileResult]) -> Combined:
@@ -84,8 +86,9 @@ def _one_per_key(candidates: list[Kept], combined: Combined) -> list[Kept]:
     for kept in candidates:
         if not any(kept is r for r in result):
             winner = best[_meta(kept).key]
-            combined.skipped.append((kept.path, f"the same session as {winner.path} "
-                                                f"({_meta(kept).agent} {_meta(kept).id}): counted once"))
+            combined.skipped.append(
+                (kept.path, f"the same session as {winner.path} ({_meta(kept).agent} {_meta(kept).id}): counted once")
+            )
     return result
 
 
@@ -107,11 +110,17 @@ def _without_copies(chosen: list[Kept], combined: Combined) -> list[Kept]:
         group = sorted(group, key=lambda k: -len(_meta(k).message_ids))
         for shorter in group[1:]:
             ids = _meta(shorter).message_ids
-            longer = next((g for g in group if len(_meta(g).message_ids) > len(ids)
-                           and _meta(g).message_ids[:len(ids)] == ids), None)
+            longer = next(
+                (g for g in group if len(_meta(g).message_ids) > len(ids) and _meta(g).message_ids[: len(ids)] == ids),
+                None,
+            )
             if longer is not None:
                 copies.add(id(shorter))
-                combined.skipped.append((shorter.path,
-                                         f"its replies are the start of {longer.path} "
-                                         f"({_meta(shorter).agent} {_meta(longer).id}): counted once"))
+                combined.skipped.append(
+                    (
+                        shorter.path,
+                        f"its replies are the start of {longer.path} "
+                        f"({_meta(shorter).agent} {_meta(longer).id}): counted once",
+                    )
+                )
     return [kept for kept in chosen if id(kept) not in copies]

@@ -65,8 +65,11 @@ def _cline_folders(environ: Mapping[str, str], home: Path) -> list[Path]:
         cli = Path(environ["CLINE_DATA_DIR"]).expanduser()
     else:
         cli = (Path(environ["CLINE_DIR"]).expanduser() if environ.get("CLINE_DIR") else home / ".cline") / "data"
-    users = [root / app / "User" for root in (home / ".config", home / "Library" / "Application Support")
-             for app in VSCODE_APPS]
+    users = [
+        root / app / "User"
+        for root in (home / ".config", home / "Library" / "Application Support")
+        for app in VSCODE_APPS
+    ]
     return [cli / "tasks"] + [user / "globalStorage" / ext / "tasks" for user in users for ext in CLINE_EXTENSIONS]
 
 
@@ -106,9 +109,15 @@ def _walk(folder: str) -> list[str]:
                 found.append(os.path.join(root, CLINE_HISTORY))
             continue
         # Regular files only: a FIFO (or a device) in a log folder would block the read forever.
-        found.extend(path for path in (os.path.join(root, n) for n in sorted(names)
-                                       if (n.endswith(LOG_SUFFIXES) and not n.startswith(".")) or n == AIDER_HISTORY)
-                     if os.path.isfile(path))
+        found.extend(
+            path
+            for path in (
+                os.path.join(root, n)
+                for n in sorted(names)
+                if (n.endswith(LOG_SUFFIXES) and not n.startswith(".")) or n == AIDER_HISTORY
+            )
+            if os.path.isfile(path)
+        )
     return found
 
 

@@ -47,8 +47,19 @@ from .tally import Tally, calls_left
 #: A window no log names and no model table gives (as the other commands assume).
 DEFAULT_WINDOW = 1_000_000
 #: The keys `_sizes` computes (the rest of a row describes the session).
-SIZED = ("agent", "format", "tokens", "confirmed", "estimated", "window", "window_source", "window_share",
-         "compacts_at", "calls_to_window", "calls_to_compaction")
+SIZED = (
+    "agent",
+    "format",
+    "tokens",
+    "confirmed",
+    "estimated",
+    "window",
+    "window_source",
+    "window_share",
+    "compacts_at",
+    "calls_to_window",
+    "calls_to_compaction",
+)
 #: Folders are searched again for new logs at most this often (seconds).
 RESCAN_EVERY = 5.0
 
@@ -97,6 +108,7 @@ class LiveSession:
         from ..errors import CtxfitError
         from ..formats.detection import detect
         from ..formats.reading import Record
+
         try:
             self.format = detect(self.path, Record(1, value, line))
         except CtxfitError:
@@ -126,32 +138,61 @@ class LiveSession:
         """This session's snapshot row (None until anything of it was read); `window` replaces
         the model's (a status line is told the one its agent uses)."""
         if self.whole is not None:
-            row = {**self.whole, "path": self.path, "last_activity": self.whole["last_activity"]
-                   or _modified(self.path), "being_written": False}
+            row = {
+                **self.whole,
+                "path": self.path,
+                "last_activity": self.whole["last_activity"] or _modified(self.path),
+                "being_written": False,
+            }
             return resized(row, window) if window else row
         if self.format not in HANDLERS or not (self.tally.calls or self.tally.total):
             return None
         tally = self.tally
         window, source = (window, "given") if window else window_for(tally.models, tally.window)
-        return _sizes(path=self.path, format=tally.format, id=tally.id, project=tally.project,
-                      model=tally.models[-1] if tally.models else "", tokens=tally.size,
-                      confirmed=tally.confirmed or 0, window=window, window_source=source,
-                      calls=tally.calls, compactions=tally.compactions, growth=tally.growth_per_call(),
-                      last_activity=tally.last_activity or _modified(self.path),
-                      being_written=bool(self.follower.partial))
+        return _sizes(
+            path=self.path,
+            format=tally.format,
+            id=tally.id,
+            project=tally.project,
+            model=tally.models[-1] if tally.models else "",
+            tokens=tally.size,
+            confirmed=tally.confirmed or 0,
+            window=window,
+            window_source=source,
+            calls=tally.calls,
+            compactions=tally.compactions,
+            growth=tally.growth_per_call(),
+            last_activity=tally.last_activity or _modified(self.path),
+            being_written=bool(self.follower.partial),
+        )
 
 
-def _sizes(*, format: str, tokens: int, confirmed: int, window: int | None, window_source: str,
-           growth: float | None, **described: object) -> dict:
+def _sizes(
+    *,
+    format: str,
+    tokens: int,
+    confirmed: int,
+    window: int | None,
+    window_source: str,
+    growth: float | None,
+    **described: object,
+) -> dict:
     window = window or DEFAULT_WINDOW
     compacts_at = compaction_at(format, window)
     return {
-        "agent": AGENTS.get(format, format), "format": format, **described, "tokens": tokens, "confirmed": confirmed,
-        "estimated": tokens - confirmed, "window": window, "window_source": window_source,
+        "agent": AGENTS.get(format, format),
+        "format": format,
+        **described,
+        "tokens": tokens,
+        "confirmed": confirmed,
+        "estimated": tokens - confirmed,
+        "window": window,
+        "window_source": window_source,
         "window_share": round(tokens / window, 4),
         "growth_per_call": None if growth is None else round(growth),
         "calls_to_window": calls_left(tokens, window, growth),
-        "compacts_at": compacts_at, "calls_to_compaction": calls_left(tokens, compacts_at, growth),
+        "compacts_at": compacts_at,
+        "calls_to_compaction": calls_left(tokens, compacts_at, growth),
     }
 
 
@@ -159,8 +200,15 @@ def resized(row: dict, window: int) -> dict:
     """A row measured against another window."""
     growth = row["growth_per_call"]
     described = {k: row[k] for k in row if k not in SIZED}
-    return _sizes(format=row["format"], tokens=row["tokens"], confirmed=row["confirmed"], window=window,
-                  window_source="given", growth=growth, **described)
+    return _sizes(
+        format=row["format"],
+        tokens=row["tokens"],
+        confirmed=row["confirmed"],
+        window=window,
+        window_source="given",
+        growth=growth,
+        **described,
+    )
 
 
 def _read_whole(path: str) -> dict | None:
@@ -170,6 +218,7 @@ def _read_whole(path: str) -> dict | None:
     from ..errors import CtxfitError
     from ..formats import read_transcripts
     from ..formats.reading import open_input
+
     try:
         with open_input(path) as stream:
             transcripts = [t.materialize() for t in read_transcripts(path, stream)]
@@ -183,10 +232,20 @@ def _read_whole(path: str) -> dict | None:
     calls = len([m for m in last.messages if m.role.value == "assistant"])
     sizes = Tally(last.format, sizes=recorded)
     window, source = window_for(models, next((c.window for c in reversed(last.calls) if c.window), None))
-    row = _sizes(format=last.format, id=Path(path).stem, project=Path(path).parent.name,
-                 model=models[-1] if models else "", tokens=size.tokens, confirmed=size.confirmed,
-                 window=window, window_source=source, calls=max(calls, len(recorded)),
-                 compactions=len(transcripts) - 1, growth=sizes.growth_per_call(), last_activity=None)
+    row = _sizes(
+        format=last.format,
+        id=Path(path).stem,
+        project=Path(path).parent.name,
+        model=models[-1] if models else "",
+        tokens=size.tokens,
+        confirmed=size.confirmed,
+        window=window,
+        window_source=source,
+        calls=max(calls, len(recorded)),
+        compactions=len(transcripts) - 1,
+        growth=sizes.growth_per_call(),
+        last_activity=None,
+    )
     return row
 
 
@@ -201,8 +260,9 @@ def _modified(path: str) -> str | None:
 class Watch:
     """The sessions followed, found again in their folders now and then."""
 
-    def __init__(self, paths: list[str] | None, *, active: float | None = 3600.0,
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, paths: list[str] | None, *, active: float | None = 3600.0, clock: Callable[[], float] = time.time
+    ) -> None:
         paths = paths or default_folders()
         self.folders = [p for p in paths if os.path.isdir(p)]
         self.files = [p for p in paths if not os.path.isdir(p)]

@@ -87,8 +87,9 @@ class ClaudeCodeRecords(Records):
             return
         if self.sidechain is None:
             self.sidechain = bool(value.get("isSidechain"))
-            tally.id = str(value.get("sessionId") or "") + (f"/{value['agentId']}" if self.sidechain
-                                                            and value.get("agentId") else "")
+            tally.id = str(value.get("sessionId") or "") + (
+                f"/{value['agentId']}" if self.sidechain and value.get("agentId") else ""
+            )
             tally.project = str(value.get("cwd") or "")
         if bool(value.get("isSidechain")) != self.sidechain:
             return
@@ -188,8 +189,9 @@ class CodexRecords(Records):
         history = payload.get("replacement_history")
         items = [i for i in history if isinstance(i, dict)] if isinstance(history, list) else []
         if not items and isinstance(payload.get("message"), str) and payload["message"]:
-            items = [{"type": "message", "role": "user", "content": [{"type": "input_text",
-                                                                      "text": payload["message"]}]}]
+            items = [
+                {"type": "message", "role": "user", "content": [{"type": "input_text", "text": payload["message"]}]}
+            ]
         for item in items:
             message = codex.item_message(item)
             if message is not None:

@@ -36,6 +36,7 @@ def cache_folder(environ: Mapping[str, str] | None = None) -> Path:
 
 def _state_file(path: str, folder: Path) -> Path:
     from .. import __version__
+
     digest = hashlib.blake2b(f"{__version__}\0{os.path.abspath(path)}".encode(), digest_size=16).hexdigest()
     return folder / f"{digest}.state"
 

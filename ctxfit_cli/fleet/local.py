@@ -15,8 +15,9 @@ def default_jobs() -> int:
     return cores()
 
 
-def run_files(paths: list[str], job: Job, *, jobs: int = 1,
-              run: Callable[[str, Job], FileResult] = run_file) -> Iterator[FileResult]:
+def run_files(
+    paths: list[str], job: Job, *, jobs: int = 1, run: Callable[[str, Job], FileResult] = run_file
+) -> Iterator[FileResult]:
     """`run(path, job)` for every path, in order. Standard input is always read here (a worker
     cannot read this process's stdin); with several workers, each file is read by one of them
     and no file is itself split over processes."""

@@ -48,8 +48,15 @@ class LogEstimate(NamedTuple):
     usage: dict
 
 
-def estimate_log(transcript: Transcript, name: str, *, given: Counter | None, window: int | None,
-                 fixed_tokens: int | None, top_n: int) -> LogEstimate | None:
+def estimate_log(
+    transcript: Transcript,
+    name: str,
+    *,
+    given: Counter | None,
+    window: int | None,
+    fixed_tokens: int | None,
+    top_n: int,
+) -> LogEstimate | None:
     """The estimate of a streamed log, or None when its counter turned out to be another than
     the one guessed (its last model is of another family than its first, or it names one only
     after `READ_AHEAD` messages): count it again, whole, with the right counter."""
@@ -92,6 +99,7 @@ def _guess(transcript: Transcript) -> Counter:
     models = [c.model for c in transcript.calls if c.model] or transcript.named_models
     if models:
         from ..counters.models import counter_for_models
+
         return counter_for_models(models[:1])[0]
     return choice.choose(_calls_only(transcript, transcript.calls), counter=None, window=None, fixed_tokens=0).counter
 
@@ -101,8 +109,9 @@ def _calls_only(transcript: Transcript, calls: list) -> Transcript:
     return replace(transcript, messages=iter(()), calls=calls)
 
 
-def _count(messages: Iterator[Message], report: TranscriptEstimate,
-           counter: Counter) -> tuple[list[int], list[int], int]:
+def _count(
+    messages: Iterator[Message], report: TranscriptEstimate, counter: Counter
+) -> tuple[list[int], list[int], int]:
     """Count every message into `report`; return the prefix sums (`core.usage.prefix_tokens`),
     the human turn starts (`core.usage.turn_starts`) and how many leading system messages the
     fixed part holds."""
@@ -123,8 +132,9 @@ def _count(messages: Iterator[Message], report: TranscriptEstimate,
     return prefix, turns, split
 
 
-def _usage(chosen: choice.Choice, calls: list, prefix: list[int], turns: list[int], unlogged: int,
-           estimate: int) -> dict:
+def _usage(
+    chosen: choice.Choice, calls: list, prefix: list[int], turns: list[int], unlogged: int, estimate: int
+) -> dict:
     """`fleet.work._usage_entry` from the running totals."""
     entry = chosen.to_dict()
     recorded = recorded_summary(calls)

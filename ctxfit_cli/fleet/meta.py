@@ -33,8 +33,16 @@ from ..formats.common import json_object
 from ..formats.reading import Record
 from .spend import Spend, Tally
 
-AGENTS = {"claude-code": "Claude Code", "codex": "Codex", "openhands": "OpenHands", "swe-agent": "SWE-agent",
-          "cline": "Cline", "aider": "aider", "opencode": "OpenCode", "gemini-cli": "Gemini CLI"}
+AGENTS = {
+    "claude-code": "Claude Code",
+    "codex": "Codex",
+    "openhands": "OpenHands",
+    "swe-agent": "SWE-agent",
+    "cline": "Cline",
+    "aider": "aider",
+    "opencode": "OpenCode",
+    "gemini-cli": "Gemini CLI",
+}
 #: Roo Code's folder in VS Code's global storage: its task histories are Cline's format.
 ROO_CODE_FOLDER = "rooveterinaryinc.roo-cline"
 
@@ -204,8 +212,11 @@ def _openhands(records: Iterable[Record]) -> list[SessionMeta]:
             session.saw(event.get("timestamp"))
             if event.get("action") == "condensation":
                 session.compactions += 1
-            response = (event.get("tool_call_metadata") or {}).get("model_response") if isinstance(
-                event.get("tool_call_metadata"), dict) else None
+            response = (
+                (event.get("tool_call_metadata") or {}).get("model_response")
+                if isinstance(event.get("tool_call_metadata"), dict)
+                else None
+            )
             if isinstance(response, dict) and "action" in event:
                 session.model(response.get("model"))
                 reply = response.get("id")
@@ -217,6 +228,7 @@ def _openhands(records: Iterable[Record]) -> list[SessionMeta]:
 
 def _swe_agent(records: Iterable[Record]) -> list[SessionMeta]:
     from ..formats.swe_agent import model_name
+
     sessions = []
     for record in records:
         value = record.value if isinstance(record.value, dict) else {}
@@ -277,11 +289,12 @@ def _working_directory(content: object) -> str:
 
 def _aider(records: Iterable[Record]) -> list[SessionMeta]:
     from ..formats.aider import HEADER
+
     sessions: list[SessionMeta] = []
     for record in records:
         line = record.value if isinstance(record.value, str) else ""
         if line.startswith(HEADER):
-            started = line[len(HEADER):].strip()
+            started = line[len(HEADER) :].strip()
             sessions.append(SessionMeta(f"aider@{started}", AGENTS["aider"], line=record.line))
             sessions[-1].saw(started.replace(" ", "T"))
         elif sessions and (model := re.match(r"> (?:Main model|Model): (\S+)", line)):
@@ -313,6 +326,7 @@ def _from_epoch_ms(value: object) -> str | None:
 
 def _gemini_cli(records: Iterable[Record]) -> list[SessionMeta]:
     from ..formats.gemini_cli import recording
+
     metadata, messages = recording(records)
     session = SessionMeta(str(metadata.get("sessionId") or ""), AGENTS["gemini-cli"])
     directories = metadata.get("directories")
@@ -327,5 +341,13 @@ def _gemini_cli(records: Iterable[Record]) -> list[SessionMeta]:
     return [session]
 
 
-_READERS = {"claude-code": _claude_code, "codex": _codex, "openhands": _openhands, "swe-agent": _swe_agent,
-            "cline": _cline, "aider": _aider, "opencode": _opencode, "gemini-cli": _gemini_cli}
+_READERS = {
+    "claude-code": _claude_code,
+    "codex": _codex,
+    "openhands": _openhands,
+    "swe-agent": _swe_agent,
+    "cline": _cline,
+    "aider": _aider,
+    "opencode": _opencode,
+    "gemini-cli": _gemini_cli,
+}

@@ -50,6 +50,7 @@ def connect(address: str | None = None) -> None:
     if ray.is_initialized():
         return
     import logging
+
     quiet = dict(logging_level=logging.ERROR, log_to_driver=False, include_dashboard=False, configure_logging=True)
     if address is None and _no_cluster_to_join():
         _start_own(ray, quiet)
@@ -61,6 +62,7 @@ def _no_cluster_to_join() -> bool:
     """Whether `ray.init()` would start a local Ray (no RAY_ADDRESS, no `ray start` cluster)."""
     try:
         from ray._private.services import canonicalize_bootstrap_address
+
         return canonicalize_bootstrap_address(None) is None
     except Exception:  # Ray's internals moved, or the address it found is unusable: Ray decides
         return False
@@ -85,11 +87,16 @@ def _start_own(ray, options: dict) -> None:
     import uuid
 
     from .ray_reaper import MARKER_VARIABLE
+
     marker = uuid.uuid4().hex
     temp_dir = tempfile.mkdtemp(prefix="ctxfit-ray-")  # short: Ray's socket paths must fit 107 bytes
-    _OwnRay.reaper = subprocess.Popen([sys.executable, "-m", "ctxfit_cli.fleet.ray_reaper", marker, temp_dir],
-                                      stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                      stderr=subprocess.DEVNULL, start_new_session=True)
+    _OwnRay.reaper = subprocess.Popen(
+        [sys.executable, "-m", "ctxfit_cli.fleet.ray_reaper", marker, temp_dir],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     os.environ[MARKER_VARIABLE] = marker
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, _note_interruption)
@@ -127,14 +134,14 @@ def chunk_size(files: int, cpus: int) -> int:
     return max(1, min(MAX_CHUNK, math.ceil(files / (max(cpus, 1) * TASKS_PER_CPU))))
 
 
-def run_files(paths: list[str], job, *, run: Callable | None = None,
-              address: str | None = None) -> Iterator:
+def run_files(paths: list[str], job, *, run: Callable | None = None, address: str | None = None) -> Iterator:
     """`run(path, job)` for every path on the Ray cluster, results in input order.
 
     `run` defaults to the per-file function of `--jobs` (`work.run_file`); `job` must pickle.
     """
     if run is None:
         from .work import run_file
+
         run = run_file
     ray = ray_module()
     connect(address)
@@ -145,7 +152,7 @@ def run_files(paths: list[str], job, *, run: Callable | None = None,
     size = chunk_size(len(paths), int(ray.cluster_resources().get("CPU", 1)))
     pending = []
     for start in range(0, len(paths), size):
-        chunk = paths[start:start + size]
+        chunk = paths[start : start + size]
         # Standard input is the driver's: read it here, in its place in the order.
         pending.append(chunk if "-" in chunk else remote.remote(run, chunk, job))
     for item in pending:
@@ -178,6 +185,7 @@ def _run_remote(run: Callable, uri: str, job):
     except ImportError:
         raise MissingExtra(f"{uri}: reading URIs needs fsspec on every node: pip install fsspec") from None
     import tempfile
+
     name = os.path.basename(urlparse(uri).path) or "log.jsonl"
     limit = getattr(job, "line_limit_mb", DEFAULT_LINE_LIMIT_MB) << 20
     with tempfile.TemporaryDirectory(prefix="ctxfit-") as folder:
@@ -206,7 +214,7 @@ def download(source, target, limit: int) -> None:
             end = block.find(b"\n", start)
             length = (end if end >= 0 else len(block)) - start
             if line + length > limit:
-                target.write(block[:start + limit + 1 - line])
+                target.write(block[: start + limit + 1 - line])
                 return
             if end < 0:
                 line += length

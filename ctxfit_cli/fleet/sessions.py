@@ -119,8 +119,9 @@ def within(rows: Iterable[dict], since: str | None, until: str | None) -> list[d
         last, first = _instant(row["last_activity"]), _instant(row["started"] or row["last_activity"])
         if low is None and high is None:
             kept.append(row)
-        elif last is not None and first is not None and (low is None or last >= low) and (
-                high is None or first <= high):
+        elif (
+            last is not None and first is not None and (low is None or last >= low) and (high is None or first <= high)
+        ):
             kept.append(row)
     return kept
 

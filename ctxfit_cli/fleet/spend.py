@@ -54,8 +54,10 @@ class Spend:
         model: str = body["model"] if isinstance(body.get("model"), str) else ""
         if model.startswith("<"):  # `<synthetic>`: written by Claude Code, not billed
             return
-        counts = [_count(usage.get(k)) for k in ("input_tokens", "cache_creation_input_tokens",
-                                                  "cache_read_input_tokens", "output_tokens")]
+        counts = [
+            _count(usage.get(k))
+            for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
+        ]
         split = usage.get("cache_creation")
         hour = min(_count(split.get("ephemeral_1h_input_tokens")), counts[1]) if isinstance(split, dict) else 0
         counts[1] -= hour
@@ -102,6 +104,7 @@ def spend_of_file(path: str, format: str) -> Tally:
     """The tally of one Claude Code or Codex log file, read on its own (`estimate` of one file,
     which does not describe its session); empty for other formats."""
     from ..formats.reading import open_input, read_records
+
     spend = Spend()
     if format not in BILLED_FORMATS or path == "-":
         return {}

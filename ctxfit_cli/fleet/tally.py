@@ -108,7 +108,7 @@ class Tally:
 
     def growth_per_call(self) -> float | None:
         """Mean growth of the prompt over the latest calls (None with fewer than two)."""
-        recent = self.sizes[-(RECENT_CALLS + 1):]
+        recent = self.sizes[-(RECENT_CALLS + 1) :]
         if len(recent) < 2:
             return None
         return (recent[-1] - recent[0]) / (len(recent) - 1)

@@ -181,6 +181,7 @@ def _read(path: str, data: bytes | None, job: Job) -> list[Unit]:
 def _describe(name: str, path: str, data: bytes | None, format: str) -> list[SessionMeta]:
     from ..formats import aider
     from .meta import describe  # with datetime: only when sessions are described (many files, `sessions`)
+
     stream = io.BytesIO(data) if data is not None else open_input(path)
     with stream:
         records = aider.records(name, stream) if format == aider.FORMAT else read_records(name, stream)
@@ -196,6 +197,7 @@ def _describe(name: str, path: str, data: bytes | None, format: str) -> list[Ses
 
 def _digest(path: str, data: bytes | None) -> str:
     import hashlib  # loading OpenSSL costs ~3 ms; most runs hash nothing
+
     digest = hashlib.sha1()
     if data is not None:
         digest.update(data)
@@ -237,8 +239,9 @@ def transcript_name(transcript: Transcript) -> str:
 def _estimate(transcript: Transcript, path: str, job: Job, given: Counter | None) -> dict:
     name = transcript_name(transcript)
     if transcript.format in STREAMED_FORMATS and not job.compare and path != "-":
-        streamed = estimate_log(transcript, name, given=given, window=job.window, fixed_tokens=job.fixed_tokens,
-                                top_n=job.top)
+        streamed = estimate_log(
+            transcript, name, given=given, window=job.window, fixed_tokens=job.fixed_tokens, top_n=job.top
+        )
         if streamed is not None:
             return _estimate_entry(transcript, streamed.report, None, streamed.usage)
         transcript = _read_again(path, transcript, job)  # its last model's counter is another
@@ -262,12 +265,15 @@ def _estimate(transcript: Transcript, path: str, job: Job, given: Counter | None
     return _estimate_entry(transcript, report, comparison, _usage_entry(transcript, chosen))
 
 
-def _estimate_entry(transcript: Transcript, report: TranscriptEstimate, comparison: dict | None,
-                    usage: dict) -> dict:
+def _estimate_entry(transcript: Transcript, report: TranscriptEstimate, comparison: dict | None, usage: dict) -> dict:
     report.counter = NamedCounter(report.counter.name)  # type: ignore[assignment]  # a picklable stand-in
-    return {"report": report, "compare": comparison, "usage": usage,
-            "repairs": list(transcript.repairs),  # complete: the messages were all read
-            "still_being_written": list(transcript.open_end)}
+    return {
+        "report": report,
+        "compare": comparison,
+        "usage": usage,
+        "repairs": list(transcript.repairs),  # complete: the messages were all read
+        "still_being_written": list(transcript.open_end),
+    }
 
 
 def _read_again(path: str, transcript: Transcript, job: Job) -> Transcript:
@@ -285,6 +291,7 @@ def _usage_entry(transcript: Transcript, chosen: choice.Choice) -> dict:
     """What a report adds for recorded usage: the counter and window used and why, the
     unlogged fixed part, and what the log recorded (with this estimate of its last prompt)."""
     from ..core.usage import call_estimates, next_request, recorded_summary
+
     entry = chosen.to_dict()
     recorded = recorded_summary(transcript.calls)
     if recorded is not None and isinstance(transcript.messages, tuple):
@@ -300,6 +307,7 @@ def _comparison_counters(chosen: Counter) -> list[Counter]:
     """Every built-in profile and every installed tokenizer, except the counter already chosen."""
     from ..counters.profiles import builtin_profiles, load_profile
     from ..counters.tokenizers import available_tokenizers, get_tokenizer
+
     counters: list[Counter] = [] if chosen is SEED else [SEED]
     counters += [load_profile(name) for name in builtin_profiles() if name != "seed"]
     counters += [get_tokenizer(name) for name, ok in available_tokenizers().items() if ok]
@@ -315,6 +323,7 @@ def _options(job: Job, chosen: choice.Choice) -> FitOptions:
 def _replay(transcript: Transcript, path: str, job: Job, given: Counter | None) -> dict:
     from ..replay.policies import DEFAULT_POLICIES, POLICIES  # (the fitter: not for `estimate`)
     from ..replay.simulation import replay
+
     names = job.policies or DEFAULT_POLICIES
     outline = _outline(transcript, path, job, given)
     transcript, chosen = _choose(transcript.materialize() if outline is None else outline.transcript, job, given)
@@ -338,11 +347,20 @@ def _replay(transcript: Transcript, path: str, job: Job, given: Counter | None) 
     recorded = None
     if transcript.calls:
         from ..core.usage import recorded_by_call
+
         recorded = recorded_by_call(transcript)
-    return {"name": transcript_name(transcript), "format": transcript.format, "results": results,
-            "choice": chosen.to_dict(), "by_script": by_script(chain(transcript.fixed, transcript.messages)),
-            "budget": options.budget, "window": options.window, "recorded": recorded,
-            "model": main_model(c.model for c in transcript.calls), "repairs": list(transcript.repairs)}
+    return {
+        "name": transcript_name(transcript),
+        "format": transcript.format,
+        "results": results,
+        "choice": chosen.to_dict(),
+        "by_script": by_script(chain(transcript.fixed, transcript.messages)),
+        "budget": options.budget,
+        "window": options.window,
+        "recorded": recorded,
+        "model": main_model(c.model for c in transcript.calls),
+        "repairs": list(transcript.repairs),
+    }
 
 
 def _outline(transcript: Transcript, path: str, job: Job, given: Counter | None) -> parallel.Outline | None:
@@ -394,6 +412,7 @@ def _walk(policy: str, transcript: Transcript, options: FitOptions) -> dict:
     """Every request a policy would send: the largest, how many the window rejects, the furthest
     stage reached and how many results the last request clears."""
     from ..replay.policies import POLICIES
+
     peak = calls = rejected = 0
     stage, cleared = "none", 0
     for request in POLICIES[policy].requests(transcript, options):
@@ -407,5 +426,7 @@ def _walk(policy: str, transcript: Transcript, options: FitOptions) -> dict:
 
 
 HANDLERS: dict[str, Callable[[Transcript, str, Job, Counter | None], object]] = {
-    "estimate": _estimate, "replay": _replay, "sessions": _session_part,
+    "estimate": _estimate,
+    "replay": _replay,
+    "sessions": _session_part,
 }

@@ -50,13 +50,23 @@ from .reading import Record, read_records
 from .repair_writers import WRITERS
 
 #: Formats read a whole document at a time by their own module (no streaming: a document is one JSON value).
-DOCUMENT_READERS = {"swe-agent": swe_agent.read, "openhands": openhands.read, "cline": cline.read,
-                    "opencode": opencode.read, "gemini": gemini_reading.read_contents, "gemini-cli": gemini_cli.read}
+DOCUMENT_READERS = {
+    "swe-agent": swe_agent.read,
+    "openhands": openhands.read,
+    "cline": cline.read,
+    "opencode": opencode.read,
+    "gemini": gemini_reading.read_contents,
+    "gemini-cli": gemini_cli.read,
+}
 #: Formats that are not JSON, read from the stream by their own module.
 TEXT_READERS = {"aider": aider.read}
 #: Each request dialect's message parser: (value, raw bytes, where) -> Message.
-PARSERS = {"openai": openai.parse_message, "anthropic": anthropic.parse_message, "gemini": gemini.parse_content,
-           "responses": responses.parse_message}
+PARSERS = {
+    "openai": openai.parse_message,
+    "anthropic": anthropic.parse_message,
+    "gemini": gemini.parse_content,
+    "responses": responses.parse_message,
+}
 NO_MESSAGES = "has no messages: nothing from a user, assistant or tool was found"
 
 
@@ -93,8 +103,7 @@ def read_transcripts(name: str, stream: BinaryIO, format: str | None = None) -> 
         found = False
         for number, (line, segment) in enumerate(_segments(claude_code.to_anthropic(records, name))):
             # The first conversation is the file's; each later one is named by its first line.
-            transcript = Transcript(name, format, "anthropic", (), line=1 if number == 0 else line,
-                                    open_end=open_end)
+            transcript = Transcript(name, format, "anthropic", (), line=1 if number == 0 else line, open_end=open_end)
             transcript.messages = _require_messages(name, _with_calls(name, segment, transcript))
             yield transcript
             found = True
@@ -106,8 +115,7 @@ def read_transcripts(name: str, stream: BinaryIO, format: str | None = None) -> 
         found = False
         converted = codex.to_openai(records, name, recorded.on_usage)
         for number, (line, segment) in enumerate(_segments(converted)):
-            transcript = Transcript(name, format, "openai", (), line=1 if number == 0 else line,
-                                    open_end=open_end)
+            transcript = Transcript(name, format, "openai", (), line=1 if number == 0 else line, open_end=open_end)
             transcript.messages = _require_messages(name, _codex_messages(name, segment, transcript, recorded))
             yield transcript
             found = True
@@ -125,8 +133,9 @@ def read_transcripts(name: str, stream: BinaryIO, format: str | None = None) -> 
     messages: Iterator[Message] = (parse(r.value, r.raw, Where(name, r.line)) for r in records)
     if dialect == "anthropic":
         messages = anthropic.one_system_prompt(messages)
-    transcript.messages = _require_messages(name, repair(messages, WRITERS[dialect], name, transcript.repairs,
-                                                         transcript.open_end))
+    transcript.messages = _require_messages(
+        name, repair(messages, WRITERS[dialect], name, transcript.repairs, transcript.open_end)
+    )
     yield transcript
 
 
@@ -142,8 +151,9 @@ def _one_ahead(records: Iterator[Record]) -> Iterator[Record]:
     yield previous
 
 
-def _codex_messages(name: str, segment: Iterator[Record], transcript: Transcript,
-                    recorded: usage.CodexCalls) -> Iterator[Message]:
+def _codex_messages(
+    name: str, segment: Iterator[Record], transcript: Transcript, recorded: usage.CodexCalls
+) -> Iterator[Message]:
     """One conversation of a rollout, repaired, its calls (token_count events) filled in, and
     the history a compaction gave it counted (`Transcript.given`)."""
     recorded.calls, recorded.models = transcript.calls, transcript.named_models
@@ -273,12 +283,18 @@ def _request(name: str, record: Record, open_end: list[str]) -> Transcript:
     parse = PARSERS[dialect]
     raw = _raw_fields(record, value)
     try:
-        messages = tuple(parse(item, item_raw, where.at("messages").at(i))
-                         for i, (item, item_raw) in enumerate(zip(items, raw["messages"])))
+        messages = tuple(
+            parse(item, item_raw, where.at("messages").at(i))
+            for i, (item, item_raw) in enumerate(zip(items, raw["messages"]))
+        )
     except BadInput as error:  # say what the input was read as, not only what is missing
-        raise BadInput(error.path, error.line, f"{error.problem} (read as a request object: a \"messages\" list "
-                                               f"of {dialect} messages; if it is an agent's log, name its "
-                                               "format with --format)") from None
+        raise BadInput(
+            error.path,
+            error.line,
+            f'{error.problem} (read as a request object: a "messages" list '
+            f"of {dialect} messages; if it is an agent's log, name its "
+            "format with --format)",
+        ) from None
     system: tuple[Message, ...] = ()
     if "system" in value:
         # Kept as a system *message*, like the first line of an Anthropic JSONL transcript.
@@ -286,12 +302,12 @@ def _request(name: str, record: Record, open_end: list[str]) -> Transcript:
         system = (anthropic.system_message(value["system"], dumps(as_message), where.at("system")),)
     tools = None
     if value.get("tools") is not None:
-        tools = Message(Role.TOOLS, (Part(PartKind.TEXT, json_text(value["tools"])),),
-                        raw["tools"], record.line)
+        tools = Message(Role.TOOLS, (Part(PartKind.TEXT, json_text(value["tools"])),), raw["tools"], record.line)
     extra = tuple((k, raw[k]) for k in value if k not in ("messages", "system", "tools"))
     transcript = Transcript(name, "request", dialect, (), system, tools, extra, record.line, open_end=open_end)
-    transcript.messages = list(_require_messages(name, repair(messages, WRITERS[dialect], name, transcript.repairs,
-                                                              open_end)))
+    transcript.messages = list(
+        _require_messages(name, repair(messages, WRITERS[dialect], name, transcript.repairs, open_end))
+    )
     return transcript
 
 
@@ -300,23 +316,30 @@ def _raw_fields(record: Record, request: dict, split: str = "messages") -> dict:
     serialization of each (`dumps`) when, joined, they are the document's own bytes (the common
     case, and always for a bare list of messages), else the document's exact bytes of each, on
     one line (`spans.one_line`)."""
-    dumped: dict[str, Any] = {key: [dumps(m) for m in value] if key == split else dumps(value)
-                              for key, value in request.items()}
+    dumped: dict[str, Any] = {
+        key: [dumps(m) for m in value] if key == split else dumps(value) for key, value in request.items()
+    }
     if not isinstance(record.value, dict):
         return dumped
-    joined = b"{" + b",".join(dumps(key) + b":" + (b"[" + b",".join(value) + b"]" if key == split else value)
-                              for key, value in dumped.items()) + b"}"
+    joined = (
+        b"{"
+        + b",".join(
+            dumps(key) + b":" + (b"[" + b",".join(value) + b"]" if key == split else value)
+            for key, value in dumped.items()
+        )
+        + b"}"
+    )
     if joined == record.raw.strip():
         return dumped
     from .spans import SpanError, members, one_line  # (json's scanner: only for such documents)
+
     try:
         raw: dict[str, Any] = members(record.raw, split=split)
     except (SpanError, UnicodeDecodeError, RecursionError):  # orjson read it: keep its reading
         return dumped
     if not isinstance(raw.get(split), list) or len(raw[split]) != len(request[split]):
         return dumped
-    return {key: [one_line(m) for m in value] if key == split else one_line(value)
-            for key, value in raw.items()}
+    return {key: [one_line(m) for m in value] if key == split else one_line(value) for key, value in raw.items()}
 
 
 def _request_dialect(request: dict) -> Dialect:

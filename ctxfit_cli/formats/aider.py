@@ -52,8 +52,10 @@ ACKNOWLEDGED = "Ok."
 SENDING_COMMANDS = ("/ask", "/code", "/architect", "/context")
 CLEARING_COMMANDS = ("/clear", "/reset")
 
-_TOKENS = re.compile(r"Tokens: ([\d.]+[kM]?) sent(?:, [\d.]+[kM]? cache write)?(?:, [\d.]+[kM]? cache hit)?"
-                     r", ([\d.]+[kM]?) received")
+_TOKENS = re.compile(
+    r"Tokens: ([\d.]+[kM]?) sent(?:, [\d.]+[kM]? cache write)?(?:, [\d.]+[kM]? cache hit)?"
+    r", ([\d.]+[kM]?) received"
+)
 _MODEL = re.compile(r"(?:Main model|Model): (\S+)")
 _COMMIT = re.compile(r"Commit ([0-9a-f]{7,40}) (.+)")
 
@@ -154,8 +156,9 @@ class _Builder:
         if (model := _MODEL.match(text)) and not self.model:
             self.model = model[1]
         elif (tokens := _TOKENS.match(text)) and not self.called:
-            self.calls[-1] = self.calls[-1]._replace(prompt_tokens=aider_count(tokens[1]),
-                                                     output_tokens=aider_count(tokens[2]))
+            self.calls[-1] = self.calls[-1]._replace(
+                prompt_tokens=aider_count(tokens[1]), output_tokens=aider_count(tokens[2])
+            )
             self.called = True
         elif (commit := _COMMIT.match(text)) and self.messages and self.messages[-1].role is Role.ASSISTANT:
             self._append("user", COMMITTED.format(hash=commit[1], message=commit[2]), number)
@@ -204,8 +207,7 @@ class _Builder:
         if any(m.role is Role.USER for m in self.messages):
             self.found = True
             calls = [c._replace(model=c.model or self.model) for c in self.calls]
-            self.done.append(Transcript(self.name, FORMAT, "openai", tuple(self.messages), line=self.line,
-                                        calls=calls))
+            self.done.append(Transcript(self.name, FORMAT, "openai", tuple(self.messages), line=self.line, calls=calls))
         self.messages, self.calls = [], []
 
     def finish(self) -> Iterator[Transcript]:

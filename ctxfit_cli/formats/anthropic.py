@@ -133,10 +133,14 @@ def _block(value: object, parent: Place, index: int) -> Part:
     kind = value["type"]
     if kind == "text" and isinstance(value.get("text"), str):
         return Part(PartKind.TEXT, value["text"])
-    if (kind == "tool_result" and isinstance(value.get("tool_use_id"), str)
-            and isinstance(value.get("content", ""), str)):
-        return Part(PartKind.TOOL_RESULT, value.get("content", ""), "", value["tool_use_id"], 0,
-                    bool(value.get("is_error")))
+    if (
+        kind == "tool_result"
+        and isinstance(value.get("tool_use_id"), str)
+        and isinstance(value.get("content", ""), str)
+    ):
+        return Part(
+            PartKind.TOOL_RESULT, value.get("content", ""), "", value["tool_use_id"], 0, bool(value.get("is_error"))
+        )
     if kind == "tool_use" and isinstance(value.get("id"), str) and isinstance(value.get("name"), str):
         return Part(PartKind.TOOL_CALL, json_text(value.get("input", {})), value["name"], value["id"])
     return _checked_block(value, parent.at(index))
@@ -193,8 +197,7 @@ def _document(source: object, where: Where) -> Part:
         return Part(PartKind.TEXT, data)
     if kind == "content":
         parts = content_parts(source.get("content", []), where.at("source").at("content"))
-        return Part(PartKind.TEXT, "\n".join(p.text for p in parts),
-                    image_tokens=sum(p.image_tokens for p in parts))
+        return Part(PartKind.TEXT, "\n".join(p.text for p in parts), image_tokens=sum(p.image_tokens for p in parts))
     if kind == "base64" and isinstance(data, str):
         return Part(PartKind.IMAGE, image_tokens=pdf_tokens_from_base64(data))
     return Part(PartKind.IMAGE, image_tokens=DEFAULT_IMAGE_TOKENS)

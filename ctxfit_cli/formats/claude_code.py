@@ -69,9 +69,20 @@ class Built(NamedTuple):
 
 
 def sniff(value: object) -> bool:
-    return isinstance(value, dict) and "role" not in value and value.get("type") in (
-        "user", "assistant", "summary", "system", "file-history-snapshot", "queue-operation",
-    ) and ("uuid" in value or "sessionId" in value or "leafUuid" in value or "messageId" in value)
+    return (
+        isinstance(value, dict)
+        and "role" not in value
+        and value.get("type")
+        in (
+            "user",
+            "assistant",
+            "summary",
+            "system",
+            "file-history-snapshot",
+            "queue-operation",
+        )
+        and ("uuid" in value or "sessionId" in value or "leafUuid" in value or "messageId" in value)
+    )
 
 
 def to_anthropic(records: Iterator[Record], path: str) -> Iterator[Built | object]:
@@ -136,8 +147,11 @@ class _Builder:
 
     def assistant(self, line: int, message: dict) -> Iterator[Built]:
         reply_id = message.get("id")
-        same = (reply_id == self.reply_id) if isinstance(reply_id, str) else (
-            self.bare and not self.results and not self.after)
+        same = (
+            (reply_id == self.reply_id)
+            if isinstance(reply_id, str)
+            else (self.bare and not self.results and not self.after)
+        )
         if self.reply_id is None or not same:
             yield from self.flush()
             self.reply_id, self.reply_line = (reply_id if isinstance(reply_id, str) else ""), line
@@ -145,8 +159,11 @@ class _Builder:
         blocks = as_blocks(message["content"])
         self.blocks.extend(blocks)
         # Only string ids can be answered (the Anthropic reader reports any other).
-        self.calls.extend(b["id"] for b in blocks
-                          if isinstance(b, dict) and b.get("type") == "tool_use" and isinstance(b.get("id"), str))
+        self.calls.extend(
+            b["id"]
+            for b in blocks
+            if isinstance(b, dict) and b.get("type") == "tool_use" and isinstance(b.get("id"), str)
+        )
         self.model = message.get("model") or self.model
         prompt, output = _usage(message)
         self.prompt = prompt if prompt is not None else self.prompt

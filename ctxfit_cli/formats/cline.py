@@ -124,14 +124,16 @@ def _with_results(messages: list[tuple[int, dict]]) -> list[tuple[int, dict]]:
         if reply["role"] != "assistant" or not calls or after["role"] != "user":
             continue
         blocks = _blocks(after)
-        results = {b["tool_use_id"]: b for b in blocks
-                   if b.get("type") == "tool_result" and b.get("tool_use_id") in calls}
+        results = {
+            b["tool_use_id"]: b for b in blocks if b.get("type") == "tool_result" and b.get("tool_use_id") in calls
+        }
         others = [b for b in blocks if b.get("tool_use_id") not in results]  # (orphans: the repair reports them)
-        leading = [b.get("tool_use_id") for b in blocks[:len(calls)]]
+        leading = [b.get("tool_use_id") for b in blocks[: len(calls)]]
         if leading == calls and len(results) == len(calls):
             continue  # already what the API expects
-        answered = [results.get(c) or {"type": "tool_result", "tool_use_id": c, "content": RESULT_MISSING}
-                    for c in calls]
+        answered = [
+            results.get(c) or {"type": "tool_result", "tool_use_id": c, "content": RESULT_MISSING} for c in calls
+        ]
         out[k + 1] = (at, {"role": "user", "content": answered + others})
     return out
 
@@ -149,8 +151,13 @@ def _call(message: dict) -> RecordedCall:
     metrics = json_object(message, "metrics")
     tokens = json_object(metrics, "tokens")
     model = info.get("modelId")
-    return RecordedCall(0, str(message.get("id") or ""), model if isinstance(model, str) else "",
-                        _count(tokens.get("prompt")), _count(tokens.get("completion")))
+    return RecordedCall(
+        0,
+        str(message.get("id") or ""),
+        model if isinstance(model, str) else "",
+        _count(tokens.get("prompt")),
+        _count(tokens.get("completion")),
+    )
 
 
 def _count(value: object) -> int | None:

@@ -47,8 +47,15 @@ from .reading import Record
 ITEM_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
 _OUTPUTS = ("function_call_output", "custom_tool_call_output", "tool_search_output")
 #: Response items that only the model writes: a run of them is one model response.
-_REPLY_ITEMS = ("function_call", "custom_tool_call", "local_shell_call", "tool_search_call", "reasoning",
-                "web_search_call", "image_generation_call")
+_REPLY_ITEMS = (
+    "function_call",
+    "custom_tool_call",
+    "local_shell_call",
+    "tool_search_call",
+    "reasoning",
+    "web_search_call",
+    "image_generation_call",
+)
 #: Called with (line of a model call's first item, its `token_count` info, the model then in use).
 OnUsage = Callable[[int, dict, str], None]
 

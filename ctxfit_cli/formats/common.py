@@ -71,8 +71,13 @@ class Where(NamedTuple):
 
 def type_name(value: object) -> str:
     return {
-        dict: "an object", list: "a list", str: "a string", int: "a number", float: "a number",
-        bool: "a boolean", type(None): "null",
+        dict: "an object",
+        list: "a list",
+        str: "a string",
+        int: "a number",
+        float: "a number",
+        bool: "a boolean",
+        type(None): "null",
     }.get(type(value), type(value).__name__)
 
 

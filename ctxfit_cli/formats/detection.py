@@ -52,8 +52,12 @@ def detect(name: str, first: Record) -> str:
         return "claude-code"
     if "role" in value:
         return "chat"
-    raise BadInput(name, first.line, 'not a transcript: expected a message with "role", a Claude Code '
-                   'or Codex record, or a request object with "messages" (see --format)')
+    raise BadInput(
+        name,
+        first.line,
+        'not a transcript: expected a message with "role", a Claude Code '
+        'or Codex record, or a request object with "messages" (see --format)',
+    )
 
 
 def detect_text(name: str, stream: BinaryIO) -> str | None:
@@ -80,8 +84,9 @@ def described(format: str, transcripts: Iterator) -> Iterator:
     except BadInput as error:
         if format not in LOOKS_LIKE or error.problem.startswith("this looks like"):
             raise
-        raise type(error)(error.path, error.line,
-                          f"this looks like {LOOKS_LIKE[format]}, but {error.problem}") from None
+        raise type(error)(
+            error.path, error.line, f"this looks like {LOOKS_LIKE[format]}, but {error.problem}"
+        ) from None
 
 
 def _head(stream: BinaryIO, size: int = 64) -> bytes:
@@ -127,8 +132,11 @@ def _markers():
     global _MARKERS
     if _MARKERS is None:
         import regex
-        _MARKERS = regex.compile(rb'"(?:tool_calls|tool|developer|function|image_url|input_audio|refusal|file|'
-                                 rb'tool_use|tool_result|thinking|redacted_thinking|document|image|server_tool_use)"')
+
+        _MARKERS = regex.compile(
+            rb'"(?:tool_calls|tool|developer|function|image_url|input_audio|refusal|file|'
+            rb'tool_use|tool_result|thinking|redacted_thinking|document|image|server_tool_use)"'
+        )
     return _MARKERS
 
 

@@ -32,8 +32,19 @@ ROLES = {"user": Role.USER, "model": Role.ASSISTANT}
 CONTENTS, TOOLS = "contents", "tools"
 SYSTEM_KEYS = ("systemInstruction", "system_instruction")
 #: Part fields that say something about the part's data, not data themselves: never counted.
-METADATA = frozenset(("thought", "thoughtSignature", "thought_signature", "videoMetadata", "video_metadata",
-                      "partMetadata", "part_metadata", "mediaResolution", "media_resolution"))
+METADATA = frozenset(
+    (
+        "thought",
+        "thoughtSignature",
+        "thought_signature",
+        "videoMetadata",
+        "video_metadata",
+        "partMetadata",
+        "part_metadata",
+        "mediaResolution",
+        "media_resolution",
+    )
+)
 #: What a function's response is read as when it is one of these alone: the text itself
 #: (Gemini CLI sends `{"output": ...}` or `{"error": ...}`); anything else counts as its JSON.
 _TEXT_RESPONSE_KEYS = ("output", "error")
@@ -109,8 +120,12 @@ def _response(response: dict) -> tuple[str, int, bool]:
     """(text counted, image tokens, is an error) of a functionResponse."""
     body = response.get("response")
     is_error = isinstance(body, dict) and "error" in body
-    if isinstance(body, dict) and len(body) == 1 and next(iter(body)) in _TEXT_RESPONSE_KEYS \
-            and isinstance(next(iter(body.values())), str):
+    if (
+        isinstance(body, dict)
+        and len(body) == 1
+        and next(iter(body)) in _TEXT_RESPONSE_KEYS
+        and isinstance(next(iter(body.values())), str)
+    ):
         text = next(iter(body.values()))
     else:
         text = json_text(body) if body is not None else ""
@@ -173,8 +188,12 @@ def tools_message(tools: object, raw: bytes, line: int = 0) -> Message:
 
 def is_content(value: object) -> bool:
     """Whether a JSON value is a Gemini content (its `parts`, a role of user or model or none)."""
-    return (isinstance(value, dict) and isinstance(value.get("parts"), list)
-            and value.get("role", "user") in ROLES and "content" not in value)
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("parts"), list)
+        and value.get("role", "user") in ROLES
+        and "content" not in value
+    )
 
 
 def is_request(value: object) -> bool:
@@ -195,9 +214,21 @@ def sniff(value: object) -> str | None:
 def tools_dialect(tools: object) -> bool:
     """Whether tool definitions are Gemini's (`functionDeclarations`, or a built-in tool)."""
     first = tools[0] if isinstance(tools, list) and tools else None
-    return isinstance(first, dict) and any(k in first for k in (
-        "functionDeclarations", "function_declarations", "googleSearch", "google_search", "codeExecution",
-        "code_execution", "urlContext", "url_context", "googleSearchRetrieval", "google_search_retrieval"))
+    return isinstance(first, dict) and any(
+        k in first
+        for k in (
+            "functionDeclarations",
+            "function_declarations",
+            "googleSearch",
+            "google_search",
+            "codeExecution",
+            "code_execution",
+            "urlContext",
+            "url_context",
+            "googleSearchRetrieval",
+            "google_search_retrieval",
+        )
+    )
 
 
 # --- pairing -------------------------------------------------------------------------------------

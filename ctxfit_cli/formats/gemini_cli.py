@@ -50,8 +50,11 @@ NOT_SENT = ("info", "error", "warning")
 
 def sniff(value: object) -> bool:
     """Whether a first record is a Gemini CLI recording (its metadata, or the whole document)."""
-    return (isinstance(value, dict) and isinstance(value.get("sessionId"), str)
-            and isinstance(value.get("projectHash"), str))
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("sessionId"), str)
+        and isinstance(value.get("projectHash"), str)
+    )
 
 
 def detect(value: dict) -> str | None:
@@ -164,8 +167,10 @@ def _is_command(parts: list) -> bool:
 
 def _model_parts(message: dict, calls: list[dict]) -> list:
     parts = _parts(message.get("content"))
-    if any(isinstance(p, dict) and (gemini.field(p, "functionCall", "function_call") is not None or p.get("thought"))
-           for p in parts):
+    if any(
+        isinstance(p, dict) and (gemini.field(p, "functionCall", "function_call") is not None or p.get("thought"))
+        for p in parts
+    ):
         return parts  # a newer recording: its content is what the model sent, calls included
     parts = [p for p in parts if not (isinstance(p, dict) and isinstance(p.get("text"), str) and not p["text"].strip())]
     for call in calls:

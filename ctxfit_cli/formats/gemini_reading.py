@@ -22,8 +22,12 @@ def conversation(messages: Iterable[Message], path: str, repairs: list[str]) -> 
     contents dropped, every call answered once (`core.repair`), runs of one role merged."""
     writer = GeminiWriter()
     # (no `combined`: Gemini's turns are merged by `merged_turns`, never by the repair)
-    fixed = repair(writer.watch(without_empty(gemini.paired(messages), path, repairs)), writer,  # type: ignore[arg-type]
-                   path, repairs)
+    fixed = repair(
+        writer.watch(without_empty(gemini.paired(messages), path, repairs)),
+        writer,  # type: ignore[arg-type]
+        path,
+        repairs,
+    )
     return _require(merged_turns(fixed, path, repairs), path)
 
 
@@ -50,11 +54,16 @@ def read_request(name: str, record: Record, raw: dict) -> Transcript:
     where = Where(name, record.line)
     request = record.value if isinstance(record.value, dict) else {gemini.CONTENTS: record.value}
     contents = request[gemini.CONTENTS]
-    messages = [gemini.parse_content(item, item_raw, where.at(gemini.CONTENTS).at(i))
-                for i, (item, item_raw) in enumerate(zip(contents, raw[gemini.CONTENTS]))]
+    messages = [
+        gemini.parse_content(item, item_raw, where.at(gemini.CONTENTS).at(i))
+        for i, (item, item_raw) in enumerate(zip(contents, raw[gemini.CONTENTS]))
+    ]
     system_key = next((k for k in gemini.SYSTEM_KEYS if request.get(k) is not None), None)
-    system = () if system_key is None else (
-        gemini.system_message(request[system_key], raw[system_key], where.at(system_key)),)
+    system = (
+        ()
+        if system_key is None
+        else (gemini.system_message(request[system_key], raw[system_key], where.at(system_key)),)
+    )
     tools = None
     if request.get(gemini.TOOLS) is not None:
         if not isinstance(request[gemini.TOOLS], list):

@@ -80,8 +80,10 @@ def merged_turns(messages: Iterable[Message], path: str, repairs: list[str]) -> 
     held: Message | None = None
     for message in messages:
         if held is not None and message.role is held.role and message.role in _ROLE_NAMES:
-            repairs.append(f"{path}:{message.line}: merged two {_ROLE_NAMES[message.role]} contents in a row "
-                           "into one (Gemini wants user and model to alternate)")
+            repairs.append(
+                f"{path}:{message.line}: merged two {_ROLE_NAMES[message.role]} contents in a row "
+                "into one (Gemini wants user and model to alternate)"
+            )
             held = merged(held, message)
             continue
         if held is not None:

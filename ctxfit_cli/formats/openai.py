@@ -15,8 +15,11 @@ from ..counters.images import DEFAULT_IMAGE_TOKENS, image_tokens_from_data_url
 from .common import Where, dumps, expect_dict, expect_str, json_text, type_name
 
 ROLES = {
-    "system": Role.SYSTEM, "developer": Role.SYSTEM, "user": Role.USER,
-    "assistant": Role.ASSISTANT, "tool": Role.TOOL,
+    "system": Role.SYSTEM,
+    "developer": Role.SYSTEM,
+    "user": Role.USER,
+    "assistant": Role.ASSISTANT,
+    "tool": Role.TOOL,
 }
 
 
@@ -132,7 +135,14 @@ def sniff(message: dict) -> bool | None:
             kind = part.get("type") if isinstance(part, dict) else None
             if kind in ("image_url", "input_audio", "refusal", "file"):
                 return True
-            if kind in ("tool_use", "tool_result", "thinking", "redacted_thinking", "document",
-                        "image", "server_tool_use"):
+            if kind in (
+                "tool_use",
+                "tool_result",
+                "thinking",
+                "redacted_thinking",
+                "document",
+                "image",
+                "server_tool_use",
+            ):
                 return False
     return None

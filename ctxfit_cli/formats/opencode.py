@@ -55,7 +55,8 @@ def sniff(value: object) -> bool:
         return False
     session = "projectID" in value and isinstance(value.get("time"), dict)
     message = isinstance(value.get("sessionID"), str) and (
-        value.get("role") in ("user", "assistant") or isinstance(value.get("messageID"), str))
+        value.get("role") in ("user", "assistant") or isinstance(value.get("messageID"), str)
+    )
     return session or message
 
 
@@ -69,8 +70,10 @@ def session(name: str, record: Record) -> Iterator[Transcript]:
     info = record.value
     where = Where(name, record.line)
     if not isinstance(info, dict) or "projectID" not in info:
-        raise where.fail("this is one message or part of an OpenCode session, not its session file: give the "
-                         "session file (storage/session/<project>/<id>.json) or the storage folder")
+        raise where.fail(
+            "this is one message or part of an OpenCode session, not its session file: give the "
+            "session file (storage/session/<project>/<id>.json) or the storage folder"
+        )
     if name in ("-", "<stdin>"):
         raise where.fail("an OpenCode session is read from its storage folder: give its path, not stdin")
     storage = Path(name).resolve().parents[2]
@@ -106,8 +109,10 @@ def _load(path: Path) -> dict:
 def model_of(message: dict) -> tuple[str, str]:
     """(provider, model) of a message, in either layout OpenCode has written."""
     model = json_object(message, "model")
-    return (str(message.get("providerID") or model.get("providerID") or ""),
-            str(message.get("modelID") or model.get("modelID") or ""))
+    return (
+        str(message.get("providerID") or model.get("providerID") or ""),
+        str(message.get("modelID") or model.get("modelID") or ""),
+    )
 
 
 def _dialect(messages: Iterator[dict]) -> Dialect:
@@ -138,8 +143,11 @@ class _Builder:
             self._assistant(message, parts, where)
 
     def _user(self, parts: list[dict], where: Where) -> None:
-        texts = [p["text"] for p in parts if p.get("type") == "text" and isinstance(p.get("text"), str)
-                 and p["text"].strip() and not p.get("ignored")]
+        texts = [
+            p["text"]
+            for p in parts
+            if p.get("type") == "text" and isinstance(p.get("text"), str) and p["text"].strip() and not p.get("ignored")
+        ]
         texts += [COMPACTION_PROMPT for p in parts if p.get("type") == "compaction"]
         files = [p for p in parts if p.get("type") == "file"]
         if not texts and not files:
@@ -166,32 +174,64 @@ class _Builder:
             elif kind in ("text", "tool"):
                 step.append(part)
         if step:
-            self._step(step, message.get("tokens") if not any(
-                p.get("type") == "step-finish" for p in parts) else None, model, where)
+            self._step(
+                step,
+                message.get("tokens") if not any(p.get("type") == "step-finish" for p in parts) else None,
+                model,
+                where,
+            )
 
     def _step(self, parts: list[dict], tokens: object, model: str, where: Where) -> None:
         """One model call: its reply, then the results of its calls."""
-        texts = [p["text"] for p in parts if p.get("type") == "text" and isinstance(p.get("text"), str)
-                 and p["text"].strip()]
+        texts = [
+            p["text"] for p in parts if p.get("type") == "text" and isinstance(p.get("text"), str) and p["text"].strip()
+        ]
         tools = [p for p in parts if p.get("type") == "tool" and isinstance(p.get("callID"), str)]
         if not texts and not tools:
             return
         call = RecordedCall(0, "", model, *_tokens(tokens))
         if self.dialect == "anthropic":
             content = [{"type": "text", "text": t} for t in texts]
-            content += [{"type": "tool_use", "id": p["callID"], "name": str(p.get("tool") or ""),
-                         "input": _state(p).get("input") or {}} for p in tools]
+            content += [
+                {
+                    "type": "tool_use",
+                    "id": p["callID"],
+                    "name": str(p.get("tool") or ""),
+                    "input": _state(p).get("input") or {},
+                }
+                for p in tools
+            ]
             self._send({"role": "assistant", "content": content}, where, call)
             if tools:
-                self._send({"role": "user", "content": [
-                    {"type": "tool_result", "tool_use_id": p["callID"], "content": _result(p)[0],
-                     **({"is_error": True} if _result(p)[1] else {})} for p in tools]}, where)
+                self._send(
+                    {
+                        "role": "user",
+                        "content": [
+                            {
+                                "type": "tool_result",
+                                "tool_use_id": p["callID"],
+                                "content": _result(p)[0],
+                                **({"is_error": True} if _result(p)[1] else {}),
+                            }
+                            for p in tools
+                        ],
+                    },
+                    where,
+                )
             return
         reply: dict = {"role": "assistant", "content": "\n".join(texts) if texts else None}
         if tools:
-            reply["tool_calls"] = [{"id": p["callID"], "type": "function", "function": {
-                "name": str(p.get("tool") or ""), "arguments": json_text(_state(p).get("input") or {})}}
-                for p in tools]
+            reply["tool_calls"] = [
+                {
+                    "id": p["callID"],
+                    "type": "function",
+                    "function": {
+                        "name": str(p.get("tool") or ""),
+                        "arguments": json_text(_state(p).get("input") or {}),
+                    },
+                }
+                for p in tools
+            ]
         self._send(reply, where, call)
         for p in tools:
             self._send({"role": "tool", "tool_call_id": p["callID"], "content": _result(p)[0]}, where)

@@ -131,8 +131,12 @@ class _Builder:
     def _tool_call(self, metadata: dict, where: Where) -> None:
         response = json_object(metadata, "model_response")
         said = _response_message(metadata)
-        calls = said.get("tool_calls") or [{"id": metadata.get("tool_call_id"), "function": {
-            "name": metadata.get("function_name", ""), "arguments": "{}"}}]
+        calls = said.get("tool_calls") or [
+            {
+                "id": metadata.get("tool_call_id"),
+                "function": {"name": metadata.get("function_name", ""), "arguments": "{}"},
+            }
+        ]
         message: dict = {"role": "assistant"}
         content = said.get("content")
         message["content"] = content if isinstance(content, str) and content.strip() else None
@@ -151,8 +155,12 @@ class _Builder:
         metadata = event.get("tool_call_metadata")
         if isinstance(metadata, dict):
             call_id = str(metadata.get("tool_call_id") or "")
-            self.results[call_id] = {"role": "tool", "tool_call_id": call_id,
-                                     "name": str(metadata.get("function_name") or ""), "content": content}
+            self.results[call_id] = {
+                "role": "tool",
+                "tool_call_id": call_id,
+                "name": str(metadata.get("function_name") or ""),
+                "content": content,
+            }
         elif kind == "run":
             self._append({"role": "user", "content": USER_COMMAND + content}, where)
         elif kind in ("error", "user_rejected"):
@@ -184,12 +192,25 @@ class _Builder:
         logged = self.usages.get(response_id, {})
         prompt = usage.get("prompt_tokens", logged.get("prompt_tokens"))
         output = usage.get("completion_tokens", logged.get("completion_tokens"))
-        return RecordedCall(index, response_id, str(response.get("model") or logged.get("model") or self.model),
-                            prompt if isinstance(prompt, int) else None, output if isinstance(output, int) else None)
+        return RecordedCall(
+            index,
+            response_id,
+            str(response.get("model") or logged.get("model") or self.model),
+            prompt if isinstance(prompt, int) else None,
+            output if isinstance(output, int) else None,
+        )
 
     def transcript(self) -> Transcript:
-        return Transcript(self.name, FORMAT, "openai", tuple(self.messages), tuple(self.system), self.tools,
-                          line=self.line, calls=self.calls)
+        return Transcript(
+            self.name,
+            FORMAT,
+            "openai",
+            tuple(self.messages),
+            tuple(self.system),
+            self.tools,
+            line=self.line,
+            calls=self.calls,
+        )
 
 
 def _response_message(metadata: dict) -> dict:
@@ -203,5 +224,8 @@ def _response_message(metadata: dict) -> dict:
 def _call(call: dict) -> dict:
     """A tool call as Chat Completions sends it (LiteLLM adds an `index` that is not sent)."""
     function = json_object(call, "function")
-    return {"id": str(call.get("id") or ""), "type": "function",
-            "function": {"name": str(function.get("name") or ""), "arguments": function.get("arguments", "")}}
+    return {
+        "id": str(call.get("id") or ""),
+        "type": "function",
+        "function": {"name": str(function.get("name") or ""), "arguments": function.get("arguments", "")},
+    }

@@ -50,8 +50,14 @@ def worth_it(path: str, format: str, counter: Counter) -> bool:
     """Whether a file is read on several processes (`estimate_in_parallel`, `read_outline`): a
     big regular file of a line-independent format, counted with the seed rule, on a machine
     with more than one core."""
-    return (format in PARALLEL_DIALECTS and counter is SEED and cores() > 1
-            and path != "-" and os.path.isfile(path) and os.path.getsize(path) >= MIN_BYTES)
+    return (
+        format in PARALLEL_DIALECTS
+        and counter is SEED
+        and cores() > 1
+        and path != "-"
+        and os.path.isfile(path)
+        and os.path.getsize(path) >= MIN_BYTES
+    )
 
 
 def pieces(path: str, size: int, count: int, start: int = 0) -> list[tuple[int, int]]:
@@ -81,8 +87,9 @@ def _jobs(path: str, count: int, *args, start: int = 0) -> list[tuple]:
     return [(path, *args, a, b) for a, b in pieces(path, os.path.getsize(path), count, start)]
 
 
-def estimate_in_parallel(path: str, name: str, dialect: str, *, top_n: int,
-                         workers: int | None = None) -> TranscriptEstimate:
+def estimate_in_parallel(
+    path: str, name: str, dialect: str, *, top_n: int, workers: int | None = None
+) -> TranscriptEstimate:
     """The estimate of a JSON Lines chat transcript, read by several processes.
 
     Gives exactly what reading it in one process gives (tests hold it to that).
@@ -119,8 +126,10 @@ def _estimate_piece(job: tuple) -> tuple[TranscriptEstimate | None, int, tuple[i
         file.seek(start)
         piece = _Piece(file, end)
         try:
-            messages: Iterator[Message] = (parse(parse_line(name, number, line), line, Where(name, number))
-                                           for number, line in numbered_lines(name, piece, at_start=start == 0))
+            messages: Iterator[Message] = (
+                parse(parse_line(name, number, line), line, Where(name, number))
+                for number, line in numbered_lines(name, piece, at_start=start == 0)
+            )
             if dialect == "anthropic" and start == 0:  # the system lines, counted as the one prompt they are
                 messages = anthropic.one_system_prompt(messages)
             for message in messages:
@@ -171,8 +180,15 @@ class Outline:
     `complete` reads in full the ones a plan sends.
     """
 
-    def __init__(self, path: str, transcript: Transcript, start: int, lines_before: int,
-                 workers: int | None = None, checks: bool = False) -> None:
+    def __init__(
+        self,
+        path: str,
+        transcript: Transcript,
+        start: int,
+        lines_before: int,
+        workers: int | None = None,
+        checks: bool = False,
+    ) -> None:
         self.path, self.transcript = path, transcript
         self.start, self.lines_before = start, lines_before  # where the conversation begins
         self.workers = workers or min(cores(), 8)
@@ -185,6 +201,7 @@ class Outline:
         """The conversation in outline, repaired, in order (reading it again starts over)."""
         from ..core.repair import repair
         from .repair_writers import WRITERS
+
         name, dialect = self.transcript.path, self.transcript.dialect
         self.transcript.repairs.clear()
         yield from repair(self._outline(), _ReadsInFull(WRITERS[dialect], self), name, self.transcript.repairs)
@@ -201,8 +218,12 @@ class Outline:
             _raise_first(name, error, lines_before)
             costs: dict[int, MessageCost] = {}  # a piece sends an estimate once per shape (`_outline_piece`)
             for role, number, offset, parts, cost, checks, repaired in records:
-                parts = tuple([Part(_KINDS[kind], text, tool, call_id, images, is_error)
-                               for kind, text, tool, call_id, images, is_error in parts])
+                parts = tuple(
+                    [
+                        Part(_KINDS[kind], text, tool, call_id, images, is_error)
+                        for kind, text, tool, call_id, images, is_error in parts
+                    ]
+                )
                 line = number + lines_before
                 if line - first_line > len(offsets):  # blank lines hold no message
                     offsets.extend([-1] * (line - first_line - len(offsets)))
@@ -239,8 +260,9 @@ class Outline:
         name, offset = self.transcript.path, self.offsets[message.line - self.lines_before - 1]
         file.seek(offset)
         [(_, line)] = numbered_lines(name, [file.readline()], at_start=offset == 0)
-        full = PARSERS[self.transcript.dialect](parse_line(name, message.line, line), as_sent(line),
-                                                Where(name, message.line))
+        full = PARSERS[self.transcript.dialect](
+            parse_line(name, message.line, line), as_sent(line), Where(name, message.line)
+        )
         if message_cost(full).tokens != message_cost(message).tokens:
             raise BadInput(name, message.line, "changed while it was being read; run ctxfit again")
         return full
@@ -268,8 +290,9 @@ class _ReadsInFull:
         return self.writer.combined(self.outline.full(first), self.outline.full(second))
 
 
-def read_outline(path: str, name: str, format: str, dialect: Dialect, *, workers: int | None = None,
-                 checks: bool = False) -> Outline:
+def read_outline(
+    path: str, name: str, format: str, dialect: Dialect, *, workers: int | None = None, checks: bool = False
+) -> Outline:
     """Start reading a JSON Lines chat transcript in outline, on several processes (see
     `worth_it`): the system prompt now, the conversation from `Outline.messages`. With
     `checks`, each message's validator checks (`core.validate.check_message`) are made where
@@ -292,6 +315,7 @@ def read_outline(path: str, name: str, format: str, dialect: Dialect, *, workers
 def _checks(dialect: str) -> tuple:
     """Where a message keeps its checks, and how they are made from the tuple a piece sends."""
     from ..core.validate import Checked, memo_key  # (only a replay asks for checks)
+
     return memo_key(dialect), Checked._make
 
 
@@ -323,13 +347,18 @@ def _outline_piece(job: tuple) -> tuple[list | None, int, tuple[int, str] | None
                 else:
                     checked = None
                 # Texts are left out but for ctxfit's own note, which the fitter looks for.
-                parts = tuple([(_VALUES[kind], text if text == TRIMMED_HISTORY else "", tool, call_id, images, is_error)
-                               for kind, text, tool, call_id, images, is_error in message.parts])
+                parts = tuple(
+                    [
+                        (_VALUES[kind], text if text == TRIMMED_HISTORY else "", tool, call_id, images, is_error)
+                        for kind, text, tool, call_id, images, is_error in message.parts
+                    ]
+                )
                 cost = message_cost(message)
                 key = (*cost[:1], _items(cost.by_kind), _items(cost.vectors), *cost[3:])
                 packed = costs.get(key) or costs.setdefault(key, tuple(cost))
-                records.append((_VALUES[message.role], number, piece.line_start, parts, packed, checked,
-                                message.repaired))
+                records.append(
+                    (_VALUES[message.role], number, piece.line_start, parts, packed, checked, message.repaired)
+                )
         except BadInput as error:
             return None, 0, (error.line or 0, error.problem)
     return records, piece.lines, None

@@ -70,8 +70,13 @@ def fit_outline(outline: Outline, options: FitOptions, *, tell_agent: bool = Fal
     return _fit(outline.transcript, outline.messages(), options, tell_agent, complete=outline.complete)
 
 
-def _fit(transcript: Transcript, messages: Iterable[Message], options: FitOptions, tell_agent: bool,
-         complete: Callable[[Transcript, Plan], Transcript] | None = None) -> Fitted:
+def _fit(
+    transcript: Transcript,
+    messages: Iterable[Message],
+    options: FitOptions,
+    tell_agent: bool,
+    complete: Callable[[Transcript, Plan], Transcript] | None = None,
+) -> Fitted:
     anchoring = log_anchoring(transcript, options.counter)  # the log as the agent sent it: no note
     transcript = with_log_model(transcript)
     if tell_agent:
@@ -84,8 +89,9 @@ def _fit(transcript: Transcript, messages: Iterable[Message], options: FitOption
         transcript = complete(transcript, plan)
     fitted = checked(transcript, build(transcript, plan, options.counter))
     unlogged = message_cost(transcript.unlogged, options.counter).tokens if transcript.unlogged is not None else 0
-    return replace(fitted, tokens=fitter.anchored(fitted.tokens), in_payload=fitted.tokens - unlogged,
-                   confirmed=plan.confirmed)
+    return replace(
+        fitted, tokens=fitter.anchored(fitted.tokens), in_payload=fitted.tokens - unlogged, confirmed=plan.confirmed
+    )
 
 
 def with_log_model(transcript: Transcript) -> Transcript:
@@ -119,8 +125,9 @@ def checked(transcript: Transcript, fitted: Fitted) -> Fitted:
         if given:
             index = _message_index(given[0])
             line = messages[index].line if index is not None and index < len(messages) else None
-            raise BadInput(transcript.path, line or None,
-                           f"not a valid {dialect} request as read: {first_problem(given)}")
+            raise BadInput(
+                transcript.path, line or None, f"not a valid {dialect} request as read: {first_problem(given)}"
+            )
     raise InvalidRequest(transcript.path, dialect, first_problem(problems))
 
 
@@ -128,13 +135,14 @@ def _message_index(problem: str) -> int | None:
     """The message a problem names (`messages[12]: ...`, Gemini's `contents[12]: ...`), if any."""
     for field in ("messages[", "contents["):
         if problem.startswith(field):
-            number = problem[len(field):problem.find("]")]
+            number = problem[len(field) : problem.find("]")]
             return int(number) if number.isdigit() else None
     return None
 
 
-def build(transcript: Transcript, plan: Plan, counter: Counter = SEED, *,
-          messages: Sequence[Message] | None = None) -> Fitted:
+def build(
+    transcript: Transcript, plan: Plan, counter: Counter = SEED, *, messages: Sequence[Message] | None = None
+) -> Fitted:
     """Apply a plan to its transcript (which must be materialized).
 
     `messages` is the history the plan was made for, when it is not the transcript's own (an
@@ -168,7 +176,7 @@ def sent_messages(transcript: Transcript, plan: Plan) -> tuple[Message, ...]:
     sent = plan.sent()
     if not plan.dropped:
         return tuple(_cleared(messages[i], cleared.get(i), dialect) for i in sent)
-    head, tail = sent[:plan.first + 1], sent[plan.first + 1:]
+    head, tail = sent[: plan.first + 1], sent[plan.first + 1 :]
     out = [_cleared(messages[i], cleared.get(i), dialect) for i in head]
     out[-1] = _with_trim_note(out[-1], dialect)
     for position, i in enumerate(tail):
@@ -351,7 +359,7 @@ def with_fields(payload: bytes, extra: tuple[tuple[str, bytes], ...], fields: di
         raise UsageProblem(f"--set cannot replace {clash[0]!r}: ctxfit writes it from the transcript")
     head = b",".join(orjson.dumps(k) + b":" + v for k, v in extra)
     assert payload.startswith(b"{" + head), "the input's other fields come first in a payload"
-    rest = payload[1 + len(head):]
+    rest = payload[1 + len(head) :]
     merged = dict(extra) | fields
     new_head = b",".join(orjson.dumps(k) + b":" + v for k, v in merged.items())
     if head:

@@ -113,6 +113,7 @@ def as_sent(line: bytes) -> bytes:
     if b"\r" not in line:
         return line
     from .spans import minified  # (rare: not loaded at start-up)
+
     return minified(line)
 
 
@@ -126,15 +127,20 @@ def _document(name: str, number: int, first: bytes, lines: Iterator[tuple[int, b
         chunks.append(line)
         size += len(line) + 1
         if size > _line_limit:
-            raise BadInput(name, number, f"a single JSON document longer than {_line_limit >> 20} MiB; "
-                                         "if it is really one document, raise --max-line-mb")
+            raise BadInput(
+                name,
+                number,
+                f"a single JSON document longer than {_line_limit >> 20} MiB; "
+                "if it is really one document, raise --max-line-mb",
+            )
     document = b"\n".join(chunks)
     try:
         return Record(number, orjson.loads(document), document)
     except orjson.JSONDecodeError as error:
         failed = numbers[min(error.lineno, len(numbers)) - 1]
-        raise BadInput(name, failed, _describe(chunks[min(error.lineno, len(chunks)) - 1], error,
-                                             whole=document)) from None
+        raise BadInput(
+            name, failed, _describe(chunks[min(error.lineno, len(chunks)) - 1], error, whole=document)
+        ) from None
 
 
 def _ends_early(line: bytes) -> bool:
@@ -148,8 +154,12 @@ def _ends_early(line: bytes) -> bool:
 
 def _refuse_lone_cr(name: str, number: int, line: bytes) -> None:
     if b"\r" in line and _try_parse(line.split(b"\r", 1)[0]) is not _INVALID:
-        raise BadInput(name, number, "lines end with a lone CR (classic Mac line ends), so the file reads as "
-                                     "one line; convert them to LF, e.g. tr '\\r' '\\n' < FILE > FIXED")
+        raise BadInput(
+            name,
+            number,
+            "lines end with a lone CR (classic Mac line ends), so the file reads as "
+            "one line; convert them to LF, e.g. tr '\\r' '\\n' < FILE > FIXED",
+        )
 
 
 def lines_of(stream: BinaryIO) -> Iterator[bytes]:
@@ -160,8 +170,9 @@ def lines_of(stream: BinaryIO) -> Iterator[bytes]:
         yield line
 
 
-def numbered_lines(name: str, stream: BinaryIO | Iterable[bytes], *,
-                   at_start: bool = True) -> Iterator[tuple[int, bytes]]:
+def numbered_lines(
+    name: str, stream: BinaryIO | Iterable[bytes], *, at_start: bool = True
+) -> Iterator[tuple[int, bytes]]:
     """Non-blank lines with their 1-based numbers; BOM and CR stripped; NUL bytes, lines over
     the limit and text in UTF-16/32 refused; read failures reported as `BadInput`.
 
@@ -173,14 +184,21 @@ def numbered_lines(name: str, stream: BinaryIO | Iterable[bytes], *,
             if number == 1 and at_start:
                 line = _first_line(name, line)
             if len(line) > limit and not line.endswith(b"\n"):
-                raise BadInput(name, number, f"line longer than {limit >> 20} MiB (the limit); if the file "
-                                             "really holds such lines, raise --max-line-mb")
+                raise BadInput(
+                    name,
+                    number,
+                    f"line longer than {limit >> 20} MiB (the limit); if the file "
+                    "really holds such lines, raise --max-line-mb",
+                )
             # Whitespace around a record is not part of it (a refit sends the record alone).
             line = line.strip(b" \t\r\n")
             if b"\x00" in line:
                 column = line.index(b"\x00") + 1
-                raise BadInput(name, number, f"contains a NUL byte (column {column}); "
-                                             "this looks like a binary file, not a JSON transcript")
+                raise BadInput(
+                    name,
+                    number,
+                    f"contains a NUL byte (column {column}); this looks like a binary file, not a JSON transcript",
+                )
             if line and not line.isspace():
                 yield number, line
     except OSError as error:
@@ -190,11 +208,15 @@ def numbered_lines(name: str, stream: BinaryIO | Iterable[bytes], *,
 def _first_line(name: str, line: bytes) -> bytes:
     """The first line without its UTF-8 byte-order mark; UTF-16 and UTF-32 named and refused."""
     if line.startswith(_BOM):
-        return line[len(_BOM):]
+        return line[len(_BOM) :]
     encoding = _wide_encoding(line)
     if encoding:
-        raise BadInput(name, 1, f"the file is {encoding} text; transcripts must be UTF-8: convert it, "
-                                f"e.g. iconv -f {encoding.split()[0]} -t UTF-8 FILE > FIXED")
+        raise BadInput(
+            name,
+            1,
+            f"the file is {encoding} text; transcripts must be UTF-8: convert it, "
+            f"e.g. iconv -f {encoding.split()[0]} -t UTF-8 FILE > FIXED",
+        )
     return line
 
 
@@ -205,8 +227,9 @@ def _wide_encoding(head: bytes) -> str | None:
     if head.startswith((b"\xff\xfe", b"\xfe\xff")):
         return "UTF-16"
     starts = b'{["\t\n\r '  # a JSON text's first character
-    if len(head) >= 4 and ((head[:3] == b"\x00\x00\x00" and head[3] in starts)
-                           or (head[0] in starts and head[1:4] == b"\x00\x00\x00")):
+    if len(head) >= 4 and (
+        (head[:3] == b"\x00\x00\x00" and head[3] in starts) or (head[0] in starts and head[1:4] == b"\x00\x00\x00")
+    ):
         return "UTF-32"
     if len(head) >= 2 and ((head[0] == 0 and head[1] in starts) or (head[0] in starts and head[1] == 0)):
         return "UTF-16"
@@ -233,8 +256,9 @@ def parse_line(name: str, number: int, line: bytes) -> object:
 
 def _truncated(line: bytes, error: orjson.JSONDecodeError) -> bool:
     message = str(getattr(error, "msg", error))
-    return (error.pos >= len(line.rstrip()) or "end of" in message.lower() or "EOF" in message
-            or "allocate" in message)  # orjson's word for a truncated value 250+ levels deep
+    return (
+        error.pos >= len(line.rstrip()) or "end of" in message.lower() or "EOF" in message or "allocate" in message
+    )  # orjson's word for a truncated value 250+ levels deep
 
 
 def _describe(line: bytes, error: orjson.JSONDecodeError, *, whole: bytes | None = None) -> str:
@@ -245,8 +269,10 @@ def _describe(line: bytes, error: orjson.JSONDecodeError, *, whole: bytes | None
         return f"invalid UTF-8 at byte {bad.start + 1}; transcripts must be UTF-8"
     message = str(getattr(error, "msg", error))
     if "depth" in message or "recursion" in message.lower():
-        return ("JSON nested more than 1,024 levels deep, more than ctxfit (or most JSON readers) "
-                "can read; flatten the value")
+        return (
+            "JSON nested more than 1,024 levels deep, more than ctxfit (or most JSON readers) "
+            "can read; flatten the value"
+        )
     if _truncated(whole or line, error):
         what = "the document" if whole else "the line"
         return f"truncated JSON: {what} ends before the value is complete"

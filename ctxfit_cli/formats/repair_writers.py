@@ -72,8 +72,10 @@ class OpenAIWriter:
     user_first = results_in_user = combines_turns = False
 
     def answers(self, call_ids: list[str], line: int) -> list[Message]:
-        return [_message(openai.parse_message, {"role": "tool", "tool_call_id": c, "content": ABORTED_CALL}, line)
-                for c in call_ids]
+        return [
+            _message(openai.parse_message, {"role": "tool", "tool_call_id": c, "content": ABORTED_CALL}, line)
+            for c in call_ids
+        ]
 
     def reorder(self, message: Message, order: list[int | str]) -> Message | None:
         # An OpenAI user message holds no results: only aborted answers can be asked for here,

@@ -35,8 +35,13 @@ from .common import Where, expect_dict, json_text, type_name
 
 ROLES = {"user": Role.USER, "assistant": Role.ASSISTANT, "system": Role.SYSTEM, "developer": Role.SYSTEM}
 #: The name a call of a built-in tool is counted under (a function or custom call has its own).
-_BUILT_IN = {"local_shell_call": "local_shell", "shell_call": "shell", "apply_patch_call": "apply_patch",
-             "computer_call": "computer", "tool_search_call": "tool_search"}
+_BUILT_IN = {
+    "local_shell_call": "local_shell",
+    "shell_call": "shell",
+    "apply_patch_call": "apply_patch",
+    "computer_call": "computer",
+    "tool_search_call": "tool_search",
+}
 #: Content parts whose `text` is what the model reads.
 _TEXT_PARTS = ("input_text", "output_text", "text", "summary_text", "reasoning_text")
 
@@ -50,8 +55,11 @@ def parse_message(value: object, raw: bytes, where: Where) -> Message:
           is_error=False),)
     """
     if isinstance(value, list):
-        parts = tuple(part for i, item in enumerate(value)
-                      for part in _item_parts(expect_dict(item, where.at(i), "an item"), where.at(i)))
+        parts = tuple(
+            part
+            for i, item in enumerate(value)
+            for part in _item_parts(expect_dict(item, where.at(i), "an item"), where.at(i))
+        )
         return Message(Role.ASSISTANT, parts, raw, where.line)
     item = expect_dict(value, where, "an item")
     return Message(_role(item, where), _item_parts(item, where), raw, where.line)
@@ -116,8 +124,12 @@ def _call(item: dict, kind: str, where: Where) -> Part:
         raise where.fail(f'a {kind} item needs a "call_id" string')
     if kind == "function_call":
         arguments = item.get("arguments", "")
-        return Part(PartKind.TOOL_CALL, arguments if isinstance(arguments, str) else json_text(arguments),
-                    _text(item.get("name")), call_id)
+        return Part(
+            PartKind.TOOL_CALL,
+            arguments if isinstance(arguments, str) else json_text(arguments),
+            _text(item.get("name")),
+            call_id,
+        )
     if kind == "custom_tool_call":
         return Part(PartKind.TOOL_CALL, _text(item.get("input")), _text(item.get("name")), call_id)
     sent = {k: v for k, v in item.items() if k in ("action", "actions", "operation", "arguments")}
@@ -141,8 +153,9 @@ def _output(item: dict, kind: str, where: Where) -> tuple[Part, ...]:
     if output is None:
         return (Part(PartKind.TOOL_RESULT, "", name, call_id),)
     if kind == "shell_call_output" and isinstance(output, list):
-        text = "\n".join(_text(chunk.get(k)) for chunk in output if isinstance(chunk, dict)
-                         for k in ("stdout", "stderr"))
+        text = "\n".join(
+            _text(chunk.get(k)) for chunk in output if isinstance(chunk, dict) for k in ("stdout", "stderr")
+        )
         return (Part(PartKind.TOOL_RESULT, text, name, call_id),)
     parts = _content(output, where.at("output"))
     text = "\n".join(p.text for p in parts if p.text)
@@ -195,7 +208,8 @@ def sniff(item: dict) -> bool:
         return True
     return isinstance(content, list) and any(
         isinstance(p, dict) and p.get("type") in ("input_text", "output_text", "input_image", "input_file")
-        for p in content)
+        for p in content
+    )
 
 
 def is_request(value: object) -> bool:

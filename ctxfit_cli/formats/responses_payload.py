@@ -74,7 +74,7 @@ def with_agent_note(transcript: Transcript) -> tuple[Message, ...]:
     if not isinstance(current, str):
         return system  # instructions given as items: left as they are
     text = f"{current}\n\n{AGENT_NOTE}" if current else AGENT_NOTE
-    return system[:at] + (instructions_message(text, system[at].line),) + system[at + 1:]
+    return system[:at] + (instructions_message(text, system[at].line),) + system[at + 1 :]
 
 
 def _message(item: dict) -> Message:

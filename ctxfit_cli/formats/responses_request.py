@@ -39,8 +39,9 @@ def read_request(name: str, record: Record, require: Callable) -> Transcript:
     system = (instructions_message(value["instructions"], record.line),) if has_instructions else ()
     tools = None
     if value.get("tools") is not None:
-        tools = Message(Role.TOOLS, (Part(PartKind.TEXT, json_text(value["tools"])),), dumps(value["tools"]),
-                        record.line)
+        tools = Message(
+            Role.TOOLS, (Part(PartKind.TEXT, json_text(value["tools"])),), dumps(value["tools"]), record.line
+        )
     extra = tuple((k, dumps(v)) for k, v in value.items() if k not in FIXED)
     transcript = Transcript(name, "request", "responses", (), system, tools, extra, record.line)
     transcript.messages = list(require(name, repair(messages, WRITERS["responses"], name, transcript.repairs)))
@@ -53,6 +54,7 @@ def _item_bytes(record: Record, items: list) -> list[bytes]:
     if b"[" + b",".join(dumped) + b"]" in record.raw:
         return dumped
     from .spans import SpanError, members, one_line
+
     try:
         found = members(record.raw, split="input").get("input")
     except (SpanError, UnicodeDecodeError, RecursionError):

@@ -46,7 +46,7 @@ class Offsets:
     def at(self, char: int) -> int:
         if char < self.char:
             raise ValueError("offsets must be asked in order")
-        self.byte += len(self.text[self.char:char].encode("utf-8"))
+        self.byte += len(self.text[self.char : char].encode("utf-8"))
         self.char = char
         return self.byte
 
@@ -58,10 +58,10 @@ def elements(text: str, i: int, byte: Offsets, *, first: bool) -> tuple[list, li
     spans: list[tuple[int, int]] = []
     i = skip(text, i)
     while True:
-        if text[i:i + 1] == "]":
+        if text[i : i + 1] == "]":
             return values, spans, i + 1
         if not first or values:
-            if text[i:i + 1] != ",":
+            if text[i : i + 1] != ",":
                 raise SpanError("not valid JSON (expected ',' or ']')")
             i = skip(text, i + 1)
         start = byte.at(i)
@@ -80,7 +80,7 @@ def value(text: str, i: int) -> tuple[Any, int]:
 
 
 def string(text: str, i: int) -> tuple[str, int]:
-    if text[i:i + 1] != '"':
+    if text[i : i + 1] != '"':
         raise SpanError("not valid JSON (expected a key)")
     return value(text, i)
 
@@ -107,29 +107,29 @@ def object_members(text: str, *, split: str | None = None) -> Iterator[Member]:
     value scanned once; an array member named `split` comes with its elements' byte spans."""
     byte = Offsets(text)
     i = skip(text, 0)
-    if text[i:i + 1] != "{":
+    if text[i : i + 1] != "{":
         raise SpanError("not a JSON object")
     i = skip(text, i + 1)
-    if text[i:i + 1] == "}":
+    if text[i : i + 1] == "}":
         i += 1
     else:
         while True:
             key, i = string(text, skip(text, i))
             i = skip(text, i)
-            if text[i:i + 1] != ":":
+            if text[i : i + 1] != ":":
                 raise SpanError("not valid JSON (expected ':')")
             i = skip(text, i + 1)
             start, spans = byte.at(i), None
-            if key == split and text[i:i + 1] == "[":
+            if key == split and text[i : i + 1] == "[":
                 item, spans, i = elements(text, i + 1, byte, first=True)
             else:
                 item, i = value(text, i)
             yield Member(key, item, start, byte.at(i), spans)
             i = skip(text, i)
-            if text[i:i + 1] == "}":
+            if text[i : i + 1] == "}":
                 i += 1
                 break
-            if text[i:i + 1] != ",":
+            if text[i : i + 1] != ",":
                 raise SpanError("not valid JSON (expected ',' or '}')")
             i += 1
     if text[i:].strip(WHITESPACE):
@@ -140,8 +140,10 @@ def members(document: bytes, *, split: str | None = None) -> dict[str, bytes | l
     """The exact bytes of each member of a top-level JSON object, by key (the last of a repeated
     key, as orjson reads it). The array member named `split` comes as the bytes of each of its
     elements instead, in the same pass (each value is scanned once)."""
-    return {m.key: [document[a:b] for a, b in m.elements] if m.elements is not None else document[m.start:m.end]
-            for m in object_members(document.decode("utf-8"), split=split)}
+    return {
+        m.key: [document[a:b] for a, b in m.elements] if m.elements is not None else document[m.start : m.end]
+        for m in object_members(document.decode("utf-8"), split=split)
+    }
 
 
 def minified(raw: bytes) -> bytes:

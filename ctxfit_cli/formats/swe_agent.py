@@ -38,8 +38,12 @@ def sniff(value: object) -> bool:
     if not isinstance(value, dict) or not isinstance(value.get("history"), list):
         return False
     history = value["history"]
-    return bool(history) and isinstance(history[0], dict) and "role" in history[0] and (
-        "trajectory" in value or "info" in value or "agent" in history[0] or "message_type" in history[0])
+    return (
+        bool(history)
+        and isinstance(history[0], dict)
+        and "role" in history[0]
+        and ("trajectory" in value or "info" in value or "agent" in history[0] or "message_type" in history[0])
+    )
 
 
 def read(name: str, records: Iterator[Record]) -> Iterator[Transcript]:
@@ -79,8 +83,10 @@ def _as_sent(item: dict, where: Where) -> list[dict]:
         ids = item.get("tool_call_ids") or ([item["tool_call_id"]] if item.get("tool_call_id") else [])
         if not isinstance(ids, list) or not ids:
             raise where.fail('a "tool" entry needs "tool_call_ids"')
-        return [{"role": "tool", "tool_call_id": str(call_id), "content": content if k == 0 else ""}
-                for k, call_id in enumerate(ids)]
+        return [
+            {"role": "tool", "tool_call_id": str(call_id), "content": content if k == 0 else ""}
+            for k, call_id in enumerate(ids)
+        ]
     sent = {"role": role, "content": content}
     if role == "assistant" and item.get("tool_calls"):
         sent["tool_calls"] = item["tool_calls"]

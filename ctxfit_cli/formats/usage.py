@@ -51,8 +51,7 @@ def claude_code_call(value: dict, message: int) -> RecordedCall | None:
             prompt = sum(c or 0 for c in counts)
         output = _count(usage.get("output_tokens"))
     model = body.get("model")
-    return RecordedCall(message, str(body.get("id") or ""), model if isinstance(model, str) else "",
-                        prompt, output)
+    return RecordedCall(message, str(body.get("id") or ""), model if isinstance(model, str) else "", prompt, output)
 
 
 class CodexCalls:
@@ -75,9 +74,13 @@ class CodexCalls:
         last = info["last_token_usage"]
         if model:
             self.models.append(model)
-        self._by_line[line] = (_count(last.get("input_tokens")), _count(last.get("output_tokens")), model,
-                               _count(info.get("model_context_window")) or None,
-                               _count(last.get("reasoning_output_tokens")))
+        self._by_line[line] = (
+            _count(last.get("input_tokens")),
+            _count(last.get("output_tokens")),
+            model,
+            _count(info.get("model_context_window")) or None,
+            _count(last.get("reasoning_output_tokens")),
+        )
 
     def messages(self, messages: Iterable[Message]) -> Iterator[Message]:
         replies: list[tuple[int, int]] = []  # (line, index) of each assistant message

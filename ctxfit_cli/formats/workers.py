@@ -49,7 +49,8 @@ class Workers:
         self._key = id(self)
         self._on = _ON[self._key] = RawArray("q", max(tasks, 1))
         self._pool: ProcessPoolExecutor = ProcessPoolExecutor(
-            count, mp_context=get_context("fork"), initializer=_start_worker, initargs=(os.getpid(),))
+            count, mp_context=get_context("fork"), initializer=_start_worker, initargs=(os.getpid(),)
+        )
         # The executor's own table of its processes (pid -> Process), kept: it is emptied on shutdown.
         self._processes: MutableMapping[int, Process] = self._pool._processes
 
@@ -67,6 +68,7 @@ class Workers:
     def result(self, future: Future) -> Any:
         """The future's result; a dead worker becomes `WorkerDied` naming the file it was on."""
         from concurrent.futures.process import BrokenProcessPool
+
         try:
             return future.result()
         except BrokenProcessPool:
@@ -116,8 +118,10 @@ class Workers:
         how = _how(code)
         if not files:
             return WorkerDied(f"a worker process died ({how}); run again, or with --jobs 1")
-        return WorkerDied(f"{' and '.join(dict.fromkeys(files))}: the worker process reading it died ({how}); "
-                          "nothing was written. Read it alone with --jobs 1 to see why")
+        return WorkerDied(
+            f"{' and '.join(dict.fromkeys(files))}: the worker process reading it died ({how}); "
+            "nothing was written. Read it alone with --jobs 1 to see why"
+        )
 
 
 def _how(code: int | None) -> str:

@@ -48,13 +48,19 @@ class ModelPrice(NamedTuple):
     rates: Rates
     long: Rates | None = None
 
-    def cost(self, *, input: int, cache_write: int, cache_read: int, output: int, cache_write_1h: int = 0,
-             long: bool = False) -> float:
+    def cost(
+        self, *, input: int, cache_write: int, cache_read: int, output: int, cache_write_1h: int = 0, long: bool = False
+    ) -> float:
         """Dollars for these tokens (`cache_write` of them written for five minutes,
         `cache_write_1h` for an hour); `long`: the calls' prompts were over `LONG_CONTEXT`."""
         rates = self.long if long and self.long is not None else self.rates
-        return (input * rates.input + cache_write * rates.cache_write + cache_read * rates.cache_read
-                + output * rates.output + cache_write_1h * rates.cache_write_1h) / 1e6
+        return (
+            input * rates.input
+            + cache_write * rates.cache_write
+            + cache_read * rates.cache_read
+            + output * rates.output
+            + cache_write_1h * rates.cache_write_1h
+        ) / 1e6
 
 
 class PriceTable(NamedTuple):
@@ -93,14 +99,20 @@ def load_prices(path: str | None = None) -> PriceTable:
 def _parse(document: object, where: str) -> PriceTable:
     models = document.get("models") if isinstance(document, dict) else None
     if not isinstance(models, dict):
-        raise UsageProblem(f'{where}: expected {{"date": "YYYY-MM-DD", "models": {{"model-name": '
-                           f'{{"input": 3, "cache_write": 3.75, "cache_read": 0.3, "output": 15}}}}}} '
-                           "(dollars per million tokens)")
+        raise UsageProblem(
+            f'{where}: expected {{"date": "YYYY-MM-DD", "models": {{"model-name": '
+            f'{{"input": 3, "cache_write": 3.75, "cache_read": 0.3, "output": 15}}}}}} '
+            "(dollars per million tokens)"
+        )
     table = {}
     for name, entry in models.items():
-        table[model_key(name)] = ModelPrice(model_key(name), _rates(entry, f"{where}: {name}"),
-                                            _rates(entry["above_200k"], f"{where}: {name}.above_200k")
-                                            if isinstance(entry, dict) and "above_200k" in entry else None)
+        table[model_key(name)] = ModelPrice(
+            model_key(name),
+            _rates(entry, f"{where}: {name}"),
+            _rates(entry["above_200k"], f"{where}: {name}.above_200k")
+            if isinstance(entry, dict) and "above_200k" in entry
+            else None,
+        )
     assert isinstance(document, dict)  # (models was found in it)
     return PriceTable(str(document.get("date") or ""), table)
 

@@ -87,9 +87,14 @@ class FitterPolicy:
 
     def requests(self, transcript: Transcript, options: FitOptions) -> Iterator[Request]:
         shapes: list[Shape] = []
-        fitter = Fitter(self.adjust(options), transcript.fixed, dialect=transcript.dialect,
-                        on_shape=shapes.append, replies_from=transcript.given,
-                        anchoring=log_anchoring(transcript, options.counter))
+        fitter = Fitter(
+            self.adjust(options),
+            transcript.fixed,
+            dialect=transcript.dialect,
+            on_shape=shapes.append,
+            replies_from=transcript.given,
+            anchoring=log_anchoring(transcript, options.counter),
+        )
 
         shared, still_sent = fitter.sharing.shared_tokens, fitter.sharing.still_sent_tokens
         check = RequestCheck(transcript)
@@ -102,11 +107,22 @@ class FitterPolicy:
                 fitter.extend((message,))
                 for shape in shapes:
                     if shape.start:
-                        check.trimmed(call=fitter.requests, first=fitter.first, anchor=shape.anchor,
-                                      start=shape.start, end=shape.end)
-                    yield Request(fitter.requests, shape.tokens, shape.stage,
-                                  _against(shared, shape), _against(still_sent, shape), shape,
-                                  fitter.confirmed(shape.end))
+                        check.trimmed(
+                            call=fitter.requests,
+                            first=fitter.first,
+                            anchor=shape.anchor,
+                            start=shape.start,
+                            end=shape.end,
+                        )
+                    yield Request(
+                        fitter.requests,
+                        shape.tokens,
+                        shape.stage,
+                        _against(shared, shape),
+                        _against(still_sent, shape),
+                        shape,
+                        fitter.confirmed(shape.end),
+                    )
                 shapes.clear()
         except InvalidRequest:
             if streamed:  # the history itself may be what is invalid: as for a held one, say so
@@ -174,8 +190,14 @@ class OldTurns:
                 if start is not None:
                     check.trimmed(call=call, first=first, anchor=None, start=start, end=i)
                 if start is None:
-                    yield Request(call, fixed_tokens + prefix[i], "none", lambda earlier: earlier.tokens,
-                                  self._still_sent(transcript, first, 0, i, fixed_tokens, prefix, options), (0, i))
+                    yield Request(
+                        call,
+                        fixed_tokens + prefix[i],
+                        "none",
+                        lambda earlier: earlier.tokens,
+                        self._still_sent(transcript, first, 0, i, fixed_tokens, prefix, options),
+                        (0, i),
+                    )
                 else:
                     yield self._request(transcript, call, first, start, i, options, fixed_tokens, prefix)
             if first < 0 and message.role is Role.USER:
@@ -214,9 +236,14 @@ class OldTurns:
                 return before_head + noted_head  # the same first message, with the note
             return before_head  # the first message gained the note, or merged another message
 
-        return Request(call, tokens, "turns", shared,
-                       OldTurns._still_sent(transcript, first, start, end, fixed_tokens, prefix, options),
-                       (start, end))
+        return Request(
+            call,
+            tokens,
+            "turns",
+            shared,
+            OldTurns._still_sent(transcript, first, start, end, fixed_tokens, prefix, options),
+            (start, end),
+        )
 
     @staticmethod
     def _still_sent(transcript, first, start, end, fixed_tokens, prefix, options) -> Callable[[Request], int]:
@@ -230,14 +257,17 @@ class OldTurns:
 
         def still_sent(earlier: Request) -> int:
             earlier_start, earlier_end = earlier.shape
-            tokens = fixed_tokens + sum(prefix[high] - prefix[low] for low, high in overlapping_ranges(
-                ranges(earlier_start, earlier_end), ranges(start, end)))
+            tokens = fixed_tokens + sum(
+                prefix[high] - prefix[low]
+                for low, high in overlapping_ranges(ranges(earlier_start, earlier_end), ranges(start, end))
+            )
             if start and earlier_start and (not anthropic or start == earlier_start):
                 head = transcript.messages[first]
                 if anthropic:  # the first message merged with the message at the cut
-                    tokens += merged_cost([noted_cost(head, options.counter),
-                                           message_cost(transcript.messages[start], options.counter)],
-                                          options.counter).tokens
+                    tokens += merged_cost(
+                        [noted_cost(head, options.counter), message_cost(transcript.messages[start], options.counter)],
+                        options.counter,
+                    ).tokens
                 else:
                     tokens += message_cost(head, options.counter).tokens + note_cost(head, options.counter)
             return tokens
@@ -250,22 +280,36 @@ class OldTurns:
 _UNTIL_IT_FITS: dict[str, Any] = {"lowwater": None, "headroom": None}
 
 POLICIES: dict[str, Policy] = {
-    "ctxfit": FitterPolicy("ctxfit", "the options given (default: batches of 4 down to the low-water mark, "
-                           "newest quarter protected, then turns and rounds)", lambda o: o),
-    "ctxfit-strict": FitterPolicy("ctxfit-strict", "DESIGN §4's seed rule: clear batches only until under the budget",
-                                  lambda o: replace(o, **_UNTIL_IT_FITS)),
+    "ctxfit": FitterPolicy(
+        "ctxfit",
+        "the options given (default: batches of 4 down to the low-water mark, "
+        "newest quarter protected, then turns and rounds)",
+        lambda o: o,
+    ),
+    "ctxfit-strict": FitterPolicy(
+        "ctxfit-strict",
+        "DESIGN §4's seed rule: clear batches only until under the budget",
+        lambda o: replace(o, **_UNTIL_IT_FITS),
+    ),
     "none": SendAll(),
     "turns": OldTurns(),
-    "clear-each": FitterPolicy("clear-each", "clear the oldest result one at a time until it fits",
-                               lambda o: replace(o, batch_size=1, protect_share=0.0, min_clear_tokens=0, trim=False,
-                                                 **_UNTIL_IT_FITS)),
-    "keep-6": FitterPolicy("keep-6", "clear oldest first, always keep the 6 newest results whole",
-                           lambda o: replace(o, batch_size=1, protect_count=6, min_clear_tokens=0, trim=False,
-                                             **_UNTIL_IT_FITS)),
+    "clear-each": FitterPolicy(
+        "clear-each",
+        "clear the oldest result one at a time until it fits",
+        lambda o: replace(o, batch_size=1, protect_share=0.0, min_clear_tokens=0, trim=False, **_UNTIL_IT_FITS),
+    ),
+    "keep-6": FitterPolicy(
+        "keep-6",
+        "clear oldest first, always keep the 6 newest results whole",
+        lambda o: replace(o, batch_size=1, protect_count=6, min_clear_tokens=0, trim=False, **_UNTIL_IT_FITS),
+    ),
     "clear-at-least": FitterPolicy(
-        "clear-at-least", "when over, clear oldest until 5% of the budget is freed, keep the 3 newest",
-        lambda o: replace(o, batch_tokens=max(1, o.budget // 20), protect_count=3, min_clear_tokens=0, trim=False,
-                          **_UNTIL_IT_FITS)),
+        "clear-at-least",
+        "when over, clear oldest until 5% of the budget is freed, keep the 3 newest",
+        lambda o: replace(
+            o, batch_tokens=max(1, o.budget // 20), protect_count=3, min_clear_tokens=0, trim=False, **_UNTIL_IT_FITS
+        ),
+    ),
 }
 
 DEFAULT_POLICIES = ("ctxfit", "ctxfit-strict", "turns", "clear-each", "keep-6", "clear-at-least", "none")

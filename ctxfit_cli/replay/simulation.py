@@ -95,8 +95,18 @@ class PolicyReplay:
 
     def merge(self, other: PolicyReplay) -> None:
         """Add another history's totals (for the total over several files)."""
-        for name in ("calls", "rejected", "total_input", "cache_read", "cache_bound", "cache_write", "uncached",
-                     "cache_breaks", "over_budget", "cost"):
+        for name in (
+            "calls",
+            "rejected",
+            "total_input",
+            "cache_read",
+            "cache_bound",
+            "cache_write",
+            "uncached",
+            "cache_breaks",
+            "over_budget",
+            "cost",
+        ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.max_request = max(self.max_request, other.max_request)
 
@@ -122,13 +132,16 @@ class PolicyReplay:
         if steps:
             # `predicted`: the size ctxfit counts before sending (anchored on earlier calls'
             # recorded sizes where the log has them), split into its confirmed and estimated parts.
-            document["steps"] = [{**step._asdict(), "predicted": step.tokens,
-                                  "estimated": step.tokens - step.confirmed} for step in self.steps]
+            document["steps"] = [
+                {**step._asdict(), "predicted": step.tokens, "estimated": step.tokens - step.confirmed}
+                for step in self.steps
+            ]
         return document
 
 
-def replay(transcript: Transcript, policy: Policy, options: FitOptions, *,
-           prices: Prices = Prices(), min_cacheable: int = 1024) -> PolicyReplay:
+def replay(
+    transcript: Transcript, policy: Policy, options: FitOptions, *, prices: Prices = Prices(), min_cacheable: int = 1024
+) -> PolicyReplay:
     """Simulate every request of a (materialized) transcript under one policy.
 
     >>> import io
@@ -150,8 +163,11 @@ def replay(transcript: Transcript, policy: Policy, options: FitOptions, *,
         if request.tokens > window:
             # Rejected: not processed, not billed, nothing cached. The next request is compared
             # with the last request that was accepted.
-            add(Step(request.call, request.tokens, request.stage, True, 0, 0, 0, False, 0, request.confirmed),
-                budget, prices)
+            add(
+                Step(request.call, request.tokens, request.stage, True, 0, 0, 0, False, 0, request.confirmed),
+                budget,
+                prices,
+            )
             continue
         # (Shares are estimates, the size may be anchored on a recorded one: never more than it.)
         shared = min(request.shared_with(previous), request.tokens) if previous is not None else 0
@@ -159,9 +175,18 @@ def replay(transcript: Transcript, policy: Policy, options: FitOptions, *,
         read = shared if shared >= min_cacheable else 0
         write = request.tokens - read if request.tokens >= min_cacheable else 0
         # Positional: one step per model call, and keywords cost more here.
-        step = Step(request.call, request.tokens, request.stage, False, read, write,  # not rejected
-                    request.tokens - read - write, previous is not None and shared < previous.tokens,
-                    bound if bound >= min_cacheable else 0, request.confirmed)
+        step = Step(
+            request.call,
+            request.tokens,
+            request.stage,
+            False,
+            read,
+            write,  # not rejected
+            request.tokens - read - write,
+            previous is not None and shared < previous.tokens,
+            bound if bound >= min_cacheable else 0,
+            request.confirmed,
+        )
         add(step, budget, prices)
         previous = request
     return result

@@ -118,6 +118,12 @@ class RequestCheck:
 
 def _merged(head: Checked, following: Checked) -> Checked:
     """Two user messages as one: the head's content, then the following message's."""
-    return Checked(head.role, head.calls + following.calls, head.results + following.results,
-                   head.results_first and not following.results,  # the head has text
-                   head.breakpoints + following.breakpoints, head.problems + following.problems, False)
+    return Checked(
+        head.role,
+        head.calls + following.calls,
+        head.results + following.results,
+        head.results_first and not following.results,  # the head has text
+        head.breakpoints + following.breakpoints,
+        head.problems + following.problems,
+        False,
+    )

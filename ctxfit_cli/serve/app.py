@@ -41,8 +41,20 @@ from .usage import ReplyUsage, Reported
 WORKER_FROM = 256 * 1024
 #: Headers that belong to one connection, not to the request (RFC 9110 §7.6.1), plus the ones
 #: aiohttp sets itself.
-HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
-                        "trailer", "transfer-encoding", "upgrade", "host", "content-length"})
+HOP_BY_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+        "host",
+        "content-length",
+    }
+)
 #: Request headers aiohttp's client adds when the agent sent none: never added.
 AUTO_HEADERS = ("Accept-Encoding", "User-Agent")
 
@@ -109,8 +121,9 @@ class Proxy:
     async def _open(self, _app: web.Application) -> None:
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=self.settings.upstream_timeout)
         # auto_decompress off: compressed replies pass through as the provider sent them.
-        self.client = aiohttp.ClientSession(timeout=timeout, auto_decompress=False,
-                                            connector=aiohttp.TCPConnector(limit=0))
+        self.client = aiohttp.ClientSession(
+            timeout=timeout, auto_decompress=False, connector=aiohttp.TCPConnector(limit=0)
+        )
 
     async def _close(self, _app: web.Application) -> None:
         assert self.client is not None  # (made on start-up, before any request)
@@ -131,16 +144,21 @@ class Proxy:
         except (web.HTTPException, asyncio.CancelledError):
             raise
         except Exception as error:
-            self.errors.error(f"internal {type(error).__name__}", f"{request.method} {request.path} 500  "
-                                                                  f"ctxfit proxy error: {_reason(error)}")
+            self.errors.error(
+                f"internal {type(error).__name__}",
+                f"{request.method} {request.path} 500  ctxfit proxy error: {_reason(error)}",
+            )
             started = self._replies.get(id(request))
             if started is not None:  # the reply is under way: break it off, as a dropped connection does
                 if request.transport is not None:
                     request.transport.close()
                 return started
             dialect = DIALECTS.get(request.path, "anthropic")
-            return web.Response(status=500, content_type="application/json",
-                                body=provider_error(dialect, 500, f"ctxfit proxy: internal error ({_reason(error)})"))
+            return web.Response(
+                status=500,
+                content_type="application/json",
+                body=provider_error(dialect, 500, f"ctxfit proxy: internal error ({_reason(error)})"),
+            )
         finally:
             self.in_flight -= 1
             self._replies.pop(id(request), None)
@@ -150,19 +168,28 @@ class Proxy:
     async def stats(self, request: web.Request) -> web.Response:
         if not _loopback(request.host):
             # A web page whose name resolves to 127.0.0.1 (DNS rebinding) must not read it.
-            message = ("ctxfit proxy: /ctxfit/stats answers only requests addressed to a loopback host "
-                       "(Host: 127.0.0.1, localhost or [::1])")
+            message = (
+                "ctxfit proxy: /ctxfit/stats answers only requests addressed to a loopback host "
+                "(Host: 127.0.0.1, localhost or [::1])"
+            )
             return web.Response(status=403, body=orjson.dumps({"error": message}), content_type="application/json")
         totals = self.totals
         rule = self.settings.limits
-        document = {"upstream": self.upstream.shown, "limits": rule.describe(), "budget": rule.budget,
-                    "budget_share": rule.share, "window": rule.window,
-                    "uptime_s": round(time.time() - totals.started, 1),
-                    "in_flight": self.in_flight - 1,  # this request aside
-                    "memory_mb": {"limit": round(self.settings.memory / 2**20, 1),
-                                  "held": round((self.conversations.held() + self.readers.held()) / 2**20, 1)},
-                    "totals": {k: v for k, v in vars(totals).items() if k != "started"},
-                    "conversations": self.conversations.stats()}
+        document = {
+            "upstream": self.upstream.shown,
+            "limits": rule.describe(),
+            "budget": rule.budget,
+            "budget_share": rule.share,
+            "window": rule.window,
+            "uptime_s": round(time.time() - totals.started, 1),
+            "in_flight": self.in_flight - 1,  # this request aside
+            "memory_mb": {
+                "limit": round(self.settings.memory / 2**20, 1),
+                "held": round((self.conversations.held() + self.readers.held()) / 2**20, 1),
+            },
+            "totals": {k: v for k, v in vars(totals).items() if k != "started"},
+            "conversations": self.conversations.stats(),
+        }
         return web.Response(body=orjson.dumps(document, option=orjson.OPT_INDENT_2), content_type="application/json")
 
     async def passthrough(self, request: web.Request) -> web.StreamResponse:
@@ -190,9 +217,14 @@ class Proxy:
             assert stats is not None and outcome.plan is not None and outcome.limits is not None
             self.totals.rejected += 1
             stats.rejected += 1
-            self._log(request, started, 400, f"{_conversation(outcome)} {outcome.plan.tokens_after:,} tokens: "
-                                             "past the window, answered 400 without calling the provider"
-                                             f"; {outcome.limits.about}")
+            self._log(
+                request,
+                started,
+                400,
+                f"{_conversation(outcome)} {outcome.plan.tokens_after:,} tokens: "
+                "past the window, answered 400 without calling the provider"
+                f"; {outcome.limits.about}",
+            )
             return web.Response(status=400, body=outcome.error, content_type="application/json")
         if outcome.skipped:
             self.totals.failed_open += 1
@@ -210,13 +242,17 @@ class Proxy:
         except TimeoutError:
             message = f"the request body did not arrive within {self.settings.client_timeout:g} s"
             self.errors.error("body timeout", f"{request.method} {request.path} 408  {message}")
-            response = web.Response(status=408, body=provider_error(dialect, 408, f"ctxfit proxy: {message}"),
-                                    content_type="application/json")
+            response = web.Response(
+                status=408,
+                body=provider_error(dialect, 408, f"ctxfit proxy: {message}"),
+                content_type="application/json",
+            )
             response.force_close()
             return response
         except web.HTTPRequestEntityTooLarge:
-            message = (f"request body over the proxy's limit of {self.settings.max_body:,} bytes "
-                       "(ctxfit proxy --max-body-mb)")
+            message = (
+                f"request body over the proxy's limit of {self.settings.max_body:,} bytes (ctxfit proxy --max-body-mb)"
+            )
             self._log(request, time.perf_counter(), 413, message)
             return web.Response(status=413, body=provider_error(dialect, 413, message), content_type="application/json")
 
@@ -242,8 +278,9 @@ class Proxy:
             conversation = self.conversations.get(key, dialect)
             limits = self.settings.limits.for_request(request, dialect)
             async with conversation.lock:
-                outcome = await run(api.fit_body if api else fit_body, body, request, layout, dialect, conversation,
-                                    limits)
+                outcome = await run(
+                    api.fit_body if api else fit_body, body, request, layout, dialect, conversation, limits
+                )
             outcome.limits = limits
             self.conversations.fitted(conversation, len(body))
             conversation.stats.requests += 1
@@ -258,8 +295,9 @@ class Proxy:
 
     # --- forwarding ---------------------------------------------------------------------------
 
-    async def forward(self, request: web.Request, body: bytes, stats: Stats | None,
-                      fitted: Outcome | None = None) -> tuple[web.StreamResponse, str]:
+    async def forward(
+        self, request: web.Request, body: bytes, stats: Stats | None, fitted: Outcome | None = None
+    ) -> tuple[web.StreamResponse, str]:
         """Send the request upstream and stream the reply back as it arrives: (response, status
         for the log). The usage the reply reports anchors the `fitted` conversation."""
         headers = CIMultiDict((k, v) for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP)
@@ -270,8 +308,9 @@ class Proxy:
         try:
             # Only the agent's headers: aiohttp would add its own Accept-Encoding (and then a
             # client that asked for none would get gzip back) and User-Agent.
-            upstream = await self.client.request(request.method, url, headers=headers, data=body,
-                                                 allow_redirects=False, skip_auto_headers=AUTO_HEADERS)
+            upstream = await self.client.request(
+                request.method, url, headers=headers, data=body, allow_redirects=False, skip_auto_headers=AUTO_HEADERS
+            )
         except TimeoutError:
             return self._upstream_error(request, 504, "the provider did not answer in time"), "504"
         except aiohttp.ClientError as error:
@@ -315,8 +354,11 @@ class Proxy:
     def _upstream_error(self, request: web.Request, status: int, message: str) -> web.Response:
         self.totals.upstream_errors += 1
         dialect = DIALECTS.get(request.path, "anthropic")
-        return web.Response(status=status, body=provider_error(dialect, status, f"ctxfit proxy: {message}"),
-                            content_type="application/json")
+        return web.Response(
+            status=status,
+            body=provider_error(dialect, status, f"ctxfit proxy: {message}"),
+            content_type="application/json",
+        )
 
     def _log(self, request: web.Request, started: float, status: int | str, what: str) -> None:
         elapsed = (time.perf_counter() - started) * 1000
@@ -356,10 +398,15 @@ def _describe(outcome: Outcome) -> str:
     stage = plan.stage if plan.stage == "none" else f"{plan.stage}, {cleared} results cleared"
     over = ", over the budget: the smallest request" if plan.overrun else ""
     limits = f"; {outcome.limits.about}, budget {outcome.limits.budget:,}" if outcome.limits else ""
-    counted = (f"{plan.confirmed:,} confirmed {'+' if plan.estimated >= 0 else '-'} {abs(plan.estimated):,} estimated"
-               if plan.confirmed else "estimated")
-    return (f"{_conversation(outcome)} {plan.tokens_before:,} -> {plan.tokens_after:,} tokens "
-            f"({stage}{over}; {counted}){limits}")
+    counted = (
+        f"{plan.confirmed:,} confirmed {'+' if plan.estimated >= 0 else '-'} {abs(plan.estimated):,} estimated"
+        if plan.confirmed
+        else "estimated"
+    )
+    return (
+        f"{_conversation(outcome)} {plan.tokens_before:,} -> {plan.tokens_after:,} tokens "
+        f"({stage}{over}; {counted}){limits}"
+    )
 
 
 async def _anchor(outcome: Outcome, reported: Reported) -> None:
@@ -382,8 +429,14 @@ async def serve(settings: Settings, host: str, port: int, ready: Callable[[str],
         settings.log(warning)
     # aiohttp's keep-alive timer is the header timeout too: it runs from the moment a connection
     # opens and closes one that has not sent a whole request head when it fires.
-    runner = web.AppRunner(proxy.app(), access_log=None, handler_cancellation=True, auto_decompress=False,
-                           shutdown_timeout=settings.shutdown_grace, keepalive_timeout=settings.client_timeout)
+    runner = web.AppRunner(
+        proxy.app(),
+        access_log=None,
+        handler_cancellation=True,
+        auto_decompress=False,
+        shutdown_timeout=settings.shutdown_grace,
+        keepalive_timeout=settings.client_timeout,
+    )
     await runner.setup()
     proxy.guard = ConnectionGuard(limit, proxy.errors)
     assert runner.server is not None  # (made by setup)
@@ -407,8 +460,10 @@ async def _stop(runner: web.AppRunner, proxy: Proxy, settings: Settings) -> None
     """Stop listening, let the requests in flight finish for the grace period, then cut them.
     A second SIGINT or SIGTERM cuts them at once."""
     if proxy.in_flight:
-        settings.log(f"stopping: up to {settings.shutdown_grace:g} s for the {proxy.in_flight} "
-                     "requests in flight (signal again to stop at once)")
+        settings.log(
+            f"stopping: up to {settings.shutdown_grace:g} s for the {proxy.in_flight} "
+            "requests in flight (signal again to stop at once)"
+        )
     cleanup = asyncio.ensure_future(runner.cleanup())
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

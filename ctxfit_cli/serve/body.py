@@ -60,10 +60,10 @@ class Layout(NamedTuple):
         for message in messages:
             i = where.get(id(message))
             if i is not None and message is self.messages[i]:
-                parts.append(raw[spans[i][0]:spans[i][1]])
+                parts.append(raw[spans[i][0] : spans[i][1]])
             else:
                 parts.append(orjson.dumps(message))
-        return raw[:self.open + 1] + b",".join(parts) + raw[self.close:]
+        return raw[: self.open + 1] + b",".join(parts) + raw[self.close :]
 
 
 class BodyReader:
@@ -116,7 +116,7 @@ class BodyReader:
         found = members[last]
         assert found.elements is not None  # (checked above)
         head = {m.key: m.value for m in members[:last]}
-        fields = {m.key: m.value for m in members[last + 1:]}
+        fields = {m.key: m.value for m in members[last + 1 :]}
         self._keep(body, head, found.value, found.elements, 0, found.start, found.end - 1)
         return {**head, self.key: found.value, **fields}
 
@@ -140,8 +140,9 @@ class BodyReader:
         self._keep(body, head, self.messages[:kept] + new, self.spans[:kept] + spans, kept, self.open, closed)
         return {**head, self.key: self.messages, **fields}
 
-    def _keep(self, body: bytes, head: dict, messages: list, spans: list, reused: int, opened: int,
-              closed: int) -> None:
+    def _keep(
+        self, body: bytes, head: dict, messages: list, spans: list, reused: int, opened: int, closed: int
+    ) -> None:
         self.raw, self.head, self.messages, self.spans, self.reused = body, head, messages, spans, reused
         self.open, self.close = opened, closed
         self.ends = [end for _, end in spans]
@@ -156,7 +157,7 @@ def common_prefix(a: bytes, b: bytes) -> int:
     limit = min(len(a), len(b))
     low = 0
     # Bytes slices, not memoryviews: comparing two memoryviews goes element by element.
-    while low + _CHUNK <= limit and a[low:low + _CHUNK] == b[low:low + _CHUNK]:
+    while low + _CHUNK <= limit and a[low : low + _CHUNK] == b[low : low + _CHUNK]:
         low += _CHUNK
     high = min(limit, low + _CHUNK)
     while low < high:  # a[:low] == b[:low]; the first difference is before `high`

@@ -42,8 +42,9 @@ def connection_limit(wanted: int) -> tuple[int, str]:
     if soft == resource.RLIM_INFINITY or soft >= needed:
         return wanted, ""
     limit = max(1, (soft - RESERVED_FDS) // 2)
-    return limit, (f"warning: {soft} file descriptors allowed (ulimit -n): at most {limit} connections "
-                   f"instead of {wanted}")
+    return limit, (
+        f"warning: {soft} file descriptors allowed (ulimit -n): at most {limit} connections instead of {wanted}"
+    )
 
 
 class ConnectionGuard:
@@ -87,8 +88,11 @@ class ConnectionGuard:
         victim = min(waiting, key=self._idle_since.__getitem__) if waiting else newcomer
         self._idle_since.pop(victim, None)
         victim.force_close()
-        what = ("closed the connection that waited longest without a request" if victim is not newcomer
-                else "every connection has a request under way: refused a new one")
+        what = (
+            "closed the connection that waited longest without a request"
+            if victim is not newcomer
+            else "every connection has a request under way: refused a new one"
+        )
         self.log.error("connection limit", f"{self.limit} connections (--max-connections): {what}")
 
 

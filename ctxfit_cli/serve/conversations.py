@@ -61,15 +61,24 @@ class Stats:
 
     def to_dict(self) -> dict:
         share = self.cache_read_tokens / self.prompt_tokens if self.prompt_tokens else None
-        return {"dialect": self.dialect, "requests": self.requests, "fitted": self.fitted,
-                "failed_open": self.failed_open, "rejected": self.rejected,
-                "tokens_before": self.tokens_before, "tokens_after": self.tokens_after,
-                "results_cleared": self.results_cleared, "tokens_kept_out": self.tokens_kept_out,
-                "stage": self.stage,
-                "tokens_confirmed": self.confirmed, "tokens_estimated": self.estimated,
-                "requests_anchored": self.anchored,
-                "prompt_tokens_reported": self.prompt_tokens, "cache_read_tokens": self.cache_read_tokens,
-                "cache_read_share": None if share is None else round(share, 4)}
+        return {
+            "dialect": self.dialect,
+            "requests": self.requests,
+            "fitted": self.fitted,
+            "failed_open": self.failed_open,
+            "rejected": self.rejected,
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+            "results_cleared": self.results_cleared,
+            "tokens_kept_out": self.tokens_kept_out,
+            "stage": self.stage,
+            "tokens_confirmed": self.confirmed,
+            "tokens_estimated": self.estimated,
+            "requests_anchored": self.anchored,
+            "prompt_tokens_reported": self.prompt_tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_read_share": None if share is None else round(share, 4),
+        }
 
 
 @dataclass
@@ -131,7 +140,7 @@ class Conversations:
     def _evict(self) -> None:
         """Sessions for the most recent conversations within the count (the newest is about to
         get one) and the memory; stats for more."""
-        for conversation in list(self._known.values())[:-self.capacity]:
+        for conversation in list(self._known.values())[: -self.capacity]:
             self._drop(conversation)
         if self.memory is not None:
             held = [c for c in self._known.values() if c.session is not None]
@@ -161,7 +170,10 @@ def conversation_key(dialect: str, request: dict) -> str:
     """The conversation a request belongs to: its dialect, system prompt and first message."""
     messages = request.get("messages") or []
     first = next((m for m in messages if not (isinstance(m, dict) and m.get("role") in ("system", "developer"))), None)
-    system = request.get("system") if dialect == "anthropic" else [
-        m for m in messages[:4] if isinstance(m, dict) and m.get("role") in ("system", "developer")]
+    system = (
+        request.get("system")
+        if dialect == "anthropic"
+        else [m for m in messages[:4] if isinstance(m, dict) and m.get("role") in ("system", "developer")]
+    )
     digest = hashlib.blake2b(orjson.dumps([dialect, system, first]), digest_size=6)
     return digest.hexdigest()

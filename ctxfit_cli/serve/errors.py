@@ -16,13 +16,21 @@ from __future__ import annotations
 
 import orjson
 
-_ANTHROPIC = {400: "invalid_request_error", 403: "permission_error", 404: "not_found_error",
-              408: "timeout_error", 413: "request_too_large", 429: "rate_limit_error", 504: "timeout_error",
-              529: "overloaded_error"}
+_ANTHROPIC = {
+    400: "invalid_request_error",
+    403: "permission_error",
+    404: "not_found_error",
+    408: "timeout_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    504: "timeout_error",
+    529: "overloaded_error",
+}
 
 
-def provider_error(dialect: str, status: int, message: str, *, param: str | None = None,
-                   code: str | None = None) -> bytes:
+def provider_error(
+    dialect: str, status: int, message: str, *, param: str | None = None, code: str | None = None
+) -> bytes:
     """The body the provider of `dialect` sends with `status`, saying `message`."""
     if dialect == "anthropic":
         kind = _ANTHROPIC.get(status, "api_error" if status >= 500 else "invalid_request_error")

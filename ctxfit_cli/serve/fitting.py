@@ -63,8 +63,9 @@ def parse(readers: Readers, body: bytes) -> tuple[dict, Layout]:
     return request, layout
 
 
-def fit_body(body: bytes, request: dict, layout: Layout, dialect: Dialect, conversation: Conversation,
-             limits: Limits) -> Outcome:
+def fit_body(
+    body: bytes, request: dict, layout: Layout, dialect: Dialect, conversation: Conversation, limits: Limits
+) -> Outcome:
     """Fit a parsed request of `conversation` (the caller holds its lock)."""
     system = request.get("system") if dialect == "anthropic" else None
     try:

@@ -84,8 +84,10 @@ class LimitRule:
         elif self.share is not None:
             budget = f"budget {self.share:.0%} of the window"
         else:
-            budget = (f"budget the window less the reply's max tokens ({UNKNOWN_MODEL_BUDGET:,} for a model "
-                      "not in ctxfit's table)")
+            budget = (
+                f"budget the window less the reply's max tokens ({UNKNOWN_MODEL_BUDGET:,} for a model "
+                "not in ctxfit's table)"
+            )
         return f"{window}, {budget}"
 
 

@@ -41,8 +41,9 @@ def parse(readers: Readers, body: bytes) -> tuple[dict, Layout]:
         raise error
     held = next((field for field in SERVER_HISTORY if request.get(field)), None)
     if held is not None:
-        raise BodyError(f'"{held}" given: the provider holds the history, so only the newest items are sent '
-                        "and none can be fitted")
+        raise BodyError(
+            f'"{held}" given: the provider holds the history, so only the newest items are sent and none can be fitted'
+        )
     if not request[KEY]:
         raise BodyError('"input" is empty')
     return request, layout
@@ -56,12 +57,14 @@ def conversation_key(_dialect: str, request: dict) -> str:
     return digest.hexdigest()
 
 
-def fit_body(body: bytes, request: dict, layout: Layout, _dialect: str, conversation: Conversation,
-             limits: Limits) -> Outcome:
+def fit_body(
+    body: bytes, request: dict, layout: Layout, _dialect: str, conversation: Conversation, limits: Limits
+) -> Outcome:
     """Fit a parsed Responses request of `conversation` (the caller holds its lock)."""
     try:
-        session = conversation.session_for(limits.budget, limits.window, DIALECT, request.get("instructions"),
-                                           request.get("tools"))
+        session = conversation.session_for(
+            limits.budget, limits.window, DIALECT, request.get("instructions"), request.get("tools")
+        )
         items = session.fit(request[KEY])
     except CannotFit as error:
         return Outcome(body, conversation, session.plan, error=context_too_long(DIALECT, str(error)))

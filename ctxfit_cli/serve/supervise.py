@@ -65,7 +65,7 @@ def upstream_for(agent: Agent, given: str | None, environ: dict) -> str:
         return given
     current = environ.get(agent.variable, "").rstrip("/")
     if current:
-        return current[:-len(agent.suffix)] if agent.suffix and current.endswith(agent.suffix) else current
+        return current[: -len(agent.suffix)] if agent.suffix and current.endswith(agent.suffix) else current
     return agent.upstream
 
 
@@ -82,8 +82,9 @@ class WrapFailed(Exception):
     """The proxy did not start (the message holds the end of its log), or the agent could not."""
 
 
-def run_wrapped(argv: Sequence[str], agent: Agent, proxy_options: Sequence[str], log_path: Path,
-                say: Callable[[str], None]) -> Run:
+def run_wrapped(
+    argv: Sequence[str], agent: Agent, proxy_options: Sequence[str], log_path: Path, say: Callable[[str], None]
+) -> Run:
     """Start the proxy, run `argv` (the agent and its arguments) pointed at it, stop the proxy."""
     proxy, url = start_proxy(proxy_options, log_path)
     try:
@@ -98,9 +99,14 @@ def run_wrapped(argv: Sequence[str], agent: Agent, proxy_options: Sequence[str],
 def start_proxy(options: Sequence[str], log_path: Path) -> tuple[subprocess.Popen, str]:
     """`ctxfit proxy` on a free loopback port, its lines to `log_path`: (process, URL)."""
     with open(log_path, "ab") as log:
-        proxy = subprocess.Popen([sys.executable, "-m", "ctxfit_cli", "proxy", "--port", "0", "--host", "127.0.0.1",
-                                  *options], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log,
-                                 start_new_session=True, preexec_fn=_dies_with(os.getpid()))
+        proxy = subprocess.Popen(
+            [sys.executable, "-m", "ctxfit_cli", "proxy", "--port", "0", "--host", "127.0.0.1", *options],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            start_new_session=True,
+            preexec_fn=_dies_with(os.getpid()),
+        )
     assert proxy.stdout is not None  # (stdout=PIPE)
     ready, _, _ = select.select([proxy.stdout], [], [], START_SECONDS)
     line = proxy.stdout.readline().decode("utf-8", "replace").strip() if ready else ""  # its first line: its URL
@@ -166,8 +172,10 @@ def summary(stats: dict | None) -> str:
     prompt = sum(c.get("prompt_tokens_reported", 0) for c in conversations)
     cached = sum(c.get("cache_read_tokens", 0) for c in conversations)
     share = f"{cached / prompt:.0%} of the prompt tokens the provider reported" if prompt else "not reported"
-    return (f"{totals.get('requests', 0):,} requests, {totals.get('fitted', 0):,} fitted, {cleared:,} results "
-            f"cleared, {kept_out:,} tokens kept out; cache reads {share}")
+    return (
+        f"{totals.get('requests', 0):,} requests, {totals.get('fitted', 0):,} fitted, {cleared:,} results "
+        f"cleared, {kept_out:,} tokens kept out; cache reads {share}"
+    )
 
 
 def _dies_with(parent: int) -> Callable[[], None] | None:

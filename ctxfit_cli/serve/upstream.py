@@ -34,8 +34,11 @@ class Upstream:
             return cls(urlunsplit(parts), urlunsplit(parts))
         host = parts.netloc.rsplit("@", 1)[1]
         credentials = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}".encode()
-        return cls(urlunsplit(parts._replace(netloc=host)), urlunsplit(parts._replace(netloc="***@" + host)),
-                   "Basic " + base64.b64encode(credentials).decode())
+        return cls(
+            urlunsplit(parts._replace(netloc=host)),
+            urlunsplit(parts._replace(netloc="***@" + host)),
+            "Basic " + base64.b64encode(credentials).decode(),
+        )
 
 
 def shown(url: str) -> str:

@@ -36,8 +36,13 @@ class ReplyUsage:
     def __init__(self, content_type: str, encoding: str) -> None:
         self.stream = content_type.split(";")[0].strip().lower() == "text/event-stream"
         encoding = (encoding or "identity").lower()
-        self.inflate = (zlib.decompressobj(16 + zlib.MAX_WBITS) if encoding in ("gzip", "x-gzip")
-                        else zlib.decompressobj() if encoding == "deflate" else None)
+        self.inflate = (
+            zlib.decompressobj(16 + zlib.MAX_WBITS)
+            if encoding in ("gzip", "x-gzip")
+            else zlib.decompressobj()
+            if encoding == "deflate"
+            else None
+        )
         self.readable = self.inflate is not None or encoding == "identity"
         self.pending = b""  # the stream's unfinished line, or the JSON body's last bytes
         self.found: Reported | None = None
@@ -87,7 +92,7 @@ def _json_usage(tail: bytes) -> Reported | None:
     at = text.rfind('"usage"')
     while at >= 0:
         colon = text.find(":", at + 7)
-        if colon >= 0 and not text[at + 7:colon].strip():
+        if colon >= 0 and not text[at + 7 : colon].strip():
             start = colon + 1
             while start < len(text) and text[start] in " \t\r\n":
                 start += 1

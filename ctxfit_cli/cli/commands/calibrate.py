@@ -17,18 +17,32 @@ from ..outputs import atomic_write, check_outputs, write_stdout
 
 @reports_errors
 def calibrate(
-    texts: Annotated[list[str], typer.Argument(help="Sample text files (UTF-8), one per language or kind of "
-                                                     "content; with --from-usage, agent logs that record usage.")],
-    tokenizer: Annotated[Optional[str], typer.Option(
-        "--tokenizer", "-t", help="The tokenizer to fit against: cl100k, o200k, tekken, qwen.")] = None,
-    from_usage: Annotated[bool, typer.Option(
-        "--from-usage", help="Fit to the prompt growth the logs recorded "
-                             "between consecutive model calls (no tokenizer needed).")] = False,
-    base: Annotated[str, typer.Option("--base", help="With --from-usage: profile whose rates the classes too rare "
-                                                     "in the logs keep.")] = "safe",
+    texts: Annotated[
+        list[str],
+        typer.Argument(
+            help="Sample text files (UTF-8), one per language or kind of "
+            "content; with --from-usage, agent logs that record usage."
+        ),
+    ],
+    tokenizer: Annotated[
+        Optional[str],
+        typer.Option("--tokenizer", "-t", help="The tokenizer to fit against: cl100k, o200k, tekken, qwen."),
+    ] = None,
+    from_usage: Annotated[
+        bool,
+        typer.Option(
+            "--from-usage",
+            help="Fit to the prompt growth the logs recorded between consecutive model calls (no tokenizer needed).",
+        ),
+    ] = False,
+    base: Annotated[
+        str,
+        typer.Option("--base", help="With --from-usage: profile whose rates the classes too rare in the logs keep."),
+    ] = "safe",
     name: Annotated[str, typer.Option("--name", help="Name of the new profile.")] = "custom",
-    output: Annotated[Optional[str], typer.Option(
-        "--output", "-o", help="Write the profile to FILE instead of stdout.")] = None,
+    output: Annotated[
+        Optional[str], typer.Option("--output", "-o", help="Write the profile to FILE instead of stdout.")
+    ] = None,
     json: Json = False,
 ) -> None:
     """Fit a profile: characters per token for each character class, erring high.
@@ -55,14 +69,16 @@ def calibrate(
     from ...counters.calibrate import evaluate
     from ...counters.profiles import ProfileCounter
     from ...counters.tokenizers import get_tokenizer
+
     check_outputs({"--output": output}, texts)
     exact = get_tokenizer(tokenizer)
     samples = [_read_text(path) for path in texts]
     try:
         profile = fit_profile(samples, exact, name=name)
     except ValueError as error:  # no paragraph long enough to measure
-        raise BadInput(", ".join(texts), None, f"{error} (paragraphs are separated by blank lines); "
-                       "give longer sample text") from None
+        raise BadInput(
+            ", ".join(texts), None, f"{error} (paragraphs are separated by blank lines); give longer sample text"
+        ) from None
     check = evaluate(samples, exact, ProfileCounter(profile, source=name))
     render.calibration_summary(render.stderr_console(), name, exact.name, check)
     document = {"profile": profile, "evaluation": check} if json else profile
@@ -76,14 +92,16 @@ def calibrate(
 def _calibrate_from_usage(logs: list[str], base: str, name: str, output: str | None, json: bool) -> None:
     from ...core.usage import fit_from_usage
     from ...counters.profiles import load_profile
+
     check_outputs({"--output": output}, logs)
     base_profile = load_profile(base)
     conversations = [t.materialize() for path in logs for t in transcripts(path, None)]
     try:
         profile, evaluation = fit_from_usage(conversations, name=name, base=base_profile)
     except ValueError as error:
-        raise BadInput(", ".join(logs), None, f"{error}: give logs that record usage (Claude Code, "
-                       "Codex, OpenHands)") from None
+        raise BadInput(
+            ", ".join(logs), None, f"{error}: give logs that record usage (Claude Code, Codex, OpenHands)"
+        ) from None
     render.usage_calibration_summary(render.stderr_console(), name, evaluation)
     document = {"profile": profile, "evaluation": evaluation} if json else profile
     data = orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
@@ -95,10 +113,12 @@ def _calibrate_from_usage(logs: list[str], base: str, name: str, output: str | N
 
 def _read_text(path: str) -> str:
     from ...formats.reading import open_input
+
     with open_input(path, sys.stdin.buffer if path == "-" and sys.stdin else None) as stream:
         data = stream.read()
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        raise BadInput(path, data.count(b"\n", 0, error.start) + 1,
-                       f"invalid UTF-8 at byte {error.start + 1}") from None
+        raise BadInput(
+            path, data.count(b"\n", 0, error.start) + 1, f"invalid UTF-8 at byte {error.start + 1}"
+        ) from None

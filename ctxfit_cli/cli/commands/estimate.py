@@ -42,8 +42,10 @@ def estimate(
     top: Annotated[int, typer.Option("--top", "-n", min=0, help="Show the N largest messages.")] = 5,
     tokenizer: Tokenizer = None,
     profile: Profile = None,
-    compare: Annotated[bool, typer.Option("--compare", help="Also show every built-in profile and every "
-                                                           "installed tokenizer side by side.")] = False,
+    compare: Annotated[
+        bool,
+        typer.Option("--compare", help="Also show every built-in profile and every installed tokenizer side by side."),
+    ] = False,
     json: Json = False,
     max_line_mb: MaxLine = DEFAULT_LINE_LIMIT_MB,
     format: Format = None,
@@ -80,23 +82,43 @@ def estimate(
     from ...fleet.work import Job
     from .. import many
     from ..counting import given_counter, parse_fixed_tokens
+
     format = _check_format(format)
     given_counter(tokenizer, profile)  # a missing tokenizer is a usage error before any file is read
     found = many.inputs(paths, defaults=True)
-    job = Job("estimate", format, budget, window, parse_fixed_tokens(fixed_tokens), tokenizer, profile,
-              top=top, compare=compare, describe=found.many, line_limit_mb=max_line_mb)
+    job = Job(
+        "estimate",
+        format,
+        budget,
+        window,
+        parse_fixed_tokens(fixed_tokens),
+        tokenizer,
+        profile,
+        top=top,
+        compare=compare,
+        describe=found.many,
+        line_limit_mb=max_line_mb,
+    )
     combined = many.run(found, job, jobs=jobs, engine=engine, address=ray_address, strict=strict, quiet=json or quiet)
     reports = [item["report"] for item in combined.items]
-    files = [{**item["report"].to_dict(), **item["usage"], "repairs": item["repairs"],
-              "still_being_written": item["still_being_written"]} for item in combined.items]
+    files = [
+        {
+            **item["report"].to_dict(),
+            **item["usage"],
+            "repairs": item["repairs"],
+            "still_being_written": item["still_being_written"],
+        }
+        for item in combined.items
+    ]
     report_repairs([line for item in combined.items for line in item["repairs"]])
     if compare:
         for file, item in zip(files, combined.items):
             file["compare"] = item["compare"]
     total = {**combine(reports), **_across(files, budget, combined, prices)}
     if json:
-        write_json({"budget": budget, "window": window or DEFAULT_WINDOW, "files": files, "total": total,
-                    **combined.to_dict()})
+        write_json(
+            {"budget": budget, "window": window or DEFAULT_WINDOW, "files": files, "total": total, **combined.to_dict()}
+        )
     else:
         out = render.console(StdoutText())
         for file in files:
@@ -106,8 +128,10 @@ def estimate(
         if len(files) > 1:
             render.estimate_total(out, total, budget=budget)
         elif total["cost_usd"] is not None:
-            out.print(f"recorded cost: ${total['cost_usd']:,.2f} (the usage the log records, at the prices of "
-                      f"{total['prices_date']}; docs/cost.md)\n")
+            out.print(
+                f"recorded cost: ${total['cost_usd']:,.2f} (the usage the log records, at the prices of "
+                f"{total['prices_date']}; docs/cost.md)\n"
+            )
     many.finish(combined, quiet=quiet, verbose=verbose)
 
 
@@ -131,10 +155,12 @@ def _across(files: list[dict], budget: int, combined, prices: str | None) -> dic
     spends = [kept.unit.meta.spend for kept in combined.kept if kept.unit.meta is not None]
     if not spends and len(combined.kept) == 1:  # one log, not described: its usage read on its own
         from ...fleet.spend import spend_of_file
+
         spends = [spend_of_file(combined.kept[0].path, files[0]["format"])]
     if any(spends):
         from ...fleet.sessions import session_cost
         from ...replay.model_prices import load_prices
+
         table = load_prices(prices)
         costs = [session_cost(spend, table)["usd"] for spend in spends]
         if any(c is not None for c in costs):

@@ -42,7 +42,9 @@ def _cannot_fit(name: str, plan) -> CannotFit:
     return CannotFit(
         f"{name}: {TOO_LONG} (the smallest request — system prompt, first message and newest "
         f"round — is {plan.tokens_after:,} tokens; the model's window is {plan.window:,})",
-        smallest=plan.tokens_after, window=plan.window)
+        smallest=plan.tokens_after,
+        window=plan.window,
+    )
 
 
 @reports_errors
@@ -51,14 +53,20 @@ def fit(
     budget: Budget = DEFAULT_BUDGET,
     window: Window = None,
     fixed_tokens: FixedTokens = "auto",
-    output: Annotated[Optional[str], typer.Option(
-        "--output", "-o", help="Write the payload to FILE (atomically) instead of stdout.")] = None,
+    output: Annotated[
+        Optional[str], typer.Option("--output", "-o", help="Write the payload to FILE (atomically) instead of stdout.")
+    ] = None,
     report: Annotated[Optional[str], typer.Option("--report", help="Write the fitting report to FILE as JSON.")] = None,
     tell_agent: TellAgent = False,
-    set_fields: Annotated[Optional[list[str]], typer.Option(
-        "--set", metavar="FIELD=VALUE",
-        help="Set a top-level field of the payload, e.g. --set model=claude-sonnet-4-5 --set max_tokens=8192. "
-             "VALUE is read as JSON when it parses (numbers, true/false, null, objects), else as text.")] = None,
+    set_fields: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--set",
+            metavar="FIELD=VALUE",
+            help="Set a top-level field of the payload, e.g. --set model=claude-sonnet-4-5 --set max_tokens=8192. "
+            "VALUE is read as JSON when it parses (numbers, true/false, null, objects), else as text.",
+        ),
+    ] = None,
     lowwater: Lowwater = DEFAULTS.lowwater,
     strict: Strict = False,
     batch_size: BatchSize = DEFAULTS.batch_size,
@@ -93,10 +101,12 @@ def fit(
     reading.set_line_limit(max_line_mb)
     format = _check_format(format)
     auto = _auto(tokenizer, profile, window, fixed_tokens)
-    options = _options(budget, window, lowwater, batch_size, protect_share, min_clear_tokens,
-                       auto.counter or SEED, strict=strict)
+    options = _options(
+        budget, window, lowwater, batch_size, protect_share, min_clear_tokens, auto.counter or SEED, strict=strict
+    )
     fields = _parse_fields(set_fields or [])
     from .. import many
+
     if output or report:  # before anything is read, then again with the files found in folders
         check_outputs({"--output": output, "--report": report}, paths or ["-"])
     conversations, problems, sources = _fit_all(paths, format, options, tell_agent, auto, strict_inputs)
@@ -119,8 +129,9 @@ def fit(
     else:
         write_stdout(data)
     if report:
-        atomic_write(report, orjson.dumps(reports[0] if len(reports) == 1 else reports,
-                                          option=orjson.OPT_INDENT_2) + b"\n")
+        atomic_write(
+            report, orjson.dumps(reports[0] if len(reports) == 1 else reports, option=orjson.OPT_INDENT_2) + b"\n"
+        )
     err = render.stderr_console()  # after writing: a failure leaves only its own line
     for entry in reports:
         render.repairs(entry["repairs"])

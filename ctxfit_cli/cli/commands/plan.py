@@ -70,9 +70,11 @@ def plan_command(
     reading.set_line_limit(max_line_mb)
     format = _check_format(format)
     auto = _auto(tokenizer, profile, window, fixed_tokens)
-    options = _options(budget, window, lowwater, batch_size, protect_share, min_clear_tokens,
-                       auto.counter or SEED, strict=strict)
+    options = _options(
+        budget, window, lowwater, batch_size, protect_share, min_clear_tokens, auto.counter or SEED, strict=strict
+    )
     from .. import many
+
     conversations, problems, _ = _fit_all(paths, format, options, tell_agent, auto, strict_inputs)
     entries = [_fit_report(transcript, fitted, chosen) for transcript, fitted, chosen in conversations]
     if json:

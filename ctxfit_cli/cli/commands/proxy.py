@@ -14,41 +14,92 @@ from ..error_reporting import reports_errors
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 # The proxy's options, shared with `ctxfit wrap` (which runs the same proxy for one agent).
-Budget = Annotated[Optional[str], typer.Option(
-    "--budget", "-b", help="Target per request: tokens (150000) or a share of the model's window (80%). "
-    "Default: the model's window less the reply's max tokens (400,000 for a model not in ctxfit's table).",
-    show_default=False)]
-Window = Annotated[Optional[int], typer.Option(
-    "--window", "-w", min=1, help="The context window in tokens, for every model (default: each request's "
-    f"model's, from ctxfit's table; {DEFAULT_WINDOW:,} for a model not in it).", show_default=False)]
+Budget = Annotated[
+    Optional[str],
+    typer.Option(
+        "--budget",
+        "-b",
+        help="Target per request: tokens (150000) or a share of the model's window (80%). "
+        "Default: the model's window less the reply's max tokens (400,000 for a model not in ctxfit's table).",
+        show_default=False,
+    ),
+]
+Window = Annotated[
+    Optional[int],
+    typer.Option(
+        "--window",
+        "-w",
+        min=1,
+        help="The context window in tokens, for every model (default: each request's "
+        f"model's, from ctxfit's table; {DEFAULT_WINDOW:,} for a model not in it).",
+        show_default=False,
+    ),
+]
 MaxBodyMb = Annotated[int, typer.Option("--max-body-mb", min=1, help="Largest request body accepted.")]
-MemoryMb = Annotated[int, typer.Option("--memory-mb", min=1, help="Memory for the conversations' fitting "
-                     "state (about 5 bytes per byte of a conversation's request); the least recently used "
-                     "are dropped past it, and rebuilt if they come back.")]
-Conversations = Annotated[int, typer.Option("--conversations", min=1, help="Conversations whose "
-                          "fitting state is kept in memory, at most.")]
-UpstreamTimeout = Annotated[float, typer.Option("--upstream-timeout", min=1, help="Seconds to wait for "
-                            "the provider between two pieces of a reply.")]
-ShutdownGrace = Annotated[float, typer.Option("--shutdown-grace", min=0, help="On Ctrl-C or SIGTERM, "
-                          "seconds the requests in flight get to finish before they are cut "
-                          "(a second signal cuts them at once).")]
-ClientTimeout = Annotated[float, typer.Option("--client-timeout", min=0.1, help="Seconds a client gets "
-                          "to send a request's headers, and then its body; an idle connection is "
-                          "closed after as long.")]
-MaxConnections = Annotated[int, typer.Option("--max-connections", min=1, help="Client connections held "
-                           "at once; one more closes the one idle longest.")]
+MemoryMb = Annotated[
+    int,
+    typer.Option(
+        "--memory-mb",
+        min=1,
+        help="Memory for the conversations' fitting "
+        "state (about 5 bytes per byte of a conversation's request); the least recently used "
+        "are dropped past it, and rebuilt if they come back.",
+    ),
+]
+Conversations = Annotated[
+    int, typer.Option("--conversations", min=1, help="Conversations whose fitting state is kept in memory, at most.")
+]
+UpstreamTimeout = Annotated[
+    float,
+    typer.Option("--upstream-timeout", min=1, help="Seconds to wait for the provider between two pieces of a reply."),
+]
+ShutdownGrace = Annotated[
+    float,
+    typer.Option(
+        "--shutdown-grace",
+        min=0,
+        help="On Ctrl-C or SIGTERM, "
+        "seconds the requests in flight get to finish before they are cut "
+        "(a second signal cuts them at once).",
+    ),
+]
+ClientTimeout = Annotated[
+    float,
+    typer.Option(
+        "--client-timeout",
+        min=0.1,
+        help="Seconds a client gets "
+        "to send a request's headers, and then its body; an idle connection is "
+        "closed after as long.",
+    ),
+]
+MaxConnections = Annotated[
+    int,
+    typer.Option(
+        "--max-connections", min=1, help="Client connections held at once; one more closes the one idle longest."
+    ),
+]
 
 
 @reports_errors
 def proxy(
-    upstream: Annotated[str, typer.Option("--upstream", "-u", help="The provider's API, e.g. "
-                                          "https://api.anthropic.com or https://api.openai.com.")],
+    upstream: Annotated[
+        str,
+        typer.Option(
+            "--upstream", "-u", help="The provider's API, e.g. https://api.anthropic.com or https://api.openai.com."
+        ),
+    ],
     budget: Budget = None,
     window: Window = None,
-    port: Annotated[int, typer.Option("--port", "-p", min=0, max=65535,
-                                      help="Port to listen on (0: any free one).")] = 8787,
-    host: Annotated[str, typer.Option("--host", help="Address to listen on. Anything but loopback exposes "
-                                      "your API keys' use to the network.")] = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option("--port", "-p", min=0, max=65535, help="Port to listen on (0: any free one).")
+    ] = 8787,
+    host: Annotated[
+        str,
+        typer.Option(
+            "--host", help="Address to listen on. Anything but loopback exposes your API keys' use to the network."
+        ),
+    ] = "127.0.0.1",
     max_body_mb: MaxBodyMb = 32,
     memory_mb: MemoryMb = 512,
     conversations: Conversations = 256,
@@ -72,9 +123,19 @@ def proxy(
     import asyncio
     import gc
 
-    settings = proxy_settings(upstream, budget, window, max_body_mb, conversations, upstream_timeout, _log,
-                              memory_mb=memory_mb, shutdown_grace=shutdown_grace, client_timeout=client_timeout,
-                              max_connections=max_connections)
+    settings = proxy_settings(
+        upstream,
+        budget,
+        window,
+        max_body_mb,
+        conversations,
+        upstream_timeout,
+        _log,
+        memory_mb=memory_mb,
+        shutdown_grace=shutdown_grace,
+        client_timeout=client_timeout,
+        max_connections=max_connections,
+    )
     from ...serve.app import serve
     from ...serve.upstream import shown
 
@@ -93,9 +154,20 @@ def proxy(
     asyncio.run(serve(settings, host, port, ready))
 
 
-def proxy_settings(upstream: str, budget: str | None, window: int | None, max_body_mb: int, conversations: int,
-                   upstream_timeout: float, log, *, memory_mb: int = 512, shutdown_grace: float = 5.0,
-                   client_timeout: float = 30.0, max_connections: int = 512):
+def proxy_settings(
+    upstream: str,
+    budget: str | None,
+    window: int | None,
+    max_body_mb: int,
+    conversations: int,
+    upstream_timeout: float,
+    log,
+    *,
+    memory_mb: int = 512,
+    shutdown_grace: float = 5.0,
+    client_timeout: float = 30.0,
+    max_connections: int = 512,
+):
     """The proxy's settings from its options (usage errors raised here, before anything starts)."""
     try:
         import aiohttp  # noqa: F401
@@ -110,10 +182,18 @@ def proxy_settings(upstream: str, budget: str | None, window: int | None, max_bo
         tokens, share = parse_budget(budget) if budget is not None else (None, None)
     except ValueError as error:
         raise UsageProblem(str(error)) from None
-    return Settings(upstream, LimitRule(tokens, share, window), max_body=max_body_mb * 1024 * 1024,
-                    memory=memory_mb * 1024 * 1024, conversations=conversations, upstream_timeout=upstream_timeout,
-                    shutdown_grace=shutdown_grace, client_timeout=client_timeout, max_connections=max_connections,
-                    log=log)
+    return Settings(
+        upstream,
+        LimitRule(tokens, share, window),
+        max_body=max_body_mb * 1024 * 1024,
+        memory=memory_mb * 1024 * 1024,
+        conversations=conversations,
+        upstream_timeout=upstream_timeout,
+        shutdown_grace=shutdown_grace,
+        client_timeout=client_timeout,
+        max_connections=max_connections,
+        log=log,
+    )
 
 
 _console = None
@@ -125,8 +205,10 @@ def _log(line: str) -> None:
     if sys.stderr.isatty():
         if _console is None:
             from rich.console import Console
+
             _console = Console(stderr=True, highlight=False)
         from rich.markup import escape
+
         _console.print(escape(line), soft_wrap=True)
     else:
         sys.stderr.write(line + "\n")

@@ -51,19 +51,39 @@ def sessions(
     budget: Budget = DEFAULT_BUDGET,
     window: Window = None,
     fixed_tokens: FixedTokens = "auto",
-    by: Annotated[Optional[Literal[GROUPS]], typer.Option(  # type: ignore[valid-type]
-        "--by", help="Sum the sessions per day, week, project, model or agent.", show_default=False)] = None,
-    since: Annotated[Optional[str], typer.Option(
-        "--since", metavar="WHEN", help=f"Only sessions active on or after this: {DATE_HELP}.",
-        show_default=False)] = None,
-    until: Annotated[Optional[str], typer.Option(
-        "--until", metavar="WHEN", help="Only sessions that started on or before this (a day: to its end).",
-        show_default=False)] = None,
-    tz: Annotated[Optional[str], typer.Option(
-        "--tz", metavar="ZONE", help="Time zone of --since, --until and --by day/week (IANA, e.g. Europe/Paris, "
-                                     "or UTC; default: this machine's).", show_default=False)] = None,
-    sort: Annotated[Literal[SORTS], typer.Option(  # type: ignore[valid-type]
-        "--sort", help="Order: newest, largest or costliest first; project and id A to Z.")] = "last",
+    by: Annotated[
+        Optional[Literal[GROUPS]],  # type: ignore[valid-type]
+        typer.Option("--by", help="Sum the sessions per day, week, project, model or agent.", show_default=False),
+    ] = None,
+    since: Annotated[
+        Optional[str],
+        typer.Option(
+            "--since", metavar="WHEN", help=f"Only sessions active on or after this: {DATE_HELP}.", show_default=False
+        ),
+    ] = None,
+    until: Annotated[
+        Optional[str],
+        typer.Option(
+            "--until",
+            metavar="WHEN",
+            help="Only sessions that started on or before this (a day: to its end).",
+            show_default=False,
+        ),
+    ] = None,
+    tz: Annotated[
+        Optional[str],
+        typer.Option(
+            "--tz",
+            metavar="ZONE",
+            help="Time zone of --since, --until and --by day/week (IANA, e.g. Europe/Paris, "
+            "or UTC; default: this machine's).",
+            show_default=False,
+        ),
+    ] = None,
+    sort: Annotated[
+        Literal[SORTS],  # type: ignore[valid-type]
+        typer.Option("--sort", help="Order: newest, largest or costliest first; project and id A to Z."),
+    ] = "last",
     prices: PricesFile = None,
     tokenizer: Tokenizer = None,
     profile: Profile = None,
@@ -103,24 +123,42 @@ def sessions(
     were billed (input, cache writes, cache reads, output) at the price table's rates.
     """
     from ...formats.reading import set_line_limit  # the readers load when the command runs
+
     set_line_limit(max_line_mb)
     from ...fleet import sessions as view
     from ...fleet.work import Job
     from ...replay.model_prices import load_prices
     from .. import many, sessions_view
     from ..dates import bound, zone
+
     format = _check_format(format)
     low = bound(since, "since", tz) if since else None
     high = bound(until, "until", tz) if until else None
     table = load_prices(prices)
     auto = _auto(tokenizer, profile, window, fixed_tokens)
-    _options(budget, window, None, DEFAULTS.batch_size, DEFAULTS.protect_share,
-             DEFAULTS.min_clear_tokens, auto.counter or SEED)  # checks them before any file is read
+    _options(
+        budget,
+        window,
+        None,
+        DEFAULTS.batch_size,
+        DEFAULTS.protect_share,
+        DEFAULTS.min_clear_tokens,
+        auto.counter or SEED,
+    )  # checks them before any file is read
     found = many.inputs(paths, defaults=True)
     if html:
         check_outputs({"--html": html}, found.files)
-    job = Job("sessions", format, budget, window, auto.fixed_tokens, tokenizer, profile, describe=True,
-              line_limit_mb=max_line_mb)
+    job = Job(
+        "sessions",
+        format,
+        budget,
+        window,
+        auto.fixed_tokens,
+        tokenizer,
+        profile,
+        describe=True,
+        line_limit_mb=max_line_mb,
+    )
     combined = many.run(found, job, jobs=jobs, engine=engine, address=ray_address, strict=strict, quiet=json or quiet)
     rows = [view.session_row(kept, budget=budget, prices=table) for kept in combined.kept]
     rows = view.sort_rows(view.within(rows, low, high), sort)
@@ -128,15 +166,23 @@ def sessions(
     if html:
         write_html(html, "sessions", rows, budget=budget, top=top)
     if json:
-        document = {"budget": budget, "window": window, "prices": {"date": table.date, "source": table.source},
-                    "sessions": rows, **combined.to_dict()}
+        document = {
+            "budget": budget,
+            "window": window,
+            "prices": {"date": table.date, "source": table.source},
+            "sessions": rows,
+            **combined.to_dict(),
+        }
         if groups is not None:
             document["by"], document["groups"] = by, groups
         write_json(document)
     else:
         width = sessions_view.width(sys.stdout)
-        cells = [sessions_view.group_cells(g) for g in groups] if groups is not None else \
-            [sessions_view.session_cells(r) for r in rows]
+        cells = (
+            [sessions_view.group_cells(g) for g in groups]
+            if groups is not None
+            else [sessions_view.session_cells(r) for r in rows]
+        )
         lines = sessions_view.render(cells, width) or ["no sessions in that range"]
         priced = sessions_view.prices_label(table.date, table.source)
         lines += [""] + sessions_view.legend(width, grouped=groups is not None, prices=priced) if cells else []

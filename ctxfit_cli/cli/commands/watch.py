@@ -21,21 +21,41 @@ PROXY_EVERY = 2.0
 
 @reports_errors
 def watch(
-    paths: Annotated[Optional[list[str]], typer.Argument(
-        help="Logs or folders to watch (default: the agents' default log folders).", show_default=False)] = None,
-    interval: Annotated[float, typer.Option(
-        "--interval", min=0.05, max=3600, help="Seconds between two looks at the logs.")] = 1.0,
-    active: Annotated[float, typer.Option(
-        "--active", min=0, help="In folders, watch the logs written to in the last this-many minutes "
-                                "(0: every log). Files named are always watched.")] = 60.0,
-    proxy: Annotated[Optional[str], typer.Option(
-        "--proxy", metavar="URL", show_default=False,
-        help=f"A running `ctxfit proxy` whose stats to show (default: {DEFAULT_PROXY}, if one answers).")] = None,
+    paths: Annotated[
+        Optional[list[str]],
+        typer.Argument(help="Logs or folders to watch (default: the agents' default log folders).", show_default=False),
+    ] = None,
+    interval: Annotated[
+        float, typer.Option("--interval", min=0.05, max=3600, help="Seconds between two looks at the logs.")
+    ] = 1.0,
+    active: Annotated[
+        float,
+        typer.Option(
+            "--active",
+            min=0,
+            help="In folders, watch the logs written to in the last this-many minutes "
+            "(0: every log). Files named are always watched.",
+        ),
+    ] = 60.0,
+    proxy: Annotated[
+        Optional[str],
+        typer.Option(
+            "--proxy",
+            metavar="URL",
+            show_default=False,
+            help=f"A running `ctxfit proxy` whose stats to show (default: {DEFAULT_PROXY}, if one answers).",
+        ),
+    ] = None,
     once: Annotated[bool, typer.Option("--once", help="Print one snapshot and exit.")] = False,
     json: Json = False,
-    statusline: Annotated[bool, typer.Option(
-        "--statusline", help="Print one short line for Claude Code's status line (implies --once): reads "
-                             "the session's JSON on stdin and watches its transcript_path.")] = False,
+    statusline: Annotated[
+        bool,
+        typer.Option(
+            "--statusline",
+            help="Print one short line for Claude Code's status line (implies --once): reads "
+            "the session's JSON on stdin and watches its transcript_path.",
+        ),
+    ] = False,
 ) -> None:
     """Watch the sessions being written: context size now, growth per call, calls left.
 
@@ -57,6 +77,7 @@ def watch(
     if json and statusline:
         raise UsageProblem("--json and --statusline print different things: choose one")
     from ...fleet.live import Watch
+
     for path in paths or []:
         if not os.path.exists(path):
             raise BadInput(path, None, "no such file or folder")
@@ -81,6 +102,7 @@ def _statusline_input() -> tuple[int | None, str | None]:
     if sys.stdin is None or sys.stdin.isatty():
         return None, None
     from ..lazy import orjson
+
     try:
         given = orjson.loads(sys.stdin.buffer.read() or b"{}")
     except orjson.JSONDecodeError:
@@ -100,6 +122,7 @@ def _status_of(transcript: str, proxy_url: str, window: int | None) -> None:
     from ...fleet import live_state, proxy_stats
     from .. import watch_view
     from ..outputs import write_stdout
+
     session = live_state.load(transcript)
     while session.update():
         pass
@@ -114,6 +137,7 @@ def _snapshot(watcher, proxy_url: str, *, json: bool, statusline: bool, window: 
     from ..lazy import render
     from ..outputs import write_stdout
     from ..writing import write_json
+
     watcher.catch_up()
     rows = watcher.snapshot(window)
     proxy = proxy_stats.look(proxy_url)
@@ -134,6 +158,7 @@ def _live(watcher, proxy_url: str, interval: float) -> None:
     from ...fleet import proxy_stats
     from .. import watch_view
     from ..lazy import render
+
     out = render.console(sys.stdout)
     proxy, asked = None, float("-inf")
     with watch_view.keys() as keyboard, Live(console=out, screen=True, auto_refresh=False) as live:
@@ -143,8 +168,9 @@ def _live(watcher, proxy_url: str, interval: float) -> None:
                 if time.monotonic() - asked >= PROXY_EVERY:
                     proxy, asked = proxy_stats.look(proxy_url), time.monotonic()
                 size = out.size
-                live.update(watch_view.screen(watcher.snapshot(), proxy, width=size.width, height=size.height),
-                            refresh=True)
+                live.update(
+                    watch_view.screen(watcher.snapshot(), proxy, width=size.width, height=size.height), refresh=True
+                )
                 if keyboard.quit_within(interval):
                     return
         except KeyboardInterrupt:

@@ -36,16 +36,34 @@ AGENT_NAMES = ("claude", "codex", "gemini")
 
 @reports_errors
 def wrap(
-    command: Annotated[Optional[list[str]], typer.Argument(
-        metavar="AGENT [-- AGENT-ARGS] | -- COMMAND ARGS...", show_default=False,
-        help=f"The agent ({', '.join(AGENT_NAMES)}) and, after --, its own arguments; with --env, the "
-             "command to run.")] = None,
-    env: Annotated[Optional[str], typer.Option("--env", metavar="VAR", help="Run any command, pointing the "
-                   "base-URL variable VAR at the proxy (e.g. ANTHROPIC_BASE_URL, OPENAI_BASE_URL).",
-                   show_default=False)] = None,
-    upstream: Annotated[Optional[str], typer.Option("--upstream", "-u", help="The provider's API (default: "
-                        "where the agent's variable points now, else the agent's provider).",
-                        show_default=False)] = None,
+    command: Annotated[
+        Optional[list[str]],
+        typer.Argument(
+            metavar="AGENT [-- AGENT-ARGS] | -- COMMAND ARGS...",
+            show_default=False,
+            help=f"The agent ({', '.join(AGENT_NAMES)}) and, after --, its own arguments; with --env, the "
+            "command to run.",
+        ),
+    ] = None,
+    env: Annotated[
+        Optional[str],
+        typer.Option(
+            "--env",
+            metavar="VAR",
+            help="Run any command, pointing the "
+            "base-URL variable VAR at the proxy (e.g. ANTHROPIC_BASE_URL, OPENAI_BASE_URL).",
+            show_default=False,
+        ),
+    ] = None,
+    upstream: Annotated[
+        Optional[str],
+        typer.Option(
+            "--upstream",
+            "-u",
+            help="The provider's API (default: where the agent's variable points now, else the agent's provider).",
+            show_default=False,
+        ),
+    ] = None,
     budget: Budget = None,
     window: Window = None,
     max_body_mb: MaxBodyMb = 32,
@@ -55,8 +73,14 @@ def wrap(
     shutdown_grace: ShutdownGrace = 5.0,
     client_timeout: ClientTimeout = 30.0,
     max_connections: MaxConnections = 512,
-    log: Annotated[Optional[Path], typer.Option("--log", help="Where the proxy's lines go (default: a new "
-                   "file in the temporary directory; its path is printed).", show_default=False)] = None,
+    log: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--log",
+            help="Where the proxy's lines go (default: a new file in the temporary directory; its path is printed).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Run an agent behind a ctxfit proxy: one command, nothing left running after it.
 
@@ -78,13 +102,37 @@ def wrap(
     target = supervise.upstream_for(agent, upstream, dict(os.environ))
     if not target:
         raise UsageProblem(f"--upstream is needed: ctxfit does not know which provider {env} points at")
-    proxy_settings(target, budget, window, max_body_mb, conversations, upstream_timeout, print,  # usage errors now
-                   memory_mb=memory_mb, shutdown_grace=shutdown_grace, client_timeout=client_timeout,
-                   max_connections=max_connections)
-    options = ["--upstream", target, "--max-body-mb", str(max_body_mb), "--memory-mb", str(memory_mb),
-               "--conversations", str(conversations), "--upstream-timeout", str(upstream_timeout),
-               "--shutdown-grace", str(shutdown_grace), "--client-timeout", str(client_timeout),
-               "--max-connections", str(max_connections)]
+    proxy_settings(
+        target,
+        budget,
+        window,
+        max_body_mb,
+        conversations,
+        upstream_timeout,
+        print,  # usage errors now
+        memory_mb=memory_mb,
+        shutdown_grace=shutdown_grace,
+        client_timeout=client_timeout,
+        max_connections=max_connections,
+    )
+    options = [
+        "--upstream",
+        target,
+        "--max-body-mb",
+        str(max_body_mb),
+        "--memory-mb",
+        str(memory_mb),
+        "--conversations",
+        str(conversations),
+        "--upstream-timeout",
+        str(upstream_timeout),
+        "--shutdown-grace",
+        str(shutdown_grace),
+        "--client-timeout",
+        str(client_timeout),
+        "--max-connections",
+        str(max_connections),
+    ]
     options += ["--budget", budget] if budget is not None else []
     options += ["--window", str(window)] if window is not None else []
     log_path = log or _new_log()
@@ -99,19 +147,23 @@ def wrap(
 def _command(command: list[str], env: str | None, supervise: ModuleType) -> tuple[list[str], Agent]:
     if env is not None:
         if not command:
-            raise UsageProblem("--env needs the command to run after --, e.g. ctxfit wrap --env "
-                               "ANTHROPIC_BASE_URL -- python my_agent.py")
+            raise UsageProblem(
+                "--env needs the command to run after --, e.g. ctxfit wrap --env "
+                "ANTHROPIC_BASE_URL -- python my_agent.py"
+            )
         return command, supervise.agent_for_variable(env, command[0])
     if not command or command[0] not in supervise.AGENTS:
         given = f" {command[0]!r}" if command else ""
-        raise UsageProblem(f"unknown agent{given}: wrap knows {', '.join(AGENT_NAMES)}; for another program use "
-                           "--env VAR -- COMMAND")
+        raise UsageProblem(
+            f"unknown agent{given}: wrap knows {', '.join(AGENT_NAMES)}; for another program use --env VAR -- COMMAND"
+        )
     agent = supervise.AGENTS[command[0]]
     return [agent.command, *command[1:]], agent
 
 
 def _new_log() -> Path:
     import tempfile
+
     handle, path = tempfile.mkstemp(prefix="ctxfit-wrap-", suffix=".log")
     os.close(handle)
     return Path(path)

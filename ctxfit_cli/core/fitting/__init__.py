@@ -42,6 +42,18 @@ from .note import TRIM_NOTE_PART, has_trim_note, note_cost, noted_cost
 from .sharing import Shape, overlapping_ranges
 
 __all__ = [
-    "DEFAULT_LOWWATER", "DEFAULT_WINDOW", "GROWTH_WINDOW", "FitOptions", "Fitter", "OpenCalls", "Plan", "Shape",
-    "TRIM_NOTE_PART", "has_trim_note", "note_cost", "noted_cost", "overlapping_ranges", "plan_fit",
+    "DEFAULT_LOWWATER",
+    "DEFAULT_WINDOW",
+    "GROWTH_WINDOW",
+    "FitOptions",
+    "Fitter",
+    "OpenCalls",
+    "Plan",
+    "Shape",
+    "TRIM_NOTE_PART",
+    "has_trim_note",
+    "note_cost",
+    "noted_cost",
+    "overlapping_ranges",
+    "plan_fit",
 ]

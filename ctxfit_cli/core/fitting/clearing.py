@@ -43,15 +43,14 @@ class Clearing:
         while self.protected_end < visible:
             self.protect_sum += results[self.protected_end].tokens
             self.protected_end += 1
-        while self.protected_end - self.protect_from > (keep or 1) and (
-                keep is not None or self.protect_sum > quarter):
+        while self.protected_end - self.protect_from > (keep or 1) and (keep is not None or self.protect_sum > quarter):
             released = results[self.protect_from]
             self.protect_sum -= released.tokens
             self.protect_from += 1
             self._release(released)
 
     def protected(self) -> tuple[ResultRef, ...]:
-        return tuple(self.history.results[self.protect_from:self.protected_end])
+        return tuple(self.history.results[self.protect_from : self.protected_end])
 
     def _release(self, ref: ResultRef) -> None:
         """A result left the protected quarter: it becomes a candidate, or stays as too small."""
@@ -99,13 +98,19 @@ class Clearing:
     def mark(self) -> tuple[int, int, int, int, int, int]:
         """Where the state is now, to go back to it (`undo`): planning a request that is not
         committed moves it forward."""
-        return (self.protect_from, self.protected_end, self.protect_sum,
-                len(self.candidates), len(self.too_small), len(self.batch_ends))
+        return (
+            self.protect_from,
+            self.protected_end,
+            self.protect_sum,
+            len(self.candidates),
+            len(self.too_small),
+            len(self.batch_ends),
+        )
 
     def undo(self, mark: tuple[int, int, int, int, int, int]) -> None:
         self.protect_from, self.protected_end, self.protect_sum, candidates, too_small, batch_ends = mark
         del self.candidates[candidates:], self.candidate_index[candidates:]
-        del self.saving_prefix[candidates + 1:], self.too_small[too_small:]
+        del self.saving_prefix[candidates + 1 :], self.too_small[too_small:]
         del self.batch_ends[batch_ends:]
 
 

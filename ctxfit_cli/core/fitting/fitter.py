@@ -25,8 +25,14 @@ from .trimming import Trimming
 _ASSISTANT = Role.ASSISTANT
 
 
-def plan_fit(messages: Sequence[Message], *, budget: int, fixed: Sequence[Message] = (),
-             options: FitOptions | None = None, **option_values: Any) -> Plan:
+def plan_fit(
+    messages: Sequence[Message],
+    *,
+    budget: int,
+    fixed: Sequence[Message] = (),
+    options: FitOptions | None = None,
+    **option_values: Any,
+) -> Plan:
     """Plan the request for a conversation (system prompt and tools passed as `fixed`).
 
     Options are those of `FitOptions`: `window`, `batch_size`, `protect_share`,
@@ -57,10 +63,17 @@ class Fitter:
     >>> # before each model request:  plan = fitter.update(history)
     """
 
-    def __init__(self, options: FitOptions, fixed: Sequence[Message] = (), *,
-                 dialect: str = "openai", on_request: Callable[[Plan], None] | None = None,
-                 on_shape: Callable[[Shape], None] | None = None, replies_from: int = 0,
-                 anchoring: Anchoring | None = None) -> None:
+    def __init__(
+        self,
+        options: FitOptions,
+        fixed: Sequence[Message] = (),
+        *,
+        dialect: str = "openai",
+        on_request: Callable[[Plan], None] | None = None,
+        on_shape: Callable[[Shape], None] | None = None,
+        replies_from: int = 0,
+        anchoring: Anchoring | None = None,
+    ) -> None:
         self.options = options
         #: The provider's reported sizes: every request is weighed at its anchored size.
         self.anchoring = anchoring
@@ -103,8 +116,9 @@ class Fitter:
         """The plan for `history`, which must extend the history seen before (same objects)."""
         messages = self.history.messages
         known = len(messages)
-        if len(history) < known or (known and (history[0] is not messages[0]
-                                               or history[known - 1] is not messages[-1])):
+        if len(history) < known or (
+            known and (history[0] is not messages[0] or history[known - 1] is not messages[-1])
+        ):
             raise ValueError("update() needs the same history grown at the end; start a new Fitter")
         self.extend(history[known:])
         return self.plan()
@@ -144,10 +158,12 @@ class Fitter:
         history, anchoring = self.history, self.anchoring
         weights = (history.estimated_fixed, 1.0, 0)
         if anchoring is not None and (anchor := anchoring.anchor_for(end)) is not None:
-            weights = (history.estimated_fixed + anchoring.offset(end, history.cost_prefix),
-                       anchoring.removal_ratio(end),
-                       # what the counted request had removed already, in estimated tokens
-                       history.estimated_fixed + history.cost_prefix[anchor.messages] - anchor.estimated)
+            weights = (
+                history.estimated_fixed + anchoring.offset(end, history.cost_prefix),
+                anchoring.removal_ratio(end),
+                # what the counted request had removed already, in estimated tokens
+                history.estimated_fixed + history.cost_prefix[anchor.messages] - anchor.estimated,
+            )
         if weights != (history.fixed_tokens, history.removal_ratio, history.removed_at_anchor):
             history.fixed_tokens, history.removal_ratio, history.removed_at_anchor = weights
             self._cut = None  # the cuts were sized with the old correction
@@ -219,7 +235,7 @@ class Fitter:
         before = history.fixed_tokens + history.cost_prefix[end]
         described, running = [], before
         for number in range(clearing.batch_count()):
-            refs = tuple(clearing.candidates[clearing.batch_end(number):clearing.batch_end(number + 1)])
+            refs = tuple(clearing.candidates[clearing.batch_end(number) : clearing.batch_end(number + 1)])
             freed = sum(r.saving for r in refs)
             running -= freed
             described.append(Batch(number + 1, refs, freed, running, number < batches))
@@ -231,12 +247,21 @@ class Fitter:
         else:
             start = max(history.first + 1, 0)
         return Plan(
-            stage=stage, budget=options.budget, window=options.window,
-            tokens_before=before, tokens_after=after, fixed_tokens=history.estimated_fixed,
+            stage=stage,
+            budget=options.budget,
+            window=options.window,
+            tokens_before=before,
+            tokens_after=after,
+            fixed_tokens=history.estimated_fixed,
             confirmed=self.confirmed(end),
-            batches=tuple(described), protected=clearing.protected(),
-            too_small=tuple(clearing.too_small), first=history.first, start=start, anchor=anchor,
-            dropped=tuple(dropped), messages=end,
+            batches=tuple(described),
+            protected=clearing.protected(),
+            too_small=tuple(clearing.too_small),
+            first=history.first,
+            start=start,
+            anchor=anchor,
+            dropped=tuple(dropped),
+            messages=end,
             overrun=options.budget < after <= options.window,
             cannot_fit=after > options.window,
         )
@@ -279,9 +304,14 @@ class Fitter:
         here = history.cost_prefix[end]
         trimmed = history.trimmed(start)
         self._cut = cut = _Cut(
-            (start, batches, cleared), cleared, start if trimmed else 0,
-            self.trimming.anchor(start) if trimmed else None, self.trimming.stage(start, batches),
-            self._request_tokens(start, end, batches) - here, self._exact_tokens(start, end, batches) - here)
+            (start, batches, cleared),
+            cleared,
+            start if trimmed else 0,
+            self.trimming.anchor(start) if trimmed else None,
+            self.trimming.stage(start, batches),
+            self._request_tokens(start, end, batches) - here,
+            self._exact_tokens(start, end, batches) - here,
+        )
         return cut
 
 

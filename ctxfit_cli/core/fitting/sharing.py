@@ -68,8 +68,11 @@ class Sharing:
         memo = self._appended_memo
         here = self.history.cost_prefix[shape.end]
         if memo is None or memo[0] != key:
-            memo = self._appended_memo = (key, self._shared_run(shape, shape) - here,
-                                          self._still_sent(shape, shape) - here)
+            memo = self._appended_memo = (
+                key,
+                self._shared_run(shape, shape) - here,
+                self._still_sent(shape, shape) - here,
+            )
         return memo[1] + here, memo[2] + here
 
     def _shared_run(self, previous: Shape, current: Shape) -> int:
@@ -155,8 +158,12 @@ def _appends(previous: Shape, current: Shape) -> bool:
     cleared, a later end. Then each range `previous` sends is inside the same range of `current`
     (the ranges start at the same places), so the runs both requests start with, and the ranges
     both send, are exactly the ranges of `previous`."""
-    return (previous.start == current.start and previous.anchor == current.anchor
-            and previous.cleared == current.cleared and previous.end <= current.end)
+    return (
+        previous.start == current.start
+        and previous.anchor == current.anchor
+        and previous.cleared == current.cleared
+        and previous.end <= current.end
+    )
 
 
 def _common_run(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -79,14 +79,14 @@ class Trimming:
         h = self.history
         if h.trimmed(current):
             yield current
-        for step in h.turn_steps[bisect.bisect_right(h.turn_steps, current):]:
+        for step in h.turn_steps[bisect.bisect_right(h.turn_steps, current) :]:
             if step >= end:
                 return
             yield step
         last_turn = _last_before(h.turn_starts, end)
         if last_turn is not None and last_turn > current:
             yield last_turn
-        for step in h.round_steps[bisect.bisect_right(h.round_steps, current):]:
+        for step in h.round_steps[bisect.bisect_right(h.round_steps, current) :]:
             if step < end and (last_turn is None or step > last_turn):
                 yield step
 
