@@ -17,27 +17,39 @@ import bisect
 import operator
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
-from typing import Any, NamedTuple
+from typing import Any
 
 import orjson
 
-from .core.anchor import Anchor, Anchoring, prefix_digest
+from .core.anchor import Anchor, Anchoring
 from .core.estimate import total_tokens
-from .core.fitting import FitOptions, Fitter
-from .core.model import Dialect, Message, Part, PartKind, Role, Transcript
+from .core.fitting import FitOptions
+from .core.model import Dialect, Message, Role
 from .core.notes import TOO_LONG
 from .core.plan import Plan
-from .core.repair import MADE_FROM, repair
+from .core.repair import repair
 from .core.reported import Reported, reported_prompt
-from .core.validate import MAX_BREAKPOINTS, Checked, check_message, memo_key, scan, validate_request
+from .core.validate import Checked, scan, validate_request
 from .counters.seed import SEED, Counter
 from .errors import BadInput, CannotFit, InvalidRequest
-from .formats import PARSERS, anthropic, gemini, responses
-from .formats.common import Where, dumps, json_text
-from .formats.payload import sent_messages
-from .formats.repair_writers import WRITERS
-from .sdk import RequestDict, as_request_dict, copy_with, plain_json
+from .formats import responses
+from .history import (
+    Fixed,
+    SentRequest,
+    Walk,
+    by_index,
+    changed_copy,
+    checks_of,
+    leading_system,
+    messages_of,
+    origin,
+    parse_item,
+    parse_span,
+    repair_writer,
+    request_of,
+    watched,
+)
+from .sdk import RequestDict, as_request_dict, plain_json
 
 #: The dialect assumed while nothing says which it is. Only plain user and assistant text has
 #: been seen then, read alike in both; and Anthropic's shaping (adjacent user messages merged)
@@ -84,15 +96,6 @@ def fit(
     return session.fit(messages, usage=usage)
 
 
-class SentRequest(NamedTuple):
-    """The request a `Session.fit` produced, as `Session.record` anchors it: how many messages of
-    the walked history it held, ctxfit's own estimate of it, and the walk it belongs to."""
-
-    messages: int
-    estimated: int
-    walk: Any
-
-
 class Session:
     """Fitting before every request of one agent loop, paying only for what is new.
 
@@ -136,7 +139,7 @@ class Session:
         if "counter" in options:  # a profile's name, as `count` takes it
             options["counter"] = _counter(options["counter"])
         self.options = FitOptions(budget=budget, **options)
-        self._fixed = _Fixed(system, tools)
+        self._fixed = Fixed(system, tools)
         told = dialect or self._fixed.dialect
         self.dialect: Dialect = told or FALLBACK_DIALECT
         self._dialect_known = told is not None
@@ -149,7 +152,7 @@ class Session:
         #: The item each message starts at: one item each, but for a Responses reply (the
         #: model's consecutive items are one message, `formats.responses.group_spans`).
         self._starts: list[int] = []
-        self._walk: _Walk | None = None
+        self._walk: Walk | None = None
         #: What the last `fit` repaired so that the provider accepts the request, as the CLI
         #: reports it (DESIGN §13): blank text dropped, turns combined, an open call answered, ...
         self.repairs: list[str] = []
@@ -174,14 +177,14 @@ class Session:
         if seen < len(self._items):
             seen = self._forget(seen)
         self._read(history[seen:])
-        lead = _leading_system(self._messages)
+        lead = leading_system(self._messages)
         if lead == len(self._messages):
             return list(history)  # no conversation yet: nothing to fit
         repairs: list[str] = []
-        writer = _repair_writer(self.dialect)
-        body = list(repair(_watched(self._messages[lead:], writer), writer, "messages", repairs))
+        writer = repair_writer(self.dialect)
+        body = list(repair(watched(self._messages[lead:], writer), writer, "messages", repairs))
         # Each message was read with its 1-based position as its line: name it as the caller does.
-        self.repairs = [_by_index(line) for line in repairs]
+        self.repairs = [by_index(line) for line in repairs]
         if usage is not None:
             self._record_before_last_reply(usage, lead, body)
         walk = self._walk_for(lead, body)
@@ -240,11 +243,11 @@ class Session:
             sent = walk.sent()
         self.record(usage, sent=sent)
 
-    def _walk_for(self, lead: int, body: list[Message]) -> _Walk:
+    def _walk_for(self, lead: int, body: list[Message]) -> Walk:
         """The walk of the history `body` after `lead` system messages, started again when it
         must be; the provider's counts carry over while the prefix they counted is what is sent."""
         if self._walk is None or self._walk.lead != lead or not self._walk.leads_to(body):
-            walk = _Walk(self.options, self._fixed.messages(self._messages[:lead], self.dialect), self.dialect, lead)
+            walk = Walk(self.options, self._fixed.messages(self._messages[:lead], self.dialect), self.dialect, lead)
             self._anchoring = self._anchoring.restarted(lambda anchor: walk.holds(anchor, body))
             walk.fitter.anchoring = self._anchoring
             self._walk = walk
@@ -282,7 +285,7 @@ class Session:
             self._requests.append(request)
             if request.dialect is not None and self._learns(request.dialect):
                 self.dialect = request.dialect  # what was read so far is read again
-                self._messages[:], self._starts[:] = _messages_of(self._requests, self.dialect)
+                self._messages[:], self._starts[:] = messages_of(self._requests, self.dialect)
                 self._walk = None
                 continue
             index = len(self._requests) - 1
@@ -294,11 +297,11 @@ class Session:
                 start = self._starts[-1]  # the next item of the reply read last
                 if self._walk is not None and self._walk.lead + len(self._walk.body) >= len(self._messages):
                     self._walk = None  # the walk has seen that reply: it starts over
-                self._messages[-1] = _parse_span(self._requests, start, index + 1, self.dialect)
+                self._messages[-1] = parse_span(self._requests, start, index + 1, self.dialect)
                 continue
             self._starts.append(index)
             previous = self._messages[-1] if self._messages else None
-            self._messages.append(_parse(request, index, self.dialect, previous))
+            self._messages.append(parse_item(request, index, self.dialect, previous))
 
     def _learns(self, dialect: Dialect) -> bool:
         """Whether an item's own dialect changes the one assumed so far. The first item that
@@ -329,7 +332,7 @@ class Session:
             group = [r.value for r in requests[start:end]]
             out += items[start:end]
             values += group
-            checks += _checks(messages[position], group, dialect)
+            checks += checks_of(messages[position], group, dialect)
         origins = plan.sent()
         if len(origins) == len(sent) + 1:  # Anthropic: the first kept user message was merged into the first
             del origins[plan.first + 1]
@@ -340,13 +343,13 @@ class Session:
                 where = where or {id(m): i for i, m in enumerate(messages)}
                 position = where.get(id(body[index]))
                 if position is None:
-                    position = _origin(body[index], where)
+                    position = origin(body[index], where)
             if position is not None and message is messages[position] and not message.repaired:
                 start, end = starts[position], self._end(position)
                 group = [r.value for r in requests[start:end]]
                 out += items[start:end]
             elif position is not None:  # a changed message is one item (a cleared output, a note, a repair)
-                item, value = _changed(items[starts[position]], message)
+                item, value = changed_copy(items[starts[position]], message)
                 group = [value]
                 out.append(item)
             else:  # made by a repair (an aborted result, an opening message): a dict
@@ -354,7 +357,7 @@ class Session:
                 group = [value]
                 out.append(value)
             values += group
-            checks += _checks(message, group, dialect)
+            checks += checks_of(message, group, dialect)
         return out, values, checks
 
     def _checked(self, out: list, values: list[dict], checks: list[Checked]) -> list:
@@ -363,7 +366,7 @@ class Session:
         problems = scan(checks, self.dialect) + self._fixed.problems(checks, self.dialect)
         if not problems:
             return out
-        given = validate_request(_request([r.value for r in self._requests], self.dialect), self.dialect)
+        given = validate_request(request_of([r.value for r in self._requests], self.dialect), self.dialect)
         if given:
             raise BadInput(
                 "messages",
@@ -372,138 +375,6 @@ class Session:
                 "request (answer every tool call before fitting)",
             )
         raise InvalidRequest("messages", self.dialect, problems[0])
-
-
-def _origin(message: Message, where: dict[int, int]) -> int | None:
-    """The position of the caller's message a repaired one was made from (the first of two
-    combined), or None for one a repair made from nothing of the caller's."""
-    made_from = message.memo.get(MADE_FROM)
-    if not made_from:
-        return None
-    position = where.get(id(made_from[0]))
-    return position if position is not None else _origin(made_from[0], where)
-
-
-def _checks(message: Message, values: list[dict], dialect: Dialect) -> tuple[Checked, ...]:
-    """The checks of one message's items on their own, made once and kept with it."""
-    key = memo_key(dialect)
-    checked = message.memo.get(key)
-    if checked is None:
-        checked = message.memo[key] = tuple([check_message(value, dialect) for value in values])
-    return checked
-
-
-def _request(values: list, dialect: Dialect) -> dict:
-    """A request holding these messages (Responses items, Gemini contents), to be validated."""
-    return {{"responses": "input", "gemini": "contents"}.get(dialect, "messages"): values}
-
-
-def _changed(original: Any, message: Message) -> tuple[Any, dict]:
-    """The copy of `original` that ctxfit changed into `message` (made once per change: the
-    changed message is kept by the payload module, and the copy on it)."""
-    made = message.memo.get("sdk_copy")
-    if made is None or made[0] is not original:
-        value = orjson.loads(message.raw)
-        made = message.memo["sdk_copy"] = (original, copy_with(original, value), value)
-    return made[1], made[2]
-
-
-class _Walk:
-    """The one place the facade drives the core's fitting: the forward walk of one history and
-    the messages each request sends. (A seam: the Fitter's insides may be reorganised.)"""
-
-    def __init__(
-        self, options: FitOptions, fixed: tuple[tuple[Message, ...], Message | None], dialect: Dialect, lead: int
-    ) -> None:
-        system, tools = fixed
-        self.transcript = Transcript("<messages>", dialect, dialect, (), system=system, tools=tools)
-        self.fitter = Fitter(options, self.transcript.fixed, dialect=dialect)
-        self.lead = lead  # leading system messages: sent as they are, counted as fixed
-        self.body: list[Message] = []  # the history after them, grown in place
-
-    def leads_to(self, body: list[Message]) -> bool:
-        """Whether `body` is the history walked so far and more (a repair made at its end, as
-        an aborted result for a call then still open, may since have been replaced)."""
-        walked = self.body
-        return len(body) >= len(walked) and all(map(operator.is_, walked, body))
-
-    def step(self, body: list[Message]) -> tuple[Plan, tuple[Message, ...]]:
-        """The plan and the messages sent for the history `body` (the lead excluded), which
-        `leads_to`."""
-        self.body.extend(body[len(self.body) :])
-        plan = self.fitter.update(self.body)
-        if plan.cannot_fit:
-            return plan, ()
-        return plan, sent_messages(replace(self.transcript, messages=tuple(self.body)), plan)
-
-    def sent(self) -> SentRequest:
-        """The request the last `step` planned, as an anchor will compare with it."""
-        return SentRequest(len(self.body), self.fitter.planned_estimate, self)
-
-    def digest(self, body: Sequence[Message]) -> bytes:
-        """What an anchor on a request holding `body` compares (`core.anchor.prefix_digest`)."""
-        return prefix_digest(self.transcript.fixed, body)
-
-    def holds(self, anchor: Anchor, body: list[Message]) -> bool:
-        """Whether the history `body` (the lead excluded, as repaired) still starts with the
-        prefix `anchor` counted, under this walk's system prompt and tools."""
-        end = anchor.messages
-        return end <= len(body) and self.digest(body[:end]) == anchor.digest
-
-
-class _Fixed:
-    """The system prompt and tool definitions given to a session, as JSON and as messages."""
-
-    def __init__(self, system: Any, tools: Any) -> None:
-        self.system = None if system is None else plain_json(system, "system")
-        self.tools = None if tools is None else plain_json(tools, "tools")
-        self.dialect = _dialect_of_tools(self.tools)
-        self._problems: dict[str, tuple[list[str], int]] = {}
-
-    def problems(self, checks: list[Checked], dialect: Dialect) -> list[str]:
-        """What the validator finds in the system prompt and tools, and in the request's
-        `cache_control` breakpoints as a whole (Anthropic)."""
-        if dialect == "gemini":
-            if dialect not in self._problems:
-                system = None if self.system is None else gemini.system_value(self.system)
-                alone = validate_request(
-                    {
-                        "systemInstruction": system,
-                        "tools": self.tools,
-                        "contents": [{"role": "user", "parts": [{"text": "-"}]}],
-                    },
-                    dialect,
-                )
-                self._problems[dialect] = (alone, 0)
-            return self._problems[dialect][0]
-        if dialect != "anthropic":
-            return []
-        if dialect not in self._problems:
-            alone = validate_request(
-                {"system": self.system, "tools": self.tools, "messages": [{"role": "user", "content": "-"}]}, dialect
-            )
-            marked = _breakpoints(self.system) + _breakpoints(self.tools)
-            self._problems[dialect] = ([p for p in alone if "cache_control" not in p], marked)
-        problems, breakpoints = self._problems[dialect]
-        breakpoints += sum(c.breakpoints for c in checks)
-        if breakpoints > MAX_BREAKPOINTS:
-            return problems + [f"{breakpoints} cache_control breakpoints; at most {MAX_BREAKPOINTS} are allowed"]
-        return problems
-
-    def messages(self, lead: Sequence[Message], dialect: Dialect) -> tuple[tuple[Message, ...], Message | None]:
-        """(system messages, tools message): the given system prompt, then OpenAI's leading
-        system messages `lead`."""
-        system = tuple(lead)
-        if self.system is not None and dialect == "gemini":
-            value = gemini.system_value(self.system)
-            system = (gemini.system_message(value, dumps(value), Where("system", 0)),) + system
-        elif self.system is not None:
-            raw = dumps({"role": "system", "content": self.system})
-            system = (anthropic.system_message(self.system, raw, Where("system", 0)),) + system
-        tools = None
-        if self.tools is not None:
-            tools = Message(Role.TOOLS, (Part(PartKind.TEXT, json_text(self.tools)),), dumps(self.tools))
-        return system, tools
 
 
 def too_long(plan: Plan) -> CannotFit:
@@ -542,10 +413,10 @@ def count(
     counter = _counter(counter)
     if isinstance(messages_or_text, str):
         return counter.tokens(counter.measure(messages_or_text))
-    fixed = _Fixed(system, tools)
+    fixed = Fixed(system, tools)
     requests = [as_request_dict(item, f"messages[{i}]") for i, item in enumerate(messages_or_text)]
     dialect = dialect or next((r.dialect for r in requests if r.dialect), None) or fixed.dialect or FALLBACK_DIALECT
-    messages, _ = _messages_of(requests, dialect)
+    messages, _ = messages_of(requests, dialect)
     system_messages, tools_message = fixed.messages((), dialect)
     sent = [*system_messages, *((tools_message,) if tools_message else ()), *messages]
     if usage is None:
@@ -560,61 +431,6 @@ def count(
     return reported.prompt + total_tokens(sent[reply:], counter)
 
 
-def _parse(request: RequestDict, index: int, dialect: Dialect, previous: Message | None = None) -> Message:
-    """One history item as a message; a Gemini content's responses keyed as the calls of the
-    content before (`gemini.answering`)."""
-    try:
-        message = PARSERS[dialect](request.value, request.raw, Where("messages", index + 1))
-    except BadInput as error:
-        raise BadInput(f"messages[{index}]", None, error.problem) from None
-    return gemini.answering(previous, message) if dialect == "gemini" else message
-
-
-def _parse_all(requests: Sequence[RequestDict], dialect: Dialect) -> list[Message]:
-    messages: list[Message] = []
-    for index, request in enumerate(requests):
-        messages.append(_parse(request, index, dialect, messages[-1] if messages else None))
-    return messages
-
-
-def _repair_writer(dialect: Dialect) -> Any:
-    """How repairs are written in this dialect: Gemini's writer learns the names of the calls it
-    sees (to answer one by name), so each session has its own."""
-    if dialect == "gemini":
-        from .formats.gemini_repair import GeminiWriter
-
-        return GeminiWriter()
-    return WRITERS[dialect]
-
-
-def _watched(messages: list[Message], writer: Any) -> Iterable[Message]:
-    watch = getattr(writer, "watch", None)
-    return watch(messages) if watch is not None else messages
-
-
-def _by_index(repaired: str) -> str:
-    """A repair line as `messages[i]: ...` (the reader wrote `messages:<i + 1>: ...`)."""
-    head, _, rest = repaired.partition(": ")
-    number = head.rpartition(":")[2]
-    return f"messages[{int(number) - 1}]: {rest}" if number.isdigit() and int(number) else repaired
-
-
-def _parse_span(requests: list[RequestDict], start: int, end: int, dialect: Dialect) -> Message:
-    """The message made of items `start:end` (several only for a Responses reply)."""
-    if end - start == 1:
-        return _parse(requests[start], start, dialect)
-    span = requests[start:end]
-    return PARSERS[dialect]([r.value for r in span], b",".join(r.raw for r in span), Where(f"messages[{start}]", 0))
-
-
-def _messages_of(requests: list[RequestDict], dialect: Dialect) -> tuple[list[Message], list[int]]:
-    """The messages of a history's items, and the item each starts at."""
-    if dialect != "responses":
-        return _parse_all(requests, dialect), list(range(len(requests)))
-    spans = responses.group_spans([r.value for r in requests])
-    return [_parse_span(requests, a, b, dialect) for a, b in spans], [a for a, _ in spans]
-
-
 def _counter(counter: Counter | str) -> Counter:
     if not isinstance(counter, str):
         return counter
@@ -623,52 +439,3 @@ def _counter(counter: Counter | str) -> Counter:
     from .counters.profiles import load_profile
 
     return load_profile(counter)
-
-
-def _breakpoints(value: Any) -> int:
-    """`cache_control` markers on the blocks of a system prompt or the tool definitions."""
-    if not isinstance(value, list):
-        return 0
-    return sum(isinstance(v, dict) and "cache_control" in v for v in value)
-
-
-def _leading_system(messages: list[Message]) -> int:
-    lead = 0
-    while lead < len(messages) and messages[lead].role is Role.SYSTEM:
-        lead += 1
-    return lead
-
-
-def _dialect_of_tools(tools: Any) -> Dialect | None:
-    """Anthropic's tool definitions have an `input_schema`; Chat Completions' are
-    `{"type": "function", "function": {...}}`; the Responses API's are flat (`{"type":
-    "function", "name": ...}`, `{"type": "custom", ...}`, `{"type": "local_shell"}`, ...);
-    Gemini's hold `functionDeclarations` (or a built-in tool)."""
-    if gemini.tools_dialect(tools):
-        return "gemini"
-    if isinstance(tools, list) and tools and isinstance(tools[0], dict):
-        tool = tools[0]
-        if "input_schema" in tool:
-            return "anthropic"
-        if "function" in tool or "custom" in tool:
-            return "openai" if tool.get("type") in ("function", "custom") else None
-        if tool.get("type") in _RESPONSES_TOOLS:
-            return "responses"
-    return None
-
-
-#: The Responses API's tool types (an Anthropic server tool's type carries a date: `bash_20250124`).
-_RESPONSES_TOOLS = (
-    "function",
-    "custom",
-    "local_shell",
-    "shell",
-    "apply_patch",
-    "web_search",
-    "web_search_preview",
-    "file_search",
-    "computer_use_preview",
-    "mcp",
-    "code_interpreter",
-    "image_generation",
-)

@@ -60,6 +60,8 @@ parallel: Any = LazyModule("ctxfit_cli.formats.parallel")
 payload: Any = LazyModule("ctxfit_cli.formats.payload")
 reading: Any = LazyModule("ctxfit_cli.formats.reading")
 render: Any = LazyModule("ctxfit_cli.cli.render")
+render_replay: Any = LazyModule("ctxfit_cli.cli.render_replay")
+render_fit: Any = LazyModule("ctxfit_cli.cli.render_fit")
 
 
 class Command(NamedTuple):

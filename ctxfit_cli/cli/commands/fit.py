@@ -13,7 +13,7 @@ from ...input_formats import DEFAULT_LINE_LIMIT_MB
 from ..defaults import DEFAULT_BUDGET, DEFAULTS
 from ..error_reporting import reports_errors
 from ..fit_inputs import _fit_all, _fit_report
-from ..lazy import orjson, payload, reading, render
+from ..lazy import orjson, payload, reading, render, render_fit
 from ..options import (
     BatchSize,
     Budget,
@@ -135,7 +135,7 @@ def fit(
     err = render.stderr_console()  # after writing: a failure leaves only its own line
     for entry in reports:
         render.repairs(entry["repairs"])
-        render.fit_summary(err, entry)
+        render_fit.fit_summary(err, entry)
     many.finish(problems, reported=bool(outputs))
 
 

@@ -10,7 +10,7 @@ from ...input_formats import DEFAULT_LINE_LIMIT_MB
 from ..defaults import DEFAULT_BUDGET, DEFAULTS
 from ..error_reporting import reports_errors
 from ..fit_inputs import _fit_all, _fit_report
-from ..lazy import reading, render
+from ..lazy import reading, render, render_fit
 from ..options import (
     BatchSize,
     Budget,
@@ -82,7 +82,7 @@ def plan_command(
     else:
         out = render.console(StdoutText())
         for entry in entries:
-            render.plan_report(out, entry)
+            render_fit.plan_report(out, entry)
     for entry in entries:
         report_repairs(entry["repairs"])
     if any(e["cannot_fit"] for e in entries):

@@ -10,7 +10,7 @@ from ...counters.seed import SEED
 from ...input_formats import DEFAULT_LINE_LIMIT_MB
 from ..defaults import DEFAULT_BUDGET, DEFAULT_WINDOW, DEFAULTS
 from ..error_reporting import reports_errors
-from ..lazy import reading, render
+from ..lazy import reading, render, render_replay
 from ..options import (
     HTML_TOP,
     Budget,
@@ -208,23 +208,23 @@ def replay_command(
         return
     out = render.console(StdoutText())
     for file, usd in zip(files, dollars):
-        render.replay_table(
+        render_replay.replay_table(
             out,
             [(n, {**r.to_dict(prices), **usd[n]}) for n, r in file["results"].items()],
             title=f"  {render.escape(file['name'])} — budget {file['budget']:,}, "
             f"window {file['window']:,}; counter {file['choice']['counter']}",
         )
     if len(files) > 1:
-        render.replay_table(
+        render_replay.replay_table(
             out,
             [(n, {**r.to_dict(prices), **total_dollars[n]}) for n, r in totals.items()],
             title=f"  total over {len(files)} transcripts — budget {budget:,}",
         )
-    out.print(render.REPLAY_LEGEND)
+    out.print(render_replay.REPLAY_LEGEND)
     if chart if chart is not None else len(files) == 1:
         for file in files:
             for name, result in file["results"].items():
-                render.size_chart(
+                render_replay.size_chart(
                     out,
                     f"{file['name']} · {name}",
                     [s.tokens for s in result.steps],
