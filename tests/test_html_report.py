@@ -190,6 +190,7 @@ def test_sessions_page_opens_with_a_summary_and_the_worst_first():
         assert colour in legend
 
 
+@needs_realworld
 def test_replay_page_charts_the_worst_and_no_empty_chart(tmp_path):
     idle = REAL.parent.parent / "codex" / "simonw_sample_codex_session.jsonl"  # no model reply: 0 calls
     out = tmp_path / "replay.html"

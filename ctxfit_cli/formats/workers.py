@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -22,6 +23,10 @@ if TYPE_CHECKING:
     from collections.abc import MutableMapping
     from concurrent.futures import Future, ProcessPoolExecutor
     from multiprocessing import Process
+
+
+#: How long a broken pool's report waits for its dead worker to be reaped (its exit code).
+REAP_SECONDS = 2.0
 
 
 class WorkerDied(CtxfitError):
@@ -109,6 +114,11 @@ class Workers:
 
     def _died(self) -> WorkerDied:
         """What a broken pool says: which worker died how, and the file it was reading."""
+        # A process's exit code is known once it is reaped: wait a moment for the dead one (the
+        # executor ends the others as soon as it sees the pool broken), never for long.
+        deadline = time.monotonic() + REAP_SECONDS
+        for process in list(self._processes.values()):
+            process.join(max(0.0, deadline - time.monotonic()))
         codes = {pid: process.exitcode for pid, process in list(self._processes.items())}
         # The executor terminates (SIGTERM) the others once one dies: the first to die did not.
         dead = {pid: code for pid, code in codes.items() if code not in (None, -signal.SIGTERM)}
