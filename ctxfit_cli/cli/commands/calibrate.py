@@ -81,12 +81,7 @@ def calibrate(
         ) from None
     check = evaluate(samples, exact, ProfileCounter(profile, source=name))
     render.calibration_summary(render.stderr_console(), name, exact.name, check)
-    document = {"profile": profile, "evaluation": check} if json else profile
-    data = orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
-    if output:
-        atomic_write(output, data)
-    else:
-        write_stdout(data)
+    _write_profile(profile, check, output, json)
 
 
 def _calibrate_from_usage(logs: list[str], base: str, name: str, output: str | None, json: bool) -> None:
@@ -103,6 +98,11 @@ def _calibrate_from_usage(logs: list[str], base: str, name: str, output: str | N
             ", ".join(logs), None, f"{error}: give logs that record usage (Claude Code, Codex, OpenHands)"
         ) from None
     render.usage_calibration_summary(render.stderr_console(), name, evaluation)
+    _write_profile(profile, evaluation, output, json)
+
+
+def _write_profile(profile: dict, evaluation: dict, output: str | None, json: bool) -> None:
+    """The profile (with --json, beside how it does) to --output, or to stdout."""
     document = {"profile": profile, "evaluation": evaluation} if json else profile
     data = orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
     if output:
