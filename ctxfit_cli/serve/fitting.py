@@ -12,6 +12,7 @@ answered here, as the provider would answer it, without calling the provider.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..api import SentRequest, Session
@@ -25,6 +26,20 @@ from .errors import context_too_long
 #: Which API each fitted path speaks.
 DIALECTS: dict[str, Dialect] = {"/v1/messages": "anthropic", "/v1/chat/completions": "openai"}
 DIALECTS["/v1/responses"] = "responses"  # (serve/responses.py)
+#: Gemini's two methods, for any model: the model is named in the path (serve/gemini.py).
+GEMINI_METHODS = ("generateContent", "streamGenerateContent")
+GEMINI_ROUTES = tuple(f"/{{version:v1|v1beta|v1alpha}}/models/{{model}}:{method}" for method in GEMINI_METHODS)
+DIALECTS.update(dict.fromkeys(GEMINI_ROUTES, "gemini"))
+_GEMINI_PATH = re.compile(r"/v1(?:beta|alpha)?/models/[^/]+:(?:generateContent|streamGenerateContent)")
+
+
+def dialect_of(path: str) -> Dialect:
+    """The API a fitted path speaks (Anthropic's for any other path, as the errors are shaped).
+
+    >>> dialect_of("/v1/chat/completions"), dialect_of("/v1beta/models/gemini-2.5-pro:streamGenerateContent")
+    ('openai', 'gemini')
+    """
+    return DIALECTS.get(path) or ("gemini" if _GEMINI_PATH.fullmatch(path) else "anthropic")
 
 
 @dataclass
