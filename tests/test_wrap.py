@@ -18,6 +18,7 @@ from ctxfit_cli import count, validate_request
 from servers import ROOT, fake_provider, recorded
 
 STAND_IN = ROOT / "tests" / "stand_in_agent.py"
+GEMINI_PATH = r"/v1(beta)?/models/gemini-2\.5-pro:(generateContent|streamGenerateContent)"
 KEYS = {"ANTHROPIC_API_KEY": "sk-ant-test-wrap", "OPENAI_API_KEY": "sk-test-wrap", "GEMINI_API_KEY": "AIza-test-wrap"}
 
 
@@ -77,8 +78,7 @@ def wrap(env: dict, *args: str, **options) -> subprocess.Popen:
 
 @pytest.mark.parametrize("agent, path, dialect", [("claude", "/v1/messages", "anthropic"),
                                                   ("codex", "/v1/responses", "responses"),
-                                                  ("gemini", r"/v1(beta)?/models/gemini-2\.5-pro:(stream)?[gG]enerateContent",
-                                                   "gemini")])
+                                                  ("gemini", GEMINI_PATH, "gemini")])
 def test_the_agent_runs_fitted_and_its_exit_code_is_returned(world, agent, path, dialect):
     upstream, record, env, tmp = world
     log = tmp / "proxy.log"
@@ -94,7 +94,7 @@ def test_the_agent_runs_fitted_and_its_exit_code_is_returned(world, agent, path,
     for r in records:
         body = r["body"]
         assert validate_request(body, dialect) == []
-        conversation = {"anthropic": body.get("messages"), "responses": body.get("input")}.get(dialect, body.get("contents"))
+        conversation = body.get({"anthropic": "messages", "responses": "input"}.get(dialect, "contents"))
         system = body.get("systemInstruction") if dialect == "gemini" else body.get("instructions")
         assert count(conversation, tools=body.get("tools"), system=system, dialect=dialect) <= 20_000
     text = err.decode()
