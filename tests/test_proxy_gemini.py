@@ -69,9 +69,9 @@ class Tee(httpx.HTTPTransport):
 
 
 class Stack:
-    def __init__(self, tmp) -> None:
+    def __init__(self, tmp, usage: str = "exact") -> None:
         self.record = tmp / "upstream.jsonl"
-        self.provider = fake_provider(self.record, STEPS + 10, usage="exact")
+        self.provider = fake_provider(self.record, STEPS + 10, usage=usage)
         self.proxy = proxy(self.provider.url, "--budget", str(BUDGET))
         self.tee = Tee()
         self.client = genai.Client(
@@ -105,8 +105,9 @@ def stats(stack: Stack) -> dict:
     return httpx.get(f"{stack.proxy.url}/ctxfit/stats").json()
 
 
-def test_gemini_cli_like_loop_is_fitted_valid_within_the_budget_pairs_intact(stack):
-    mark = stack.mark()
+def drive(stack: Stack) -> dict[str, dict]:
+    """A Gemini CLI-like loop of `STEPS` function calls, every other step streamed; each reply is
+    checked byte for byte. The function call parts the provider produced, by call id."""
     contents = [types.Content(role="user", parts=[types.Part.from_text(text="Read the files (gemini loop).")])]
     produced: dict[str, dict] = {}  # the provider's function call parts, by call id
     for step in range(STEPS):
@@ -130,6 +131,12 @@ def test_gemini_cli_like_loop_is_fitted_valid_within_the_budget_pairs_intact(sta
         text = (ROOT / call.function_call.args["path"]).read_text(encoding="utf-8")
         answer = types.FunctionResponse(id=call.function_call.id, name="read_file", response={"output": text})
         contents.append(types.Content(role="user", parts=[types.Part(function_response=answer)]))
+    return produced
+
+
+def test_gemini_cli_like_loop_is_fitted_valid_within_the_budget_pairs_intact(stack):
+    mark = stack.mark()
+    produced = drive(stack)
     records = stack.since(mark)
     assert len(records) == STEPS
     first = records[0]["body"]
@@ -247,3 +254,21 @@ def test_an_unreachable_provider_is_a_google_shaped_502_and_the_query_key_stays_
         assert reply.status_code == 502 and reply.json()["error"]["status"] == "UNAVAILABLE"
         log = front.stop()
     assert ":streamGenerateContent 502" in log and QUERY_KEY not in log and "Traceback" not in log
+
+
+if __name__ == "__main__":  # the figures: python tests/test_proxy_gemini.py
+    import tempfile
+    from pathlib import Path
+
+    for usage in ("exact", "hidden"):
+        stack = Stack(Path(tempfile.mkdtemp()), usage)
+        try:
+            drive(stack)
+            sizes = [r["true_tokens"] for r in recorded(stack.record)]
+        finally:
+            stack.proxy.stop()
+            stack.provider.stop()
+        print(
+            f"{'anchored' if usage == 'exact' else 'estimate alone':14} largest {max(sizes) / BUDGET:.2%} of the "
+            f"budget, {sum(size > BUDGET for size in sizes)} of {len(sizes)} requests over it"
+        )

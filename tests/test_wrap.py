@@ -98,7 +98,7 @@ def test_the_agent_runs_fitted_and_its_exit_code_is_returned(world, agent, path,
         system = body.get("systemInstruction") if dialect == "gemini" else body.get("instructions")
         assert count(conversation, tools=body.get("tools"), system=system, dialect=dialect) <= 20_000
     text = err.decode()
-    assert f"log: {log}" in text
+    assert f"log: {log}" in text and "is not set" not in text
     summary = text.strip().splitlines()[-1]
     assert "8 requests" in summary and "fitted" in summary and "tokens kept out" in summary and "cache reads" in summary
     assert len(re.findall(f"POST {path} 200", log.read_text())) == 8
@@ -128,6 +128,16 @@ def test_a_genai_program_with_env_goes_through_the_proxy_to_where_it_pointed(wor
     assert len(records) == 4 and all(validate_request(r["body"], "gemini") == [] for r in records)
     assert records[-1]["headers"]["x-goog-api-key"] == KEYS["GEMINI_API_KEY"]
     assert re.match(r"4 requests, [1-4] fitted", err.decode().strip().splitlines()[-1].split(": ", 1)[-1])
+
+
+def test_gemini_without_an_api_key_is_told_its_requests_may_not_come_through(world):
+    upstream, record, env, tmp = world
+    env = {k: v for k, v in env.items() if k != "GEMINI_API_KEY"} | {"GOOGLE_API_KEY": "AIza-test-google"}
+    process = wrap(env, "gemini", "--upstream", upstream, "--", "--steps", "1")
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err.decode()
+    assert "GEMINI_API_KEY is not set: gemini uses GOOGLE_GEMINI_BASE_URL only with API-key auth" in err.decode()
+    assert len(recorded(record)) == 1  # (this stand-in, the SDK, also takes GOOGLE_API_KEY)
 
 
 def test_unknown_agent_and_missing_command_are_usage_errors(world):

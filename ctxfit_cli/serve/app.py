@@ -1,7 +1,8 @@
 """`ctxfit proxy`: an HTTP proxy in front of the provider API that fits every request (aiohttp).
 
-Anthropic `POST /v1/messages`, OpenAI `POST /v1/chat/completions` and `POST /v1/responses` are
-fitted to the budget (see `fitting.py`, `responses.py`; each request's budget and window come
+Anthropic `POST /v1/messages`, OpenAI `POST /v1/chat/completions` and `POST /v1/responses`, and
+Gemini's `/v1beta/models/{model}:generateContent` and `:streamGenerateContent` are fitted to the
+budget (see `fitting.py`, `responses.py`, `gemini.py`; each request's budget and window come
 from its model, `limits.py`), then forwarded; every other request is forwarded untouched. Replies, SSE
 streams included, are passed back as they arrive, byte for byte (the provider's compression
 too: the provider is asked for exactly the encodings the agent asked for). Headers, API keys

@@ -71,7 +71,14 @@ def conversation_key(_dialect: str, request: dict) -> str:
 
 def limits_for(rule: LimitRule, request: dict, model: str) -> Limits:
     """The budget and window of a request to `model` (from its path), the reply's room its
-    `generationConfig.maxOutputTokens`."""
+    `generationConfig.maxOutputTokens`.
+
+    >>> limits = limits_for(LimitRule(), {"generationConfig": {"maxOutputTokens": 8192}}, "gemini-2.5-pro")
+    >>> limits.budget, limits.window
+    (1040384, 1048576)
+    >>> limits_for(LimitRule(share=0.5), {"generation_config": {"max_output_tokens": 8192}}, "gemini-2.5-flash").budget
+    524288
+    """
     config = _first(request, CONFIG_KEYS)
     room = _first(config, REPLY_KEYS) if isinstance(config, dict) else None
     asked = rule.for_request({"model": model, "max_output_tokens": room})
