@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import base64
 import re
+import socket
 import threading
+import time
 
 import httpx
 import orjson
@@ -101,6 +103,15 @@ def stack(tmp_path_factory):
     assert "Traceback" not in log, log[-3000:]
 
 
+def eventually(condition, seconds: float = 10) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
 def stats(stack: Stack) -> dict:
     return httpx.get(f"{stack.proxy.url}/ctxfit/stats").json()
 
@@ -188,6 +199,21 @@ def test_a_key_in_the_query_is_forwarded_and_never_logged(stack):
     assert QUERY_KEY not in httpx.get(f"{stack.proxy.url}/ctxfit/stats").text
     log = stack.proxy.stderr
     assert "gemini-2.5-flash:generateContent" in log and "forwarded unchanged" in log and ":countTokens" in log
+
+
+def test_a_malformed_request_with_a_query_key_is_refused_and_its_key_stays_out_of_the_log(stack):
+    port = int(stack.proxy.url.rsplit(":", 1)[1])
+    path = f"/v1beta/models/gemini-2.5-pro:generateContent?key={QUERY_KEY}"
+    for request in (
+        f"POST {path}\x01 HTTP/1.1\r\nHost: a\r\n\r\n",
+        f"POST {path} HTTX/1.1\r\nHost: a\r\n\r\n",
+        f"POST {path} HTTP/1.1\r\nHost: a\r\nx-goog-api-key: {KEY}\x01\r\n\r\n",
+    ):
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as client:
+            client.sendall(request.encode("latin-1"))
+            assert client.recv(100).startswith(b"HTTP/1.0 400 Bad Request")  # aiohttp's own answer
+    assert eventually(lambda: stack.proxy.stderr.count("aiohttp.server") >= 2)  # quoted, redacted
+    assert "generateContent?(not shown)" in stack.proxy.stderr
 
 
 def test_a_stream_without_sse_is_a_json_array_passed_on_whole_and_anchors(stack):
