@@ -278,6 +278,8 @@ def test_an_unreachable_provider_is_a_google_shaped_502_and_the_query_key_stays_
             json={"contents": [{"parts": [{"text": "hi"}]}]},
         )
         assert reply.status_code == 502 and reply.json()["error"]["status"] == "UNAVAILABLE"
+        counted = httpx.post(f"{front.url}/v1beta/models/gemini-2.5-pro:countTokens?key={QUERY_KEY}", json={})
+        assert counted.status_code == 502 and counted.json()["error"]["code"] == 502  # passed through: Google's too
         log = front.stop()
     assert ":streamGenerateContent 502" in log and QUERY_KEY not in log and "Traceback" not in log
 

@@ -30,16 +30,18 @@ DIALECTS["/v1/responses"] = "responses"  # (serve/responses.py)
 GEMINI_METHODS = ("generateContent", "streamGenerateContent")
 GEMINI_ROUTES = tuple(f"/{{version:v1|v1beta|v1alpha}}/models/{{model}}:{method}" for method in GEMINI_METHODS)
 DIALECTS.update(dict.fromkeys(GEMINI_ROUTES, "gemini"))
-_GEMINI_PATH = re.compile(r"/v1(?:beta|alpha)?/models/[^/]+:(?:generateContent|streamGenerateContent)")
+#: A method of Google's API (`…/models/gemini-2.5-pro:countTokens`): only Google's paths hold a colon.
+_GOOGLE_METHOD = re.compile(r"/v1(?:beta|alpha)?/[^:]+:[A-Za-z]+")
 
 
 def dialect_of(path: str) -> Dialect:
-    """The API a fitted path speaks (Anthropic's for any other path, as the errors are shaped).
+    """The API a path speaks, as the errors the proxy answers for it are shaped (Anthropic's
+    for a path of no known API).
 
-    >>> dialect_of("/v1/chat/completions"), dialect_of("/v1beta/models/gemini-2.5-pro:streamGenerateContent")
+    >>> dialect_of("/v1/chat/completions"), dialect_of("/v1beta/models/gemini-2.5-pro:countTokens")
     ('openai', 'gemini')
     """
-    return DIALECTS.get(path) or ("gemini" if _GEMINI_PATH.fullmatch(path) else "anthropic")
+    return DIALECTS.get(path) or ("gemini" if _GOOGLE_METHOD.fullmatch(path) else "anthropic")
 
 
 @dataclass
