@@ -172,7 +172,9 @@ def test_gemini_cli_like_loop_is_fitted_valid_within_the_budget_pairs_intact(sta
     conversation = stats(stack)["conversations"][conversation_key("gemini", first)]
     assert conversation["requests"] == STEPS and conversation["dialect"] == "gemini"
     assert conversation["requests_anchored"] == STEPS - 1  # each request sized from the reply before
-    lines = [line for line in stack.proxy.stderr.splitlines() if "/models/gemini-2.5-pro:" in line][-STEPS:]
+    lines_of = lambda: [line for line in stack.proxy.stderr.splitlines() if "/models/gemini-2.5-pro:" in line]
+    assert eventually(lambda: len(lines_of()) >= STEPS)  # (a line is written once its reply has gone)
+    lines = lines_of()[-STEPS:]
     assert "gemini-2.5-pro, window 1,048,576" in lines[-1] and "less 4,096 for the reply" in lines[-1]
     assert "results cleared" in lines[-1]
     # Each request is sized from the exact count the provider reported for the one before (the
@@ -197,6 +199,7 @@ def test_a_key_in_the_query_is_forwarded_and_never_logged(stack):
     assert [r["query"] for r in records] == [f"key={QUERY_KEY}"] * 3
     assert records[0]["body"] == body and records[1]["body"] == {"raw": base64.b64encode(b"{not json").decode()}
     assert QUERY_KEY not in httpx.get(f"{stack.proxy.url}/ctxfit/stats").text
+    assert eventually(lambda: ":countTokens" in stack.proxy.stderr)
     log = stack.proxy.stderr
     assert "gemini-2.5-flash:generateContent" in log and "forwarded unchanged" in log and ":countTokens" in log
 
@@ -254,6 +257,7 @@ def test_a_request_on_a_cached_content_is_forwarded_and_says_why(stack):
     )
     [record] = stack.since(mark)
     assert record["body"]["contents"] == big and record["body"]["cachedContent"] == "cachedContents/abc123"
+    assert eventually(lambda: "cachedContent" in stack.proxy.stderr)
     line = next(line for line in stack.proxy.stderr.splitlines() if "cachedContent" in line)
     assert "forwarded unchanged" in line and "cached history" in line
 
