@@ -1,4 +1,4 @@
-"""A fake model provider on loopback: Anthropic Messages, OpenAI Chat Completions and Responses, for tests.
+"""A fake model provider on loopback: Anthropic Messages, OpenAI Chat Completions and Responses, Gemini, for tests.
 
     python tests/fake_provider.py [--port 0] [--steps 30] [--record FILE] [--gzip] [--usage bytes|exact|hidden]
 
@@ -7,7 +7,11 @@ that reads files: for `--steps` calls it answers with a `read_file` tool call (t
 repository's own Python files, so the examples' tool can read them), then with a final text.
 The step is read from the id of the last tool result in the request (`toolu_0007` -> step 8),
 so it works whatever the client trimmed from the history. A Responses reply is a `reasoning`
-item (with `encrypted_content`) and a `function_call`, as a reasoning model's is.
+item (with `encrypted_content`) and a `function_call`, as a reasoning model's is. Gemini's
+`/v1beta/models/{model}:generateContent` (and `/v1/...`) answers a model content with a text part
+and a `functionCall` part (with an `id` and a `thoughtSignature`, as Gemini 2.5 and 3 send);
+`:streamGenerateContent?alt=sse` sends it in two SSE chunks, the last one carrying
+`usageMetadata` (without `alt=sse`, as a JSON array).
 
 Every request is appended to `--record` as one JSON line: path, the headers that carry keys or
 choose the encoding, the body (and the SHA-256 of its exact bytes), and the exact bytes of the
@@ -19,7 +23,8 @@ the provider sends it), `fake-slow` (answers after 3 s), `fake-hang` (never answ
 `--usage` says what each reply reports as the prompt's size: `bytes` (default) a quarter of the
 body's bytes; `exact` the request's true size, counted as a provider counts it with a real
 tokenizer (`true_size`: o200k for OpenAI, cl100k plus a framing cost per message and block for
-Anthropic); `hidden` no prompt size at all (as a stream the client asked no usage for), the true
+Anthropic, o200k plus a framing cost per content and part for Gemini — whose own tokenizer no
+package here ships); `hidden` no prompt size at all (as a stream the client asked no usage for), the true
 size still recorded. With `exact` and `hidden` each recorded line has the request's `true_tokens`,
 and an OpenAI stream carries its usage chunk only when `stream_options.include_usage` asks.
 """
@@ -41,21 +46,24 @@ from aiohttp import web
 ROOT = Path(__file__).resolve().parent.parent
 FILES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "ctxfit_cli").rglob("*.py") if p.stat().st_size > 3_000)
 #: Recorded: the headers that carry keys, and the one that chooses the reply's encoding.
-RECORDED_HEADERS = ("x-api-key", "authorization", "anthropic-version", "accept-encoding")
+RECORDED_HEADERS = ("x-api-key", "authorization", "x-goog-api-key", "anthropic-version", "accept-encoding")
 
 
 #: What the fake provider's `exact` count adds per message, per content block, per tool
 #: definition and per request (Anthropic; OpenAI's chat framing is 3 per message and 3 per reply).
-FRAMING = {"anthropic": {"message": 5, "block": 3, "request": 4}, "openai": {"message": 3, "block": 0, "request": 3}}
+FRAMING = {"anthropic": {"message": 5, "block": 3, "request": 4}, "openai": {"message": 3, "block": 0, "request": 3},
+           "gemini": {"message": 4, "block": 2, "request": 3}}
 
 
 def true_size(value: dict, dialect: str) -> int:
     """The request's size as the provider counts it: every string of it through a real tokenizer
     (o200k for OpenAI, cl100k for Anthropic), plus the framing of its messages and blocks."""
     from ctxfit_cli.counters.tokenizers import get_tokenizer
-    tokenizer = get_tokenizer("o200k" if dialect == "openai" else "cl100k")
+    tokenizer = get_tokenizer("cl100k" if dialect == "anthropic" else "o200k")
     frame = FRAMING[dialect]
     count = lambda text: tokenizer.tokens(tokenizer.measure(text)) if text else 0  # noqa: E731
+    if dialect == "gemini":
+        return _gemini_size(value, frame, count)
     total = frame["request"] + count(orjson.dumps(value.get("tools")).decode() if value.get("tools") else "")
     system = value.get("system")
     total += count(system) if isinstance(system, str) else sum(count(b.get("text", "")) for b in system or [])
@@ -75,6 +83,28 @@ def true_size(value: dict, dialect: str) -> int:
     return total
 
 
+def _gemini_size(value: dict, frame: dict, count) -> int:
+    """A generateContent body's size: every text through the tokenizer, a call's name and
+    arguments, a response's name and JSON, the tools' JSON, plus the framing of contents and parts
+    (a thought signature is not counted, as the API does not count it)."""
+    def part_size(part: dict) -> int:
+        size = frame["block"] + count(part.get("text") if isinstance(part.get("text"), str) else "")
+        for key in ("functionCall", "function_call", "functionResponse", "function_response"):
+            if isinstance(part.get(key), dict):
+                inner = part[key]
+                size += count(inner.get("name", "")) + count(orjson.dumps(inner.get("args", inner.get("response")))
+                                                              .decode())
+        return size
+    tools = value.get("tools")
+    total = frame["request"] + count(orjson.dumps(tools).decode() if tools else "")
+    system = value.get("systemInstruction") or value.get("system_instruction") or {}
+    total += sum(part_size(p) for p in system.get("parts") or [])
+    for content in value["contents"]:
+        total += frame["message"] + count(content.get("role", "user"))
+        total += sum(part_size(p) for p in content.get("parts") or [])
+    return total
+
+
 class Provider:
     def __init__(self, steps: int, record: Path | None, gzip: bool = False, usage: str = "bytes") -> None:
         self.steps, self.record, self.gzip, self.usage = steps, record, gzip, usage
@@ -84,6 +114,8 @@ class Provider:
     def prompt_usage(self, body: bytes, value: dict, dialect: str) -> dict:
         """The usage fields about the prompt, as `--usage` says (`{}`: none)."""
         if self.usage == "bytes":
+            if dialect == "gemini":
+                return {"promptTokenCount": len(body) // 4, "cachedContentTokenCount": len(body) // 8}
             if dialect == "anthropic":
                 return {"input_tokens": len(body) // 4, "cache_read_input_tokens": len(body) // 8,
                         "cache_creation_input_tokens": 0}
@@ -91,6 +123,8 @@ class Provider:
         size = self.true_tokens[id(body)] = true_size(value, dialect)
         if self.usage == "hidden":
             return {}
+        if dialect == "gemini":
+            return {"promptTokenCount": size, "cachedContentTokenCount": size * 3 // 4}
         if dialect == "anthropic":  # most of it read from the cache, as an agent's prompt is
             return {"input_tokens": size - size * 3 // 4, "cache_read_input_tokens": size * 3 // 4,
                     "cache_creation_input_tokens": 0}
@@ -100,7 +134,7 @@ class Provider:
         self.served += 1
         if self.record is None:
             return
-        line = {"path": request.path, "method": request.method,
+        line = {"path": request.path, "query": request.query_string, "method": request.method,
                 "headers": {h: request.headers[h] for h in RECORDED_HEADERS if h in request.headers},
                 "body": None, "sha256": hashlib.sha256(body).hexdigest(), "reply": base64.b64encode(reply).decode()}
         if id(body) in self.true_tokens:
@@ -127,6 +161,11 @@ class Provider:
                 ids = [b.get("tool_use_id", "") for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
             if message.get("type", "").endswith("_call_output"):  # a Responses output item
                 ids = [message.get("call_id", "")]
+            for part in message.get("parts") or []:  # a Gemini content
+                part = part if isinstance(part, dict) else {}
+                answer = part.get("functionResponse") or part.get("function_response")
+                if isinstance(answer, dict):
+                    ids.append(answer.get("id", ""))
             for call_id in reversed(ids):
                 found = re.search(r"(\d+)$", call_id or "")
                 if found:
@@ -216,6 +255,42 @@ class Provider:
             return await self.stream(request, body, _responses_events(response))
         return self.reply(request, body, orjson.dumps(response))
 
+    async def gemini(self, request: web.Request) -> web.StreamResponse:
+        body = await request.read()
+        value = self.parse(body)
+        model = request.match_info["model"]
+        if not isinstance(value, dict) or not isinstance(value.get("contents"), list):
+            error = {"error": {"code": 400, "message": "invalid request body", "status": "INVALID_ARGUMENT"}}
+            return self.reply(request, body, orjson.dumps(error), status=400)
+        step = self.step(value["contents"])
+        if step < self.steps:
+            path = FILES[step % len(FILES)]
+            parts = [{"text": f"Reading {path}."},
+                     {"functionCall": {"id": f"call_{step:04d}", "name": "read_file", "args": {"path": path}},
+                      "thoughtSignature": base64.b64encode(f"signature {step:04d} ".encode() * 6).decode()}]
+        else:
+            parts = [{"text": f"Done: read {step} files."}]
+        usage = {**self.prompt_usage(body, value, "gemini"), "candidatesTokenCount": 20}
+        if "promptTokenCount" in usage:
+            usage["totalTokenCount"] = usage["promptTokenCount"] + 20
+        reply = {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+                 "usageMetadata": usage, "modelVersion": model, "responseId": f"resp-{step:04d}"}
+        misbehaviour = await self.misbehave(request, body, model, "gemini")
+        if misbehaviour is not None:
+            return misbehaviour
+        if request.path.endswith(":streamGenerateContent"):
+            chunks = [{"candidates": [{"content": {"role": "model", "parts": parts[:1]}, "index": 0}],
+                       "modelVersion": model, "responseId": reply["responseId"]},
+                      {**reply, "candidates": [{**reply["candidates"][0],
+                                                "content": {"role": "model", "parts": parts[1:]}}]}]
+            if not parts[1:]:
+                chunks = [reply]
+            if request.query.get("alt") == "sse":
+                return await self.stream(request, body, [b"data: " + orjson.dumps(c) + b"\r\n\r\n" for c in chunks])
+            return await self.stream(request, body, [b"[" + b",\r\n".join(orjson.dumps(c) for c in chunks) + b"]"],
+                                     content_type="application/json")
+        return self.reply(request, body, orjson.dumps(reply, option=orjson.OPT_INDENT_2))
+
     @staticmethod
     def parse(body: bytes):
         try:
@@ -245,9 +320,10 @@ class Provider:
         return web.Response(body=reply, status=status, content_type="application/json",
                             headers={"x-fake-request": str(self.served), **headers})
 
-    async def stream(self, request: web.Request, body: bytes, events: list[bytes]) -> web.StreamResponse:
+    async def stream(self, request: web.Request, body: bytes, events: list[bytes],
+                     content_type: str = "text/event-stream") -> web.StreamResponse:
         self.log(request, body, b"".join(events))
-        response = web.StreamResponse(headers={"content-type": "text/event-stream", "cache-control": "no-cache",
+        response = web.StreamResponse(headers={"content-type": content_type, "cache-control": "no-cache",
                                                "x-fake-request": str(self.served)})
         await response.prepare(request)
         for event in events:
@@ -262,6 +338,9 @@ class Provider:
             kind = {429: "rate_limit_error", 500: "api_error"}.get(status, "invalid_request_error")
             error = ({"type": "error", "error": {"type": kind, "message": f"fake {status}"}} if dialect == "anthropic"
                      else {"error": {"message": f"fake {status}", "type": kind, "code": None, "param": None}})
+            if dialect == "gemini":
+                name = {429: "RESOURCE_EXHAUSTED", 500: "INTERNAL"}.get(status, "INVALID_ARGUMENT")
+                error = {"error": {"code": status, "message": f"fake {status}", "status": name}}
             return self.reply(request, body, orjson.dumps(error), status=status, headers={"retry-after": "0"})
         if model == "fake-slow":
             await asyncio.sleep(3)
@@ -349,6 +428,8 @@ def make_app(steps: int = 30, record: Path | None = None, gzip: bool = False,
     app.router.add_post("/v1/messages", provider.anthropic)
     app.router.add_post("/v1/chat/completions", provider.openai)
     app.router.add_post("/v1/responses", provider.responses)
+    for method in ("generateContent", "streamGenerateContent"):
+        app.router.add_post(f"/{{version:v1|v1beta|v1alpha}}/models/{{model}}:{method}", provider.gemini)
     app.router.add_route("*", "/{tail:.*}", provider.other)
     return app
 

@@ -1,7 +1,7 @@
 """A stand-in for an agent CLI, for `ctxfit wrap`'s tests: it reads its API's base URL from the
 variable the real agent honours and talks to it with the real SDK, as the agent would.
 
-    python tests/stand_in_agent.py anthropic|openai|responses [--steps N] [--exit CODE]
+    python tests/stand_in_agent.py anthropic|responses|gemini [--steps N] [--exit CODE]
                                    [--wait PIDFILE]
 
 It runs `--steps` requests of a growing tool loop, prints what it saw on stdout, then exits with
@@ -44,16 +44,40 @@ def responses_loop(steps: int) -> int:
     return len(items)
 
 
+def gemini_loop(steps: int) -> int:
+    from google import genai
+    from google.genai import types
+    client = genai.Client()  # GOOGLE_GEMINI_BASE_URL and GEMINI_API_KEY, as Gemini CLI reads them
+    tool = types.Tool(function_declarations=[types.FunctionDeclaration(name="read_file", parameters=types.Schema(
+        type="OBJECT", properties={"path": types.Schema(type="STRING")}))])
+    config = types.GenerateContentConfig(system_instruction="Be brief.", tools=[tool], max_output_tokens=8192)
+    contents = [types.Content(role="user", parts=[types.Part.from_text(text="Read the files (stand-in).")])]
+    for step in range(steps):
+        if step % 2:  # streamed, as Gemini CLI asks (streamGenerateContent?alt=sse)
+            chunks = list(client.models.generate_content_stream(model="gemini-2.5-pro", contents=contents,
+                                                                config=config))
+            content = types.Content(role="model", parts=[p for c in chunks for p in c.candidates[0].content.parts])
+        else:
+            content = client.models.generate_content(model="gemini-2.5-pro", contents=contents,
+                                                     config=config).candidates[0].content
+        call = next(p.function_call for p in content.parts if p.function_call)
+        answer = types.FunctionResponse(id=call.id, name=call.name, response={"output": "z" * 40_000})
+        contents += [content, types.Content(role="user", parts=[types.Part(function_response=answer)])]
+    return len(contents)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("api", choices=["anthropic", "responses"])
+    parser.add_argument("api", choices=["anthropic", "responses", "gemini"])
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--exit", type=int, default=0)
     parser.add_argument("--wait")
     args = parser.parse_args()
-    seen = (anthropic_loop if args.api == "anthropic" else responses_loop)(args.steps)
-    print(f"stand-in: {seen} items, base URL {os.environ.get('ANTHROPIC_BASE_URL') or os.environ.get('OPENAI_BASE_URL')}",
-          flush=True)
+    loop = {"anthropic": anthropic_loop, "responses": responses_loop, "gemini": gemini_loop}[args.api]
+    seen = loop(args.steps)
+    base = next(os.environ[v] for v in ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "GOOGLE_GEMINI_BASE_URL")
+                if os.environ.get(v))
+    print(f"stand-in: {seen} items, base URL {base}", flush=True)
     if args.wait:
         signal.signal(signal.SIGINT, lambda *_: sys.exit(0))
         with open(args.wait, "w") as f:

@@ -1,7 +1,8 @@
 """`ctxfit proxy`: an HTTP proxy in front of the provider API that fits every request (aiohttp).
 
-Anthropic `POST /v1/messages`, OpenAI `POST /v1/chat/completions` and `POST /v1/responses` are
-fitted to the budget (see `fitting.py`, `responses.py`; each request's budget and window come
+Anthropic `POST /v1/messages`, OpenAI `POST /v1/chat/completions` and `POST /v1/responses`, and
+Gemini's `/v1beta/models/{model}:generateContent` and `:streamGenerateContent` are fitted to the
+budget (see `fitting.py`, `responses.py`, `gemini.py`; each request's budget and window come
 from its model, `limits.py`), then forwarded; every other request is forwarded untouched. Replies, SSE
 streams included, are passed back as they arrive, byte for byte (the provider's compression
 too: the provider is asked for exactly the encodings the agent asked for). Headers, API keys
@@ -26,12 +27,12 @@ from multidict import CIMultiDict
 from yarl import URL
 
 from ..core.model import Dialect
-from . import responses
+from . import gemini, responses
 from .body import READER_MEMORY, BodyError, Readers
 from .clients import ConnectionGuard, RateLimitedLog, connection_limit, quiet_http_stack
 from .conversations import SESSION_MEMORY, Conversations, Stats, conversation_key
 from .errors import provider_error
-from .fitting import DIALECTS, Outcome, fit_body, parse
+from .fitting import DIALECTS, Outcome, dialect_of, fit_body, parse
 from .limits import LimitRule
 from .upstream import Upstream
 from .usage import ReplyUsage, Reported
@@ -94,11 +95,12 @@ class Proxy:
         self.settings = settings
         self.upstream = Upstream.parse(settings.upstream)
         # The memory is shared in proportion to what a conversation's session and reader hold;
-        # the readers' part half for Chat/Messages bodies, half for Responses bodies.
+        # the readers' part a third each for Chat/Messages, Responses and Gemini bodies.
         sessions = settings.memory * SESSION_MEMORY // (SESSION_MEMORY + READER_MEMORY)
         self.conversations = Conversations(settings.conversations, sessions)
-        self.readers = Readers(settings.conversations, (settings.memory - sessions) // 2)
-        self.responses_readers = responses.readers(settings.conversations, (settings.memory - sessions) // 2)
+        self.readers = Readers(settings.conversations, (settings.memory - sessions) // 3)
+        self.responses_readers = responses.readers(settings.conversations, (settings.memory - sessions) // 3)
+        self.gemini_readers = gemini.readers(settings.conversations, (settings.memory - sessions) // 3)
         self.totals = Totals()
         self.workers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ctxfit-fit")
         self.client: aiohttp.ClientSession | None = None
@@ -153,7 +155,7 @@ class Proxy:
                 if request.transport is not None:
                     request.transport.close()
                 return started
-            dialect = DIALECTS.get(request.path, "anthropic")
+            dialect = dialect_of(request.path)
             return web.Response(
                 status=500,
                 content_type="application/json",
@@ -206,11 +208,12 @@ class Proxy:
     async def fitted(self, request: web.Request) -> web.StreamResponse:
         started = time.perf_counter()
         self.totals.requests += 1
-        dialect = DIALECTS[request.path]
+        dialect = dialect_of(request.path)
         body = await self._body(request, dialect)
         if isinstance(body, web.Response):
             return body
-        outcome = await self._fit(body, dialect, request.headers.get("content-encoding", "identity"))
+        encoding = request.headers.get("content-encoding", "identity")
+        outcome = await self._fit(body, dialect, encoding, request.match_info.get("model", ""))
         stats = outcome.conversation.stats if outcome.conversation else None
         if outcome.error is not None:
             # (an error comes only from a fit: its conversation, plan and limits are set)
@@ -256,7 +259,7 @@ class Proxy:
             self._log(request, time.perf_counter(), 413, message)
             return web.Response(status=413, body=provider_error(dialect, 413, message), content_type="application/json")
 
-    async def _fit(self, body: bytes, dialect: Dialect, encoding: str = "identity") -> Outcome:
+    async def _fit(self, body: bytes, dialect: Dialect, encoding: str = "identity", model: str = "") -> Outcome:
         """The body fitted, or the agent's own bytes with the reason they were not (fail open).
 
         The one place a request fails open: whatever reading, recognising or fitting the body
@@ -271,12 +274,16 @@ class Proxy:
             big = len(body) >= WORKER_FROM
             loop = asyncio.get_running_loop()
             run = (lambda f, *a: loop.run_in_executor(self.workers, f, *a)) if big else _now
-            api = responses if dialect == "responses" else None
-            readers = self.responses_readers if api else self.readers
+            api = {"responses": responses, "gemini": gemini}.get(dialect)
+            readers = self.gemini_readers if api is gemini else self.responses_readers if api else self.readers
             request, layout = await run(api.parse if api else parse, readers, body)
             key = (api.conversation_key if api else conversation_key)(dialect, request)
             conversation = self.conversations.get(key, dialect)
-            limits = self.settings.limits.for_request(request, dialect)
+            limits = (
+                gemini.limits_for(self.settings.limits, request, model)  # (the model is in its path)
+                if api is gemini
+                else self.settings.limits.for_request(request, dialect)
+            )
             async with conversation.lock:
                 outcome = await run(
                     api.fit_body if api else fit_body, body, request, layout, dialect, conversation, limits
@@ -353,7 +360,7 @@ class Proxy:
 
     def _upstream_error(self, request: web.Request, status: int, message: str) -> web.Response:
         self.totals.upstream_errors += 1
-        dialect = DIALECTS.get(request.path, "anthropic")
+        dialect = dialect_of(request.path)
         return web.Response(
             status=status,
             body=provider_error(dialect, status, f"ctxfit proxy: {message}"),

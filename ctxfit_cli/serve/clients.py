@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import resource
 import time
 from collections.abc import Callable
@@ -25,6 +26,11 @@ from aiohttp import web
 
 #: Descriptors kept for what is not a client connection: the listening socket, log, DNS, ...
 RESERVED_FDS = 64
+#: What may hold a credential in the bytes an HTTP error quotes (a malformed request line or
+#: header): a URL's query (Gemini's `?key=`) and the value of a header that carries a key.
+_SECRETS = re.compile(
+    r"\?[^\s'\"]*|((?:proxy-)?authorization\s*:|x-goog-api-key\s*:|x-api-key\s*:|api-key\s*:)[^\r\n'\"]*", re.I
+)
 
 
 def connection_limit(wanted: int) -> tuple[int, str]:
@@ -132,9 +138,20 @@ class OneLineHandler(logging.Handler):
             kind = f"{record.name}:{str(record.msg)[:80]}:{type(error).__name__}"
             if error is not None:
                 line += f": {type(error).__name__}: {' '.join(str(error).split())[:200]}"
-            self.log.error(kind, f"{record.name}: {line}")
+            self.log.error(kind, f"{record.name}: {redacted(line)}")
         except Exception:  # a log line must never raise
             pass
+
+
+def redacted(text: str) -> str:
+    """`text` without what may be a credential: queries and key-carrying headers' values.
+
+    >>> redacted("Bad status line: b'POST /v1beta/models/m:generateContent?key=AIza123 HTTX/1.1'")
+    "Bad status line: b'POST /v1beta/models/m:generateContent?(not shown) HTTX/1.1'"
+    >>> redacted("Invalid header value char: b'x-goog-api-key: AIza123\\x01'")
+    "Invalid header value char: b'x-goog-api-key:(not shown)'"
+    """
+    return _SECRETS.sub(lambda found: (found.group(1) or "?") + "(not shown)", text)
 
 
 def quiet_http_stack(log: RateLimitedLog) -> None:

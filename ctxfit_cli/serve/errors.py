@@ -5,11 +5,15 @@ would retry).
 Anthropic: `{"type": "error", "error": {"type": ..., "message": ...}}` with the type its error
 docs give for the status (`api_error` for 500, `timeout_error` for 504, `request_too_large`
 for 413, ...). OpenAI: `{"error": {"message", "type", "param", "code"}}`, `server_error` for 5xx.
+Gemini (Google's API error model): `{"error": {"code", "message", "status"}}`, the status the
+gRPC code's name (`INVALID_ARGUMENT`, `UNAVAILABLE`, `DEADLINE_EXCEEDED`, ...).
 
 >>> provider_error("anthropic", 502, "cannot reach the provider")
 b'{"type":"error","error":{"type":"api_error","message":"cannot reach the provider"}}'
 >>> provider_error("openai", 504, "no answer in time")
 b'{"error":{"message":"no answer in time","type":"server_error","param":null,"code":null}}'
+>>> provider_error("gemini", 502, "cannot reach the provider")
+b'{"error":{"code":502,"message":"cannot reach the provider","status":"UNAVAILABLE"}}'
 """
 
 from __future__ import annotations
@@ -26,6 +30,19 @@ _ANTHROPIC = {
     504: "timeout_error",
     529: "overloaded_error",
 }
+#: Google's status names for the HTTP statuses the proxy answers with (google.rpc.Code).
+_GOOGLE = {
+    400: "INVALID_ARGUMENT",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    408: "DEADLINE_EXCEEDED",
+    413: "INVALID_ARGUMENT",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    502: "UNAVAILABLE",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
 
 
 def provider_error(
@@ -35,12 +52,15 @@ def provider_error(
     if dialect == "anthropic":
         kind = _ANTHROPIC.get(status, "api_error" if status >= 500 else "invalid_request_error")
         return orjson.dumps({"type": "error", "error": {"type": kind, "message": message}})
+    if dialect == "gemini":
+        status_name = _GOOGLE.get(status, "INTERNAL" if status >= 500 else "INVALID_ARGUMENT")
+        return orjson.dumps({"error": {"code": status, "message": message, "status": status_name}})
     kind = "server_error" if status >= 500 else "invalid_request_error"
     return orjson.dumps({"error": {"message": message, "type": kind, "param": param, "code": code}})
 
 
 def context_too_long(dialect: str, message: str) -> bytes:
     """The 400 the provider sends for a request over the model's context window."""
-    if dialect == "anthropic":
+    if dialect in ("anthropic", "gemini"):
         return provider_error(dialect, 400, message)
     return provider_error(dialect, 400, message, param="messages", code="context_length_exceeded")

@@ -12,6 +12,7 @@ answered here, as the provider would answer it, without calling the provider.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..api import SentRequest, Session
@@ -25,6 +26,22 @@ from .errors import context_too_long
 #: Which API each fitted path speaks.
 DIALECTS: dict[str, Dialect] = {"/v1/messages": "anthropic", "/v1/chat/completions": "openai"}
 DIALECTS["/v1/responses"] = "responses"  # (serve/responses.py)
+#: Gemini's two methods, for any model: the model is named in the path (serve/gemini.py).
+GEMINI_METHODS = ("generateContent", "streamGenerateContent")
+GEMINI_ROUTES = tuple(f"/{{version:v1|v1beta|v1alpha}}/models/{{model}}:{method}" for method in GEMINI_METHODS)
+DIALECTS.update(dict.fromkeys(GEMINI_ROUTES, "gemini"))
+#: A method of Google's API (`…/models/gemini-2.5-pro:countTokens`): only Google's paths hold a colon.
+_GOOGLE_METHOD = re.compile(r"/v1(?:beta|alpha)?/[^:]+:[A-Za-z]+")
+
+
+def dialect_of(path: str) -> Dialect:
+    """The API a path speaks, as the errors the proxy answers for it are shaped (Anthropic's
+    for a path of no known API).
+
+    >>> dialect_of("/v1/chat/completions"), dialect_of("/v1beta/models/gemini-2.5-pro:countTokens")
+    ('openai', 'gemini')
+    """
+    return DIALECTS.get(path) or ("gemini" if _GOOGLE_METHOD.fullmatch(path) else "anthropic")
 
 
 @dataclass

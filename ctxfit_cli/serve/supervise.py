@@ -12,7 +12,9 @@ does).
 Which variable each agent honours, from each agent's own source and docs: Claude Code
 `ANTHROPIC_BASE_URL`; Codex CLI `OPENAI_BASE_URL` (read by its built-in `openai` provider,
 codex-rs `model_provider_info.rs`; it ends in `/v1`); Gemini CLI `GOOGLE_GEMINI_BASE_URL`
-(used with API-key auth).
+(its `contentGenerator.ts` passes it to `@google/genai` as the base URL with API-key auth,
+`GEMINI_API_KEY`; with "Login with Google" it talks to Google's Code Assist service instead, and
+wrap says so when no key is set).
 """
 
 from __future__ import annotations
@@ -38,12 +40,16 @@ class Agent:
     upstream: str
     #: What follows the proxy's address in the variable (the OpenAI SDKs expect `/v1`).
     suffix: str = ""
+    #: The variable of the API key without which the agent does not use the base URL at all.
+    key: str = ""
 
 
 AGENTS = {
     "claude": Agent("claude", "ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
     "codex": Agent("codex", "OPENAI_BASE_URL", "https://api.openai.com", "/v1"),
-    "gemini": Agent("gemini", "GOOGLE_GEMINI_BASE_URL", "https://generativelanguage.googleapis.com"),
+    "gemini": Agent(
+        "gemini", "GOOGLE_GEMINI_BASE_URL", "https://generativelanguage.googleapis.com", key="GEMINI_API_KEY"
+    ),
 }
 #: For `ctxfit wrap --env VAR -- COMMAND`: the provider a well-known variable points at.
 KNOWN_VARIABLES = {agent.variable: agent for agent in AGENTS.values()}
@@ -89,6 +95,11 @@ def run_wrapped(
     proxy, url = start_proxy(proxy_options, log_path)
     try:
         say(f"proxy on {url} (log: {log_path}); running {agent.command} with {agent.variable}={url}{agent.suffix}")
+        if agent.key and not os.environ.get(agent.key):
+            say(
+                f"{agent.key} is not set: {agent.command} uses {agent.variable} only with API-key auth "
+                "(signed in with Google, its requests go to Google directly and nothing is fitted)"
+            )
         env = {**os.environ, agent.variable: url + agent.suffix}
         code = run_foreground(argv, env)
         return Run(code, read_stats(url))

@@ -6,9 +6,11 @@ The reply's bytes go to the agent exactly as they came; this reads a copy of the
   `message_start` (the prompt's input, cache read and cache write tokens), OpenAI's last chunk
   when the client asked for it with `stream_options.include_usage` (the proxy never adds that
   option: a client that did not ask would get a chunk it does not expect, so such a stream is
-  simply not anchored, and the next request is estimated as before);
-- a JSON body: its `usage` object, which the providers put at the end (the last
-  `USAGE_WINDOW` bytes are kept).
+  simply not anchored, and the next request is estimated as before); Gemini's chunks
+  (`streamGenerateContent?alt=sse`), whose `usageMetadata` the last one carries whole;
+- a JSON body: its `usage` object (Gemini's `usageMetadata`, then only `modelVersion` and
+  `responseId` after it), which the providers put at the end (the last `USAGE_WINDOW` bytes
+  are kept; a Gemini stream without `alt=sse` is a JSON array, its last element read so).
 
 A compressed reply (gzip, deflate) is inflated on the side; another encoding is not read. What
 is found is a `core.reported.Reported`; the proxy anchors the conversation's next request on it.
@@ -28,6 +30,9 @@ USAGE_WINDOW = 64 * 1024
 #: A stream's line longer than this is no usage event (a long text delta): not kept.
 LONGEST_EVENT = 256 * 1024
 _DECODER = json.JSONDecoder()
+#: The keys a reply reports its usage under: every API's `usage`, Gemini's `usageMetadata`.
+USAGE_KEYS = ('"usage"', '"usageMetadata"')
+_USAGE_BYTES = tuple(key.encode() for key in USAGE_KEYS)
 
 
 class ReplyUsage:
@@ -60,7 +65,7 @@ class ReplyUsage:
             self._lines(chunk)
             return
         self.pending = (self.pending + chunk)[-USAGE_WINDOW:]
-        if self.found is None and chunk.rstrip().endswith(b"}"):  # maybe the end of the usage
+        if self.found is None and chunk.rstrip().endswith((b"}", b"]")):  # maybe the end of the usage
             self.found = _json_usage(self.pending)
 
     def reported(self) -> Reported | None:
@@ -77,7 +82,7 @@ class ReplyUsage:
         if len(self.pending) > LONGEST_EVENT:
             self.pending = b""  # a long text delta, never a usage event; the line ends later
         for line in lines:
-            if line.startswith(b"data:") and b'"usage"' in line:
+            if line.startswith(b"data:") and any(key in line for key in _USAGE_BYTES):
                 try:
                     found = reported_prompt(orjson.loads(line[5:]))
                 except orjson.JSONDecodeError:
@@ -87,12 +92,21 @@ class ReplyUsage:
 
 
 def _json_usage(tail: bytes) -> Reported | None:
-    """The `usage` object of a JSON reply, from the reply's last bytes."""
+    """The usage object of a JSON reply, from the reply's last bytes."""
     text = tail.decode("utf-8", "replace")
-    at = text.rfind('"usage"')
+    for key in USAGE_KEYS:
+        found = _json_usage_at(text, key)
+        if found is not None:
+            return found
+    return None
+
+
+def _json_usage_at(text: str, key: str) -> Reported | None:
+    """The last object under `key` in `text` that reports a prompt size."""
+    at = text.rfind(key)
     while at >= 0:
-        colon = text.find(":", at + 7)
-        if colon >= 0 and not text[at + 7 : colon].strip():
+        colon = text.find(":", at + len(key))
+        if colon >= 0 and not text[at + len(key) : colon].strip():
             start = colon + 1
             while start < len(text) and text[start] in " \t\r\n":
                 start += 1
@@ -103,5 +117,5 @@ def _json_usage(tail: bytes) -> Reported | None:
             found = reported_prompt(usage) if isinstance(usage, dict) else None
             if found is not None:
                 return found
-        at = text.rfind('"usage"', 0, at)
+        at = text.rfind(key, 0, at)
     return None

@@ -86,7 +86,10 @@ def proxy(
     upstream: Annotated[
         str,
         typer.Option(
-            "--upstream", "-u", help="The provider's API, e.g. https://api.anthropic.com or https://api.openai.com."
+            "--upstream",
+            "-u",
+            help="The provider's API, e.g. https://api.anthropic.com, https://api.openai.com or "
+            "https://generativelanguage.googleapis.com.",
         ),
     ],
     budget: Budget = None,
@@ -111,11 +114,12 @@ def proxy(
     """Run a proxy in front of the provider API that fits every request to the budget.
 
     Anthropic `POST /v1/messages`, OpenAI `POST /v1/chat/completions` and `POST /v1/responses`
-    (Codex CLI) are fitted (same core and defaults as `ctxfit fit` and `ctxfit_cli.fit`) and
-    forwarded; replies and SSE streams come back unchanged; everything else is forwarded
-    untouched. What cannot be fitted is forwarded unchanged (fail open); a conversation past
-    the window gets a 400 without calling the provider. Prints its URL on stdout, one line per
-    request on stderr; stats at GET /ctxfit/stats. Needs `pip install 'ctxfit[proxy]'`.
+    (Codex CLI), and Gemini's `:generateContent` and `:streamGenerateContent` (Gemini CLI) are
+    fitted (same core and defaults as `ctxfit fit` and `ctxfit_cli.fit`) and forwarded; replies
+    and SSE streams come back unchanged; everything else is forwarded untouched. What cannot be
+    fitted is forwarded unchanged (fail open); a conversation past the window gets a 400 without
+    calling the provider. Prints its URL on stdout, one line per request on stderr; stats at
+    GET /ctxfit/stats. Needs `pip install 'ctxfit[proxy]'`.
 
     To run Claude Code through it:  `ctxfit proxy --upstream https://api.anthropic.com` then
     `ANTHROPIC_BASE_URL=http://127.0.0.1:8787 claude` (or in one command: `ctxfit wrap claude`).

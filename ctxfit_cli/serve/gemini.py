@@ -1,0 +1,115 @@
+"""The proxy's side of Gemini (`POST /v1beta/models/{model}:generateContent` and
+`:streamGenerateContent`, what Gemini CLI and the google-genai SDKs send).
+
+Fitted like the other dialects (`fitting.py`): the body is read incrementally, its `contents`
+fitted with the library's `Session` (`systemInstruction` and `tools` as the fixed part; a
+`functionCall` and the `functionResponse` answering it are never split), and written back as the
+agent's own bytes with only the changed contents serialized. The model is named in the path,
+not in the body. A request that holds part of its history on the provider's side
+(`cachedContent`) is forwarded as it came, and its log line says why.
+
+The budget and window come from the model (`limits.py`): the default target is the model's
+window less the reply's room, `generationConfig.maxOutputTokens`. Gemini counts a prompt
+against its input limit alone (the output has a limit of its own), so a conversation is
+refused here only when its smallest request is past the whole window.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import orjson
+
+from ..core.model import Dialect
+from ..errors import CannotFit
+from .body import BodyError, Layout, Readers
+from .conversations import Conversation
+from .errors import context_too_long
+from .fitting import Limits, Outcome
+from .limits import LimitRule
+
+DIALECT: Dialect = "gemini"
+KEY = "contents"  # the array of the conversation in the body
+#: The fields of a generateContent body, in both of the spellings the API reads.
+SYSTEM_KEYS = ("systemInstruction", "system_instruction")
+CONFIG_KEYS = ("generationConfig", "generation_config")
+REPLY_KEYS = ("maxOutputTokens", "max_output_tokens")
+#: A context cache the request builds on: the provider puts its contents before these.
+SERVER_HISTORY = ("cachedContent", "cached_content")
+
+
+def readers(capacity: int, memory: int | None = None) -> Readers:
+    return Readers(capacity, memory, key=KEY)
+
+
+def parse(readers: Readers, body: bytes) -> tuple[dict, Layout]:
+    """The request as JSON and where its contents are in `body` (raises `BodyError` saying why
+    it cannot be fitted: the proxy then forwards it as it came)."""
+    try:
+        request, layout = readers.read(body)
+    except BodyError as error:
+        if b'"contents"' not in body:
+            raise BodyError("no contents to fit") from None
+        raise error
+    held = next((field for field in SERVER_HISTORY if request.get(field)), None)
+    if held is not None:
+        raise BodyError(
+            f'"{held}" given: the provider puts a cached history before the contents sent, which cannot be fitted here'
+        )
+    if not request[KEY]:
+        raise BodyError('"contents" is empty')
+    return request, layout
+
+
+def conversation_key(_dialect: str, request: dict) -> str:
+    """The conversation a request belongs to: its system instruction and first content."""
+    contents = request.get(KEY) or []
+    first = contents[0] if contents else None
+    digest = hashlib.blake2b(orjson.dumps([DIALECT, system_of(request), first]), digest_size=6)
+    return digest.hexdigest()
+
+
+def limits_for(rule: LimitRule, request: dict, model: str) -> Limits:
+    """The budget and window of a request to `model` (from its path), the reply's room its
+    `generationConfig.maxOutputTokens`.
+
+    >>> limits = limits_for(LimitRule(), {"generationConfig": {"maxOutputTokens": 8192}}, "gemini-2.5-pro")
+    >>> limits.budget, limits.window
+    (1040384, 1048576)
+    >>> limits_for(LimitRule(share=0.5), {"generation_config": {"max_output_tokens": 8192}}, "gemini-2.5-flash").budget
+    524288
+    """
+    config = _first(request, CONFIG_KEYS)
+    room = _first(config, REPLY_KEYS) if isinstance(config, dict) else None
+    asked = rule.for_request({"model": model, "max_output_tokens": room})
+    whole = asked if asked.window is None or room is None else rule.for_request({"model": model})
+    return Limits(asked.budget, whole.window, model, asked.about)
+
+
+def fit_body(
+    body: bytes, request: dict, layout: Layout, _dialect: str, conversation: Conversation, limits: Limits
+) -> Outcome:
+    """Fit a parsed generateContent request of `conversation` (the caller holds its lock)."""
+    try:
+        session = conversation.session_for(
+            limits.budget, limits.window, DIALECT, system_of(request), request.get("tools")
+        )
+        contents = session.fit(request[KEY])
+    except CannotFit as error:
+        return Outcome(body, conversation, session.plan, error=context_too_long(DIALECT, str(error)))
+    except Exception:
+        conversation.session = None  # in an unknown state now: rebuilt from the next request
+        raise  # the proxy forwards the body unchanged (fail open, in one place: `Proxy._fit`)
+    plan = session.plan
+    assert plan is not None  # set by the fit just made
+    forwarded = body if not plan.dropped and not plan.cleared else layout.write(contents)
+    return Outcome(forwarded, conversation, plan, session=session, sent=session.sent)
+
+
+def system_of(request: dict) -> object:
+    return _first(request, SYSTEM_KEYS)
+
+
+def _first(holder: dict, keys: tuple[str, ...]) -> object:
+    """The value of the first of `keys` present (the API's two spellings of one field)."""
+    return next((holder[key] for key in keys if holder.get(key) is not None), None)
