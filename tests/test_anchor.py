@@ -47,7 +47,21 @@ def test_the_growth_ratio_is_learned_bounded_and_smoothed():
     anchoring = Anchoring([Anchor(1000, 1, 1000), Anchor(2200, 2, 2000)])
     anchoring.anchor_for(2)
     assert anchoring.ratio.value > 1
-    assert anchoring.offset(3, [0, 0, 1000, 2000]) == 2200 - 2000 + round((anchoring.ratio.value - 1) * 1000)
+    # ... at the high end of what the replies showed: one reply, one miss, above the ratio.
+    assert anchoring.ratio.high > anchoring.ratio.value
+    assert anchoring.offset(3, [0, 0, 1000, 2000]) == 2200 - 2000 + round((anchoring.ratio.high - 1) * 1000)
+
+
+def test_the_ratio_is_as_sure_as_the_replies_agree():
+    """The mean miss: growths that keep to one ratio leave the count of the next at it; growths
+    that scatter around it widen the margin, additions counted high and removals credited low."""
+    steady, scattered = GrowthRatio(), GrowthRatio()
+    for k in range(30):
+        steady.learn(reported=1_100, estimated=1_000)
+        scattered.learn(reported=1_300 if k % 2 else 900, estimated=1_000)
+    assert steady.value == pytest.approx(1.1, rel=1e-3) and steady.high == pytest.approx(1.1, rel=1e-3)
+    assert scattered.low < 0.95 < scattered.value < 1.15 < scattered.high
+    assert GrowthRatio().high == GrowthRatio().low == 1.0  # nothing learned: the estimate as it is
 
 
 def test_codex_reasoning_joins_the_next_request_of_its_turn_and_leaves_at_a_new_turn():
@@ -133,7 +147,10 @@ def test_replay_predicts_each_call_from_the_ones_before(path):
             if step["recorded"]:
                 errors.append(abs(step["predicted"] / step["recorded"] - 1))
     errors.sort()
-    assert errors and errors[len(errors) // 2] < 0.005
+    # (The issue's target, median 0.5% over all Claude Code, Codex and Gemini CLI calls, is
+    # bench/anchored.py's; one log of 17 calls, counted at the high end of what its replies
+    # showed (core.anchor.SPREAD), errs high by a little more.)
+    assert errors and errors[len(errors) // 2] < 0.01
 
 
 def _reads(rounds: int, size: int = 4000) -> list[Message]:
@@ -174,8 +191,8 @@ def test_a_removal_counts_at_no_more_than_the_learned_ratio():
     raw.extend(history)
     estimated = raw.history.cost_prefix[counted]
     anchoring = Anchoring([*growth, Anchor(round(estimated * 1.3), counted, estimated)])
-    assert anchoring.removal_ratio(counted) == pytest.approx(anchoring.ratio.value)
-    assert 1.0 < anchoring.removal_ratio(counted) <= 1.3
+    assert anchoring.removal_ratio(counted) == pytest.approx(anchoring.ratio.low)
+    assert 1.0 < anchoring.removal_ratio(counted) <= anchoring.ratio.value <= 1.3
     assert Anchoring().removal_ratio(5) == 1.0
 
 
