@@ -1,11 +1,22 @@
 """The proxy sizes each request from the count the provider reported for the one before
 (DESIGN §11): a 60-step agent loop, driven by the real `anthropic` and `openai` SDKs through a
 real `ctxfit proxy` process, against the fake provider counting every request exactly with a
-real tokenizer (`fake_provider.py --usage exact`)."""
+real tokenizer (`fake_provider.py --usage exact`).
+
+What the agent reads is real code that this repository does not change (the standard library's):
+the figures once came from ctxfit's own source, and an edit of it that changed no behaviour moved
+the largest request from 99.96% to 100.04% of the budget. The anchored count is meant to hold for
+any text, not for one: the same loop, in process through `Session.record`, is run on several.
+"""
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
+import difflib
 import gzip
+import inspect
+import textwrap
 from pathlib import Path
 
 import anthropic
@@ -14,9 +25,10 @@ import openai
 import orjson
 import pytest
 
-from ctxfit_cli import CLEARED_RESULT
+from ctxfit_cli import CLEARED_RESULT, Session
 from ctxfit_cli.core.reported import Reported
 from ctxfit_cli.serve.usage import ReplyUsage
+from fake_provider import FILES, true_size
 from servers import ROOT, fake_provider, proxy, recorded
 
 BUDGET = 30_000
@@ -26,14 +38,15 @@ SYSTEM = ((ROOT / "README.md").read_text("utf-8") * 2)[:50_000]  # a long system
 TASK = "Read the files one by one, against this design:\n\n" + (ROOT / "docs" / "design.md").read_text("utf-8")
 TOOLS = [{"name": "read_file", "description": "Read a file.", "input_schema": {"type": "object"}}]
 OPENAI_TOOLS = [{"type": "function", "function": {"name": "read_file", "parameters": {"type": "object"}}}]
-SOURCE = "".join(p.read_text("utf-8") for p in sorted((ROOT / "ctxfit_cli" / "core").rglob("*.py")))
+SOURCE = "".join(Path(m.__file__).read_text("utf-8") for m in (argparse, dataclasses, difflib, inspect, textwrap))
 
 
-def tool_output(step: int) -> str:
+def tool_output(step: int, text: int = 0) -> str:
     """What reading a file gives the agent: big files first, then small ones, so the request
-    reaches the budget early and then creeps up on it by less than 1% a step."""
+    reaches the budget early and then creeps up on it by less than 1% a step. `text` picks
+    other pieces of the source."""
     size = 8_000 if step < 6 else 700
-    start = (step * 7_919) % (len(SOURCE) - size)
+    start = (step * 7_919 + text * 104_729) % (len(SOURCE) - size)
     return SOURCE[start:start + size]
 
 
@@ -98,6 +111,50 @@ def test_every_request_fits_and_the_largest_is_within_one_percent(dialect, tmp_p
     assert conversation["tokens_confirmed"] > 0
     assert conversation["tokens_after"] == conversation["tokens_confirmed"] + conversation["tokens_estimated"]
     assert "confirmed +" in log or "confirmed -" in log
+
+
+def loop_in_process(dialect: str, text: int) -> list[int]:
+    """The same agent loop through `Session.fit` and `Session.record`, each request counted as
+    the fake provider counts it: the true size of every request sent."""
+    path = lambda step: FILES[step % len(FILES)]  # noqa: E731 (as the fake provider's replies name them)
+    if dialect == "anthropic":
+        session, history = Session(BUDGET, system=SYSTEM, tools=TOOLS), [{"role": "user", "content": TASK}]
+    else:
+        session = Session(BUDGET, tools=OPENAI_TOOLS)
+        history = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": TASK}]
+    sizes = []
+    for step in range(STEPS + 1):
+        sent = session.fit(history)
+        if dialect == "anthropic":
+            size = true_size({"system": SYSTEM, "tools": TOOLS, "messages": sent}, dialect)
+            session.record({"usage": {"input_tokens": size}})
+            history += [{"role": "assistant", "content": [
+                            {"type": "text", "text": f"Reading {path(step)}."},
+                            {"type": "tool_use", "id": f"toolu_{step:04d}", "name": "read_file",
+                             "input": {"path": path(step)}}]},
+                        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_{step:04d}",
+                                                      "content": tool_output(step, text)}]}]
+        else:
+            size = true_size({"tools": OPENAI_TOOLS, "messages": sent}, dialect)
+            session.record({"prompt_tokens": size})
+            arguments = orjson.dumps({"path": path(step)}).decode()
+            history += [{"role": "assistant", "content": None, "tool_calls": [
+                            {"id": f"call_{step:04d}", "type": "function",
+                             "function": {"name": "read_file", "arguments": arguments}}]},
+                        {"role": "tool", "tool_call_id": f"call_{step:04d}", "content": tool_output(step, text)}]
+        sizes.append(size)
+    return sizes
+
+
+@pytest.mark.parametrize("dialect", ["anthropic", "openai"])
+def test_every_request_fits_whatever_the_text(dialect):
+    """The count's margin is the estimate's own scatter (core.anchor.SPREAD), not one text's
+    luck: on other pieces of code the loop stays within the budget and uses it."""
+    for text in range(1, 9):
+        sizes = loop_in_process(dialect, text)
+        first_cleared = next(i for i in range(1, len(sizes)) if sizes[i] < sizes[i - 1])
+        assert max(sizes) <= BUDGET, (text, max(sizes) / BUDGET)
+        assert max(sizes[first_cleared:]) >= 0.99 * BUDGET, (text, max(sizes[first_cleared:]) / BUDGET)
 
 
 def test_json_replies_compressed_or_not_and_streams_report_their_prompt():
