@@ -54,8 +54,10 @@ RATIO_WEIGHT = 0.3
 #: in the median on the real logs), more than the ratio itself can follow. With two, the real
 #: logs' calls under by more than 3% are only those whose growth the log does not hold at all
 #: (a file Claude Code injected, hook output: bench/anchored.py), and a 60-step loop reading
-#: code stays within its budget on each of 40 texts in both dialects (none of the 80 runs
-#: over, against 13 at the ratio alone: tests/test_proxy_anchor.py's loop).
+#: code stayed within its budget on each of 40 texts in both dialects (none of the 80 runs
+#: over, against 5 at the ratio alone: tests/test_proxy_anchor.py's loop). Not a guarantee: a
+#: piece of text denser than any before it can still put a request over by a step's error
+#: (3 runs of 80, by 0.34% at most, with other system prompts).
 SPREAD = 2.0
 #: The mean miss before any reply (log space): a few replies that happen to agree say little
 #: about the next growth's text (a 60-step loop reading code was 0.4% over its budget after four
