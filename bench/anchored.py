@@ -78,8 +78,17 @@ def calls_of(path: Path) -> list[Scored]:
                     continue
                 if not step.confirmed:
                     raise AssertionError(f"{path.name}: call {step.call} has no anchor in its own conversation")
-                out.append(Scored(step.tokens / size - 1, whole[numbers[step.call]] / size - 1, step.call,
-                                  step.tokens, size, step.confirmed, transcript.line or 1))
+                out.append(
+                    Scored(
+                        step.tokens / size - 1,
+                        whole[numbers[step.call]] / size - 1,
+                        step.call,
+                        step.tokens,
+                        size,
+                        step.confirmed,
+                        transcript.line or 1,
+                    )
+                )
     return out
 
 
@@ -97,8 +106,13 @@ def summary(errors: list[float]) -> dict:
     absolute = sorted(abs(e) for e in errors)
     n = len(absolute)
     pick = lambda q: absolute[min(n - 1, int(q * n))]  # noqa: E731 (nearest rank)
-    return {"calls": n, "median": pick(0.5), "p95": pick(0.95), "worst": absolute[-1],
-            "under3": sum(e < -0.03 for e in errors) / n}
+    return {
+        "calls": n,
+        "median": pick(0.5),
+        "p95": pick(0.95),
+        "worst": absolute[-1],
+        "under3": sum(e < -0.03 for e in errors) / n,
+    }
 
 
 def agent_of(path: Path) -> str:
@@ -115,7 +129,9 @@ def synthetic() -> set[str]:
 def report() -> str:
     rows, target_anchored, target_whole, under = [], [], [], []
     made = synthetic()
-    for path in sorted(p for p in REALWORLD.rglob("*") if p.is_file() and p.suffix in (".jsonl", ".json", ".traj", ".md")):
+    for path in sorted(
+        p for p in REALWORLD.rglob("*") if p.is_file() and p.suffix in (".jsonl", ".json", ".traj", ".md")
+    ):
         try:
             pairs = calls_of(path)
         except Exception as error:  # a reader another branch adds, or a format not read here
@@ -135,34 +151,52 @@ def report() -> str:
         mark = " (redacted)" if redacted else " (semi-synthetic fixture)" if fixture else ""
         rows.append((name + mark, summary(anchored), summary(whole)))
     pct = lambda x: f"{100 * x:.2f}%"  # noqa: E731
-    lines = ["| log | calls | median | p95 | worst | under > 3% | whole-request estimate: median / p95 |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| log | calls | median | p95 | worst | under > 3% | whole-request estimate: median / p95 |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for name, a, w in rows:
-        lines.append(f"| {name} | {a['calls']} | {pct(a['median'])} | {pct(a['p95'])} | {pct(a['worst'])} | "
-                     f"{pct(a['under3'])} | {pct(w['median'])} / {pct(w['p95'])} |")
+        lines.append(
+            f"| {name} | {a['calls']} | {pct(a['median'])} | {pct(a['p95'])} | {pct(a['worst'])} | "
+            f"{pct(a['under3'])} | {pct(w['median'])} / {pct(w['p95'])} |"
+        )
     a, w = summary(target_anchored), summary(target_whole)
-    lines.append(f"| **targets: Claude Code, Codex, Gemini CLI (real, unredacted)** | **{a['calls']}** | **{pct(a['median'])}** | "
-                 f"**{pct(a['p95'])}** | **{pct(a['worst'])}** | **{pct(a['under3'])}** | {pct(w['median'])} / {pct(w['p95'])} |")
+    lines.append(
+        f"| **targets: Claude Code, Codex, Gemini CLI (real, unredacted)** | **{a['calls']}** | "
+        f"**{pct(a['median'])}** | **{pct(a['p95'])}** | **{pct(a['worst'])}** | **{pct(a['under3'])}** | "
+        f"{pct(w['median'])} / {pct(w['p95'])} |"
+    )
     met = a["median"] <= 0.005 and a["p95"] <= 0.03 and a["under3"] <= 0.01
     lines += ["", f"Targets (median ≤ 0.5%, p95 ≤ 3%, under by > 3% on ≤ 1% of calls): {'met' if met else 'NOT met'}."]
-    lines += ["", "The target calls under by more than 3% (`log:line` for a conversation that a compaction started; each "
-              "call is anchored on the recorded size of the call before it):",
-              "", "| log | call | anchored on | predicted | recorded | error |", "|---|---|---|---|---|---|"]
-    lines += [f"| {name}{f':{p.line}' if p.line > 1 else ''} | {p.call} | {p.confirmed:,} | {p.predicted:,} | {p.recorded:,} | {100 * p.anchored:+.2f}% |"
-              for name, p in under]
+    lines += [
+        "",
+        "The target calls under by more than 3% (`log:line` for a conversation that a compaction started; each "
+        "call is anchored on the recorded size of the call before it):",
+        "",
+        "| log | call | anchored on | predicted | recorded | error |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, p in under:
+        where = f"{name}:{p.line}" if p.line > 1 else name
+        lines.append(
+            f"| {where} | {p.call} | {p.confirmed:,} | {p.predicted:,} | {p.recorded:,} | {100 * p.anchored:+.2f}% |"
+        )
     return "\n".join(lines)
 
 
 def write_doc(doc: Path, text: str) -> None:
     begin, end = "<!-- bench:anchored -->", "<!-- /bench:anchored -->"
     current = doc.read_text()
-    section = (f"{begin}\n## Counts anchored on the recorded usage (DESIGN §11)\n\n"
-               "Each call's prompt predicted before it is sent, from the log before it (policy `none`): "
-               "`python bench/anchored.py --doc docs/accuracy.md`. The recorded size of the call before, "
-               "plus what the log added since, estimated and counted at the high end of what the earlier "
-               "calls' growths showed (the learned ratio and two mean misses above it, DESIGN §11). Errors "
-               "are relative to the recorded prompt; the first call of each conversation is not scored.\n\n"
-               + text + f"\n{end}")
+    section = (
+        f"{begin}\n## Counts anchored on the recorded usage (DESIGN §11)\n\n"
+        "Each call's prompt predicted before it is sent, from the log before it (policy `none`): "
+        "`python bench/anchored.py --doc docs/accuracy.md`. The recorded size of the call before, "
+        "plus what the log added since, estimated and counted at the high end of what the earlier "
+        "calls' growths showed (the learned ratio and two mean misses above it, DESIGN §11). Errors "
+        "are relative to the recorded prompt; the first call of each conversation is not scored.\n\n"
+        + text
+        + f"\n{end}"
+    )
     if begin in current:
         head, _, rest = current.partition(begin)
         current = head + section + rest.partition(end)[2]

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import REALWORLD, needs_realworld
+from test_usage_cli import run, runner
 
 from ctxfit_cli.cli.app import app
 from ctxfit_cli.core.anchor import RATIO_BOUNDS, Anchor, Anchoring, GrowthRatio, log_anchors, prefix_digest
 from ctxfit_cli.core.fitting import FitOptions, Fitter
 from ctxfit_cli.core.model import Message, Part, PartKind, RecordedCall, Role
-from conftest import REALWORLD, needs_realworld
-from test_usage_cli import run, runner
 
 OPEN_CODEX = REALWORLD / "codex" / "rollout-2025-09-24T20-12-23-01997ea4-a70d-7da3-8c20-c736db82a7c5.jsonl"
 CLAUDE = REALWORLD / "claude-code" / "spotter_ae4a77f8.jsonl"
@@ -63,12 +63,16 @@ def test_the_ratio_is_as_sure_as_the_replies_agree():
         scattered.learn(reported=1_300 if k % 2 else 900, estimated=1_000)
     assert steady.value == pytest.approx(1.1, rel=1e-3) and steady.high == pytest.approx(1.1, rel=1e-3)
     assert scattered.low < 0.95 < scattered.value < 1.15 < scattered.high
-    assert GrowthRatio().low < GrowthRatio().value == 1.0 < GrowthRatio().high  # nothing learned: the estimate, give or take
+    assert (
+        GrowthRatio().low < GrowthRatio().value == 1.0 < GrowthRatio().high
+    )  # nothing learned: the estimate, give or take
 
 
 def test_codex_reasoning_joins_the_next_request_of_its_turn_and_leaves_at_a_new_turn():
-    calls = [RecordedCall(1, prompt_tokens=1000, reasoning_tokens=300),
-             RecordedCall(3, prompt_tokens=1500, reasoning_tokens=200)]
+    calls = [
+        RecordedCall(1, prompt_tokens=1000, reasoning_tokens=300),
+        RecordedCall(3, prompt_tokens=1500, reasoning_tokens=200),
+    ]
     prefix = [0, 100, 200, 300, 400, 500, 600]
     anchors = log_anchors(calls, prefix, 900)
     assert [(a.reasoning, a.turn_reasoning) for a in anchors] == [(300, 0), (200, 300)]
@@ -212,7 +216,7 @@ def test_a_count_that_comes_after_a_request_never_uncleares_what_it_sent():
         if sum(b.cleared for b in sent.batches) > fitter.cleared_batches:
             break
     anchoring.add(Anchor(fitter.planned_estimate // 3, len(history), fitter.planned_estimate))
-    fitter.extend(_reads(13)[len(history):])  # the next round
+    fitter.extend(_reads(13)[len(history) :])  # the next round
     following = fitter.plan()
     assert following.confirmed > 0 and following.tokens_after < budget
     assert {r.call_id for r in sent.cleared} <= {r.call_id for r in following.cleared}

@@ -27,19 +27,19 @@ import gzip
 import inspect
 import textwrap
 from pathlib import Path
+from pydoc_data.topics import topics
 
 import anthropic
 import httpx
 import openai
 import orjson
 import pytest
-from pydoc_data.topics import topics
+from fake_provider import FILES, true_size
+from servers import fake_provider, proxy, recorded
 
 from ctxfit_cli import CLEARED_RESULT, Session
 from ctxfit_cli.core.reported import Reported
 from ctxfit_cli.serve.usage import ReplyUsage
-from fake_provider import FILES, true_size
-from servers import ROOT, fake_provider, proxy, recorded
 
 BUDGET = 30_000
 STEPS = 60
@@ -58,23 +58,28 @@ def tool_output(step: int, text: int = 0) -> str:
     other pieces of the source."""
     size = 8_000 if step < 6 else 700
     start = (step * 7_919 + text * 104_729) % (len(SOURCE) - size)
-    return SOURCE[start:start + size]
+    return SOURCE[start : start + size]
 
 
 def drive_anthropic(url: str) -> None:
     client = anthropic.Anthropic(base_url=url, api_key=KEY, max_retries=0)
     history: list = [{"role": "user", "content": TASK}]
     for _ in range(STEPS + 1):
-        with client.messages.stream(model="claude-sonnet-4-5", max_tokens=1024, system=SYSTEM, tools=TOOLS,
-                                    messages=history) as stream:
+        with client.messages.stream(
+            model="claude-sonnet-4-5", max_tokens=1024, system=SYSTEM, tools=TOOLS, messages=history
+        ) as stream:
             reply = stream.get_final_message()
         history.append({"role": "assistant", "content": reply.content})
         calls = [b for b in reply.content if b.type == "tool_use"]
         if not calls:
             return
         step = int(calls[0].id.rsplit("_", 1)[1])
-        history.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": calls[0].id,
-                                                     "content": tool_output(step)}]})
+        history.append(
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": calls[0].id, "content": tool_output(step)}],
+            }
+        )
 
 
 def drive_openai(url: str) -> None:
@@ -106,8 +111,12 @@ def figures(records: list[dict]) -> dict:
     """Largest true size over the budget, overall and once clearing has started."""
     sizes = [r["true_tokens"] for r in records]
     cleared = next(i for i, r in enumerate(records) if CLEARED_RESULT in orjson.dumps(r["body"]["messages"]).decode())
-    return {"requests": len(sizes), "max": max(sizes) / BUDGET, "max_after_clearing": max(sizes[cleared:]) / BUDGET,
-            "first_cleared": cleared}
+    return {
+        "requests": len(sizes),
+        "max": max(sizes) / BUDGET,
+        "max_after_clearing": max(sizes[cleared:]) / BUDGET,
+        "first_cleared": cleared,
+    }
 
 
 @pytest.mark.parametrize("dialect", ["anthropic", "openai"])
@@ -139,20 +148,44 @@ def loop_in_process(dialect: str, text: int) -> list[int]:
         if dialect == "anthropic":
             size = true_size({"system": SYSTEM, "tools": TOOLS, "messages": sent}, dialect)
             session.record({"usage": {"input_tokens": size}})
-            history += [{"role": "assistant", "content": [
-                            {"type": "text", "text": f"Reading {path(step)}."},
-                            {"type": "tool_use", "id": f"toolu_{step:04d}", "name": "read_file",
-                             "input": {"path": path(step)}}]},
-                        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_{step:04d}",
-                                                      "content": tool_output(step, text)}]}]
+            history += [
+                {
+                    "role": "assistant",
+                    "content": [
+                        {"type": "text", "text": f"Reading {path(step)}."},
+                        {
+                            "type": "tool_use",
+                            "id": f"toolu_{step:04d}",
+                            "name": "read_file",
+                            "input": {"path": path(step)},
+                        },
+                    ],
+                },
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "tool_result", "tool_use_id": f"toolu_{step:04d}", "content": tool_output(step, text)}
+                    ],
+                },
+            ]
         else:
             size = true_size({"tools": OPENAI_TOOLS, "messages": sent}, dialect)
             session.record({"prompt_tokens": size})
             arguments = orjson.dumps({"path": path(step)}).decode()
-            history += [{"role": "assistant", "content": None, "tool_calls": [
-                            {"id": f"call_{step:04d}", "type": "function",
-                             "function": {"name": "read_file", "arguments": arguments}}]},
-                        {"role": "tool", "tool_call_id": f"call_{step:04d}", "content": tool_output(step, text)}]
+            history += [
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": f"call_{step:04d}",
+                            "type": "function",
+                            "function": {"name": "read_file", "arguments": arguments},
+                        }
+                    ],
+                },
+                {"role": "tool", "tool_call_id": f"call_{step:04d}", "content": tool_output(step, text)},
+            ]
         sizes.append(size)
     return sizes
 
@@ -183,18 +216,25 @@ def test_the_count_errs_by_the_new_text_only_whatever_the_text(dialect):
 
 
 def test_json_replies_compressed_or_not_and_streams_report_their_prompt():
-    completion = orjson.dumps({"id": "x", "choices": [{"message": {"content": "\"usage\": {\"prompt_tokens\": 1}"}}],
-                               "usage": {"prompt_tokens": 2048, "prompt_tokens_details": {"cached_tokens": 1024}}})
+    completion = orjson.dumps(
+        {
+            "id": "x",
+            "choices": [{"message": {"content": '"usage": {"prompt_tokens": 1}'}}],
+            "usage": {"prompt_tokens": 2048, "prompt_tokens_details": {"cached_tokens": 1024}},
+        }
+    )
     for encoding, body in (("", completion), ("gzip", gzip.compress(completion))):
         usage = ReplyUsage("application/json", encoding)
         for at in range(0, len(body), 7):
-            usage.feed(body[at:at + 7])
+            usage.feed(body[at : at + 7])
         assert usage.reported() == Reported(2048, 1024)
-    stream = (b'data: {"choices":[{"delta":{"content":"hi"}}]}\n\n'
-              b'data: {"choices":[],"usage":{"prompt_tokens":900,"completion_tokens":3}}\n\ndata: [DONE]\n\n')
+    stream = (
+        b'data: {"choices":[{"delta":{"content":"hi"}}]}\n\n'
+        b'data: {"choices":[],"usage":{"prompt_tokens":900,"completion_tokens":3}}\n\ndata: [DONE]\n\n'
+    )
     usage = ReplyUsage("text/event-stream; charset=utf-8", "")
     for at in range(0, len(stream), 5):
-        usage.feed(stream[at:at + 5])
+        usage.feed(stream[at : at + 5])
     assert usage.reported() == Reported(900)
     unasked = ReplyUsage("text/event-stream", "")
     unasked.feed(b'data: {"choices":[{"delta":{"content":"hi"}}]}\n\ndata: [DONE]\n\n')
@@ -204,8 +244,12 @@ def test_json_replies_compressed_or_not_and_streams_report_their_prompt():
 
 if __name__ == "__main__":  # the figures: python tests/test_proxy_anchor.py
     import tempfile
+
     for dialect in ("anthropic", "openai"):
         for usage in ("exact", "hidden"):
             seen = figures(run(dialect, usage, Path(tempfile.mkdtemp()))[0])
-            print(f"{dialect:9} {'anchored' if usage == 'exact' else 'estimate alone':14} largest {seen['max']:.2%} "
-                  f"of the budget, {seen['max_after_clearing']:.2%} once clearing started (request {seen['first_cleared']})")
+            print(
+                f"{dialect:9} {'anchored' if usage == 'exact' else 'estimate alone':14} largest {seen['max']:.2%} "
+                f"of the budget, {seen['max_after_clearing']:.2%} once clearing started "
+                f"(request {seen['first_cleared']})"
+            )
