@@ -12,10 +12,11 @@ confirm before the reply (DESIGN §11): a 700-character piece of code can be 40%
 ratio learned from the pieces before it. Counted at the high end of what the replies showed,
 the same loop run in process (`Session.record`) on 40 texts in both dialects stayed within the
 budget in all 80 runs (largest 99.98%), against 5 runs over it (by 0.08% at most) at the learned
-ratio alone (`loop_in_process` below, on `range(40)`); with the README and design document as
-the system prompt and task instead, 3 runs of 80 went over, by 0.34% at most. So the in-process
-test checks the bound that holds whatever the text — no count under the true size by more than
-half of its estimated part — and the end-to-end one that the proxy keeps its budget.
+ratio alone (`python tests/test_proxy_anchor.py --texts 40 [--spread 0]`); with the README and
+the design document as the system prompt and task instead, 3 runs of 80 went over, by 0.34% at
+most. So the in-process test checks the bound that holds whatever the text — no count under the
+true size by more than half of its estimated part — and the end-to-end one that the proxy keeps
+its budget.
 """
 
 from __future__ import annotations
@@ -242,9 +243,34 @@ def test_json_replies_compressed_or_not_and_streams_report_their_prompt():
     assert ReplyUsage("application/json", "br").reported() is None
 
 
-if __name__ == "__main__":  # the figures: python tests/test_proxy_anchor.py
+def texts_figures(texts: int) -> None:
+    """Over the in-process loop on `texts` texts, per dialect: runs over the budget, the largest
+    request, and the lowest largest once clearing started."""
+    for dialect in ("anthropic", "openai"):
+        largest, after = [], []
+        for text in range(texts):
+            sizes = loop_in_process(dialect, text)
+            first_cleared = next(i for i in range(1, len(sizes)) if sizes[i] < sizes[i - 1])
+            largest.append(max(sizes) / BUDGET)
+            after.append(max(sizes[first_cleared:]) / BUDGET)
+        print(
+            f"{dialect:9} {texts} texts: {sum(x > 1 for x in largest)} over the budget, largest {max(largest):.3%}, "
+            f"lowest largest once clearing started {min(after):.2%}"
+        )
+
+
+if __name__ == "__main__":
+    # The figures: python tests/test_proxy_anchor.py [--texts 40 [--spread 0]]
+    import sys
     import tempfile
 
+    if "--texts" in sys.argv:  # the in-process loop on many texts (--spread: core.anchor.SPREAD)
+        if "--spread" in sys.argv:
+            from ctxfit_cli.core import anchor
+
+            anchor.SPREAD = float(sys.argv[sys.argv.index("--spread") + 1])
+        texts_figures(int(sys.argv[sys.argv.index("--texts") + 1]))
+        sys.exit(0)
     for dialect in ("anthropic", "openai"):
         for usage in ("exact", "hidden"):
             seen = figures(run(dialect, usage, Path(tempfile.mkdtemp()))[0])
