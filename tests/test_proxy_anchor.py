@@ -12,11 +12,11 @@ confirm before the reply (DESIGN §11): a 700-character piece of code can be 40%
 ratio learned from the pieces before it. Counted at the high end of what the replies showed,
 the same loop run in process (`Session.record`) on 40 texts in both dialects stayed within the
 budget in all 80 runs (largest 99.98%), against 5 runs over it (by 0.08% at most) at the learned
-ratio alone (`python tests/test_proxy_anchor.py --texts 40 [--spread 0]`); with the README and
-the design document as the system prompt and task instead, 3 runs of 80 went over, by 0.34% at
-most. So the in-process test checks the bound that holds whatever the text — no count under the
-true size by more than half of its estimated part — and the end-to-end one that the proxy keeps
-its budget.
+ratio alone (`python tests/test_proxy_anchor.py --texts 40 [--spread 0]`). It is no guarantee:
+with this repository's README and an earlier draft of its design document as the system prompt
+and task, 3 runs of 80 went over, by 0.34% at most. So the in-process test checks the bound that
+holds whatever the text — no count under the true size by more than half of its estimated
+part — and the end-to-end one that the proxy keeps its budget.
 """
 
 from __future__ import annotations
