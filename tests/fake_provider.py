@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import functools
 import gzip
 import hashlib
 import re
@@ -58,10 +59,9 @@ FRAMING = {"anthropic": {"message": 5, "block": 3, "request": 4}, "openai": {"me
 def true_size(value: dict, dialect: str) -> int:
     """The request's size as the provider counts it: every string of it through a real tokenizer
     (o200k for OpenAI, cl100k for Anthropic), plus the framing of its messages and blocks."""
-    from ctxfit_cli.counters.tokenizers import get_tokenizer
-    tokenizer = get_tokenizer("cl100k" if dialect == "anthropic" else "o200k")
+    encoding = "cl100k" if dialect == "anthropic" else "o200k"
     frame = FRAMING[dialect]
-    count = lambda text: tokenizer.tokens(tokenizer.measure(text)) if text else 0  # noqa: E731
+    count = lambda text: _tokens(text, encoding) if text else 0  # noqa: E731
     if dialect == "gemini":
         return _gemini_size(value, frame, count)
     total = frame["request"] + count(orjson.dumps(value.get("tools")).decode() if value.get("tools") else "")
@@ -105,11 +105,21 @@ def _gemini_size(value: dict, frame: dict, count) -> int:
     return total
 
 
+@functools.lru_cache(maxsize=4096)
+def _tokens(text: str, encoding: str) -> int:
+    """A text's tokens (remembered: a loop sends the same system prompt and messages again)."""
+    from ctxfit_cli.counters.tokenizers import get_tokenizer
+    tokenizer = get_tokenizer(encoding)
+    return tokenizer.tokens(tokenizer.measure(text))
+
+
 class Provider:
     def __init__(self, steps: int, record: Path | None, gzip: bool = False, usage: str = "bytes") -> None:
         self.steps, self.record, self.gzip, self.usage = steps, record, gzip, usage
         self.served = 0
-        self.true_tokens: dict[int, int] = {}  # id(body) -> its true size, while it is answered
+        #: id(body) -> (body, its true size) while it is answered: the body is held, so no other
+        #: request's body can be given its id (ids are reused once an object is freed).
+        self.true_tokens: dict[int, tuple[bytes, int]] = {}
 
     def prompt_usage(self, body: bytes, value: dict, dialect: str) -> dict:
         """The usage fields about the prompt, as `--usage` says (`{}`: none)."""
@@ -120,7 +130,8 @@ class Provider:
                 return {"input_tokens": len(body) // 4, "cache_read_input_tokens": len(body) // 8,
                         "cache_creation_input_tokens": 0}
             return {"prompt_tokens": len(body) // 4, "prompt_tokens_details": {"cached_tokens": len(body) // 8}}
-        size = self.true_tokens[id(body)] = true_size(value, dialect)
+        size = true_size(value, dialect)
+        self.true_tokens[id(body)] = (body, size)
         if self.usage == "hidden":
             return {}
         if dialect == "gemini":
@@ -137,8 +148,9 @@ class Provider:
         line = {"path": request.path, "query": request.query_string, "method": request.method,
                 "headers": {h: request.headers[h] for h in RECORDED_HEADERS if h in request.headers},
                 "body": None, "sha256": hashlib.sha256(body).hexdigest(), "reply": base64.b64encode(reply).decode()}
-        if id(body) in self.true_tokens:
-            line["true_tokens"] = self.true_tokens.pop(id(body))
+        held = self.true_tokens.pop(id(body), None)
+        if held is not None and held[0] is body:
+            line["true_tokens"] = held[1]
         try:
             line["body"] = orjson.loads(body) if body else None
             recorded = orjson.dumps(line)

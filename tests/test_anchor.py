@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import REALWORLD, needs_realworld
+from test_usage_cli import run, runner
 
 from ctxfit_cli.cli.app import app
 from ctxfit_cli.core.anchor import RATIO_BOUNDS, Anchor, Anchoring, GrowthRatio, log_anchors, prefix_digest
 from ctxfit_cli.core.fitting import FitOptions, Fitter
 from ctxfit_cli.core.model import Message, Part, PartKind, RecordedCall, Role
-from conftest import REALWORLD, needs_realworld
-from test_usage_cli import run, runner
 
 OPEN_CODEX = REALWORLD / "codex" / "rollout-2025-09-24T20-12-23-01997ea4-a70d-7da3-8c20-c736db82a7c5.jsonl"
 CLAUDE = REALWORLD / "claude-code" / "spotter_ae4a77f8.jsonl"
@@ -25,7 +25,9 @@ def test_the_anchored_size_is_the_reported_one_plus_what_was_added():
     prefix = [0, 100, 300, 700]
     anchoring = Anchoring([Anchor(reported=5000, messages=2, estimated=4200)])
     assert anchoring.offset(2, prefix) == 800  # the counted request itself: exactly the report
-    assert anchoring.offset(3, prefix) + 4200 + 400 == 5000 + 400  # + the estimate of what came since
+    # + the estimate of what came since, at the high end of what replies could show (none yet)
+    added = anchoring.offset(3, prefix) + 4200 + 400 - 5000
+    assert added == round(anchoring.ratio.high * 400) and 400 < added < 1.15 * 400
     assert anchoring.confirmed(3) == 5000
     assert Anchoring().offset(3, prefix) == 0 and Anchoring().confirmed(3) == 0
 
@@ -47,19 +49,39 @@ def test_the_growth_ratio_is_learned_bounded_and_smoothed():
     anchoring = Anchoring([Anchor(1000, 1, 1000), Anchor(2200, 2, 2000)])
     anchoring.anchor_for(2)
     assert anchoring.ratio.value > 1
-    assert anchoring.offset(3, [0, 0, 1000, 2000]) == 2200 - 2000 + round((anchoring.ratio.value - 1) * 1000)
+    # ... at the high end of what the replies showed: one reply, one miss, above the ratio.
+    assert anchoring.ratio.high > anchoring.ratio.value
+    assert anchoring.offset(3, [0, 0, 1000, 2000]) == 2200 - 2000 + round((anchoring.ratio.high - 1) * 1000)
+
+
+def test_the_ratio_is_as_sure_as_the_replies_agree():
+    """The mean miss: growths that keep to one ratio leave the count of the next at it; growths
+    that scatter around it widen the margin, additions counted high and removals credited low."""
+    steady, scattered = GrowthRatio(), GrowthRatio()
+    for k in range(30):
+        steady.learn(reported=1_100, estimated=1_000)
+        scattered.learn(reported=1_300 if k % 2 else 900, estimated=1_000)
+    assert steady.value == pytest.approx(1.1, rel=1e-3) and steady.high == pytest.approx(1.1, rel=1e-3)
+    assert scattered.low < 0.95 < scattered.value < 1.15 < scattered.high
+    assert (
+        GrowthRatio().low < GrowthRatio().value == 1.0 < GrowthRatio().high
+    )  # nothing learned: the estimate, give or take
 
 
 def test_codex_reasoning_joins_the_next_request_of_its_turn_and_leaves_at_a_new_turn():
-    calls = [RecordedCall(1, prompt_tokens=1000, reasoning_tokens=300),
-             RecordedCall(3, prompt_tokens=1500, reasoning_tokens=200)]
+    calls = [
+        RecordedCall(1, prompt_tokens=1000, reasoning_tokens=300),
+        RecordedCall(3, prompt_tokens=1500, reasoning_tokens=200),
+    ]
     prefix = [0, 100, 200, 300, 400, 500, 600]
     anchors = log_anchors(calls, prefix, 900)
     assert [(a.reasoning, a.turn_reasoning) for a in anchors] == [(300, 0), (200, 300)]
     same_turn = Anchoring(anchors)
-    assert same_turn.offset(5, prefix) == 1500 - (900 + 300) + 200
+    offset = same_turn.offset(5, prefix)
+    added = round((same_turn.ratio.high - 1) * (prefix[5] - prefix[3]))  # (the messages since: estimated)
+    assert offset == 1500 - (900 + 300) + added + 200
     new_turn = Anchoring(anchors, turn_starts=[4])
-    assert new_turn.offset(5, prefix) == 1500 - (900 + 300) - 300
+    assert new_turn.offset(5, prefix) == 1500 - (900 + 300) + added - 300
 
 
 def test_the_digest_changes_with_any_byte_of_the_prefix_or_the_fixed_part():
@@ -133,7 +155,10 @@ def test_replay_predicts_each_call_from_the_ones_before(path):
             if step["recorded"]:
                 errors.append(abs(step["predicted"] / step["recorded"] - 1))
     errors.sort()
-    assert errors and errors[len(errors) // 2] < 0.005
+    # (The issue's target, median 0.5% over all Claude Code, Codex and Gemini CLI calls, is
+    # bench/anchored.py's; one log of 17 calls, counted at the high end of what its replies
+    # showed (core.anchor.SPREAD), errs high by a little more.)
+    assert errors and errors[len(errors) // 2] < 0.01
 
 
 def _reads(rounds: int, size: int = 4000) -> list[Message]:
@@ -166,16 +191,16 @@ def test_what_clearing_frees_is_counted_as_the_provider_counts_it(lowwater):
 def test_a_removal_counts_at_no_more_than_the_learned_ratio():
     """Where the estimate runs low (the provider counts more), a removal is worth more than its
     estimate, as an addition is: the learned ratio, not the raw estimate."""
-    history = _reads(12)
+    history = _reads(20)
     options = FitOptions(budget=30_000, lowwater=None, trim=False)
     counted = len(history) - 4
-    growth = [Anchor(1000 + 1300 * k, 1 + 2 * k, 1000 + 1000 * k) for k in range(5)]  # grows 1.3x
+    growth = [Anchor(1000 + 1300 * k, 1 + 2 * k, 1000 + 1000 * k) for k in range(12)]  # grows 1.3x
     raw = Fitter(options)
     raw.extend(history)
     estimated = raw.history.cost_prefix[counted]
     anchoring = Anchoring([*growth, Anchor(round(estimated * 1.3), counted, estimated)])
-    assert anchoring.removal_ratio(counted) == pytest.approx(anchoring.ratio.value)
-    assert 1.0 < anchoring.removal_ratio(counted) <= 1.3
+    assert anchoring.removal_ratio(counted) == pytest.approx(anchoring.ratio.low)  # the low end of it
+    assert 1.0 < anchoring.removal_ratio(counted) < anchoring.ratio.value < 1.32
     assert Anchoring().removal_ratio(5) == 1.0
 
 
@@ -191,7 +216,7 @@ def test_a_count_that_comes_after_a_request_never_uncleares_what_it_sent():
         if sum(b.cleared for b in sent.batches) > fitter.cleared_batches:
             break
     anchoring.add(Anchor(fitter.planned_estimate // 3, len(history), fitter.planned_estimate))
-    fitter.extend(_reads(13)[len(history):])  # the next round
+    fitter.extend(_reads(13)[len(history) :])  # the next round
     following = fitter.plan()
     assert following.confirmed > 0 and following.tokens_after < budget
     assert {r.call_id for r in sent.cleared} <= {r.call_id for r in following.cleared}

@@ -44,3 +44,20 @@ def is_blank_text(block: object) -> bool:
         and isinstance(block.get("text"), str)
         and not block["text"].strip()
     )
+
+
+#: Part fields that say something about the part's data, not data themselves (Gemini: the
+#: validator asks a part for data beside them; `formats.gemini` never counts them).
+PART_METADATA = frozenset(
+    (
+        "thought",
+        "thoughtSignature",
+        "thought_signature",
+        "videoMetadata",
+        "video_metadata",
+        "partMetadata",
+        "part_metadata",
+        "mediaResolution",
+        "media_resolution",
+    )
+)

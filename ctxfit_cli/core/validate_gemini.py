@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from .accepted import PART_METADATA
 from .validate import Checked
 
 ROLES = ("user", "model")
@@ -115,23 +116,10 @@ def _part_kind(part: object, j: int, problems: list[str]) -> str | None:
     if not kinds:
         if "text" in part and not isinstance(part["text"], str):
             problems.append(f'parts[{j}]: "text" must be a string')
-        elif not any(k not in DATA and k not in _METADATA for k in part):  # (an unknown kind is let through)
+        elif not any(k not in DATA and k not in PART_METADATA for k in part):  # (an unknown kind is let through)
             problems.append(f"parts[{j}]: a part needs data (an empty text is none)")
         return None
     return kinds[0]
-
-
-_METADATA = (
-    "thought",
-    "thoughtSignature",
-    "thought_signature",
-    "videoMetadata",
-    "video_metadata",
-    "partMetadata",
-    "part_metadata",
-    "mediaResolution",
-    "media_resolution",
-)
 
 
 #: A function call or response as (name, id or None).

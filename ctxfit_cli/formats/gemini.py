@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from ..core.accepted import PART_METADATA
 from ..core.model import Message, Part, PartKind, Role
 from ..counters.images import DEFAULT_IMAGE_TOKENS, image_tokens_from_base64, pdf_tokens_from_base64
 from .common import Where, expect_dict, json_text, type_name
@@ -32,19 +33,7 @@ ROLES = {"user": Role.USER, "model": Role.ASSISTANT}
 CONTENTS, TOOLS = "contents", "tools"
 SYSTEM_KEYS = ("systemInstruction", "system_instruction")
 #: Part fields that say something about the part's data, not data themselves: never counted.
-METADATA = frozenset(
-    (
-        "thought",
-        "thoughtSignature",
-        "thought_signature",
-        "videoMetadata",
-        "video_metadata",
-        "partMetadata",
-        "part_metadata",
-        "mediaResolution",
-        "media_resolution",
-    )
-)
+METADATA = PART_METADATA
 #: What a function's response is read as when it is one of these alone: the text itself
 #: (Gemini CLI sends `{"output": ...}` or `{"error": ...}`); anything else counts as its JSON.
 _TEXT_RESPONSE_KEYS = ("output", "error")
