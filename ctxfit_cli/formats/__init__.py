@@ -46,7 +46,7 @@ from . import (
 )
 from .common import COMPACTED, Where, dumps, json_text
 from .detection import chat_dialect, described, detect, detect_text
-from .reading import Record, read_records
+from .reading import CutDocument, Record, read_records
 from .repair_writers import WRITERS
 
 #: Formats read a whole document at a time by their own module (no streaming: a document is one JSON value).
@@ -58,6 +58,10 @@ DOCUMENT_READERS = {
     "gemini": gemini_reading.read_contents,
     "gemini-cli": gemini_cli.read,
 }
+#: Agents' logs that are one JSON document rewritten whole as the agent runs, so that a reader can
+#: find one cut short: read up to its last complete element (`reading.CutDocument`). Any other
+#: document cut short (a request, a list of messages) is refused: nothing says it is being written.
+LIVE_DOCUMENTS = frozenset(("cline", "gemini-cli", "openhands", "swe-agent", "opencode"))
 #: Formats that are not JSON, read from the stream by their own module.
 TEXT_READERS = {"aider": aider.read}
 #: Each request dialect's message parser: (value, raw bytes, where) -> Message.
@@ -89,9 +93,15 @@ def read_transcripts(name: str, stream: BinaryIO, format: str | None = None) -> 
     records = read_records(name, stream, open_end)
     first = next(records)
     records = chain([first], records)
+    if isinstance(first, CutDocument):
+        format = format or detect(name, Record(first.line, first.beginning, first.raw))
+        if format not in LIVE_DOCUMENTS:
+            raise first.refused
     format = format or detect(name, first)
     if format in DOCUMENT_READERS:
         for transcript in described(format, DOCUMENT_READERS[format](name, _one_ahead(records))):
+            # (the reader's own notes, an open call at the end, join the input's)
+            open_end.extend(why for why in transcript.open_end if why not in open_end)
             transcript.open_end = open_end
             yield transcript
         return

@@ -78,7 +78,7 @@ def aider_count(text: str) -> int:
 def read(name: str, stream: BinaryIO) -> Iterator[Transcript]:
     """One transcript per conversation of the history."""
     builder = _Builder(name)
-    for number, line in _lines(name, stream):
+    for number, line in _lines(name, stream, builder.open_end):
         yield from builder.add(number, line)
     yield from builder.finish()
     if not builder.found:
@@ -87,19 +87,32 @@ def read(name: str, stream: BinaryIO) -> Iterator[Transcript]:
 
 def records(name: str, stream: BinaryIO) -> Iterator[Record]:
     """The history's lines as records (their text as the value), for what describes a session."""
-    for number, line in _lines(name, stream):
+    for number, line in _lines(name, stream, []):
         yield Record(number, line, b"")
 
 
-def _lines(name: str, stream: BinaryIO) -> Iterator[tuple[int, str]]:
+def _lines(name: str, stream: BinaryIO, open_end: list[str]) -> Iterator[tuple[int, str]]:
+    """The lines of the history, but a last line that does not end with a line break: aider
+    writes whole lines, so that one is being written (half a user line would read as a reply)."""
+    held: tuple[int, bytes] | None = None
     for number, raw in enumerate(lines_of(stream), start=1):
-        if b"\x00" in raw:
-            raise BadInput(name, number, "contains a NUL byte: this is not an aider chat history")
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as error:
-            raise BadInput(name, number, f"invalid UTF-8 at byte {error.start + 1}") from None
-        yield number, text.removeprefix("\ufeff").rstrip("\r\n")
+        if held is not None:
+            yield _decoded(name, *held)
+        held = (number, raw)
+    if held is not None and not held[1].endswith(b"\n") and held[1].strip():
+        open_end.append(f"its last line ({held[0]}) is cut short")
+    elif held is not None:
+        yield _decoded(name, *held)
+
+
+def _decoded(name: str, number: int, raw: bytes) -> tuple[int, str]:
+    if b"\x00" in raw:
+        raise BadInput(name, number, "contains a NUL byte: this is not an aider chat history")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise BadInput(name, number, f"invalid UTF-8 at byte {error.start + 1}") from None
+    return number, text.removeprefix("\ufeff").rstrip("\r\n")
 
 
 def is_user_line(line: str) -> bool:
@@ -116,6 +129,8 @@ class _Builder:
     def __init__(self, name: str) -> None:
         self.name, self.found, self.model = name, False, ""
         self.done: list[Transcript] = []  # conversations complete, not yet handed out
+        #: Why the history looks still being written (shared by all its conversations).
+        self.open_end: list[str] = []
         self._start(1)
 
     def _start(self, line: int) -> None:
@@ -207,7 +222,17 @@ class _Builder:
         if any(m.role is Role.USER for m in self.messages):
             self.found = True
             calls = [c._replace(model=c.model or self.model) for c in self.calls]
-            self.done.append(Transcript(self.name, FORMAT, "openai", tuple(self.messages), line=self.line, calls=calls))
+            self.done.append(
+                Transcript(
+                    self.name,
+                    FORMAT,
+                    "openai",
+                    tuple(self.messages),
+                    line=self.line,
+                    calls=calls,
+                    open_end=self.open_end,
+                )
+            )
         self.messages, self.calls = [], []
 
     def finish(self) -> Iterator[Transcript]:

@@ -77,7 +77,7 @@ def transcript(name: str, record: Record) -> Transcript:
             replies[id(parsed)] = _call(original)
         messages.append(parsed)
     result = Transcript(name, FORMAT, "anthropic", (), line=record.line)
-    repaired = list(repair(messages, WRITERS["anthropic"], name, result.repairs))
+    repaired = list(repair(messages, WRITERS["anthropic"], name, result.repairs, result.open_end))
     result.messages = tuple(repaired)
     result.calls = [replies[id(m)]._replace(message=k) for k, m in enumerate(repaired) if id(m) in replies]
     return result

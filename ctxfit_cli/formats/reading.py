@@ -74,7 +74,8 @@ def read_records(name: str, stream: BinaryIO, torn: list[str] | None = None) -> 
 
     A log being written may end in a record cut short: JSON Lines are read up to the last
     complete record, and the cut last line is named in `torn` (a broken line anywhere else is
-    still an error).
+    still an error); one document cut short is read up to its last complete element
+    (`formats.cut`) as a `CutDocument`, also named in `torn`.
     """
     lines = numbered_lines(name, stream)
     for number, line in lines:
@@ -86,7 +87,7 @@ def read_records(name: str, stream: BinaryIO, torn: list[str] | None = None) -> 
         _refuse_lone_cr(name, number, line)
         if line.lstrip()[:1] not in (b"{", b"[") or not _ends_early(line):
             parse_line(name, number, line)  # not the start of a document: report this line
-        yield _document(name, number, line, lines)
+        yield _document(name, number, line, lines, torn)
         return
     raise NoConversation(name, None, "is empty: no JSON records found")
 
@@ -98,7 +99,7 @@ def _json_lines(name: str, lines: Iterator[tuple[int, bytes]], torn: list[str] |
         try:
             value = orjson.loads(line)
         except orjson.JSONDecodeError as error:
-            if next(lines, None) is not None or not _truncated(line, error):
+            if next(lines, None) is not None or not truncated(line, error):
                 raise BadInput(name, number, _describe(line, error)) from None
             if torn is not None:
                 torn.append(f"its last line ({number}) is cut short")
@@ -117,7 +118,21 @@ def as_sent(line: bytes) -> bytes:
     return minified(line)
 
 
-def _document(name: str, number: int, first: bytes, lines: Iterator[tuple[int, bytes]]) -> Record:
+@dataclass(frozen=True, slots=True)
+class CutDocument(Record):
+    """A document cut short (its agent was rewriting it), read up to its last complete element.
+    Only the logs agents rewrite as they run are read so (`formats.LIVE_DOCUMENTS`); any other
+    document cut short is refused with `refused`."""
+
+    refused: BadInput
+    #: The beginning read as far as it goes (`cut.complete_part(deep=True)`): what the document
+    #: is, for detection, even before its first element is complete.
+    beginning: Any = None
+
+
+def _document(
+    name: str, number: int, first: bytes, lines: Iterator[tuple[int, bytes]], torn: list[str] | None = None
+) -> Record:
     """The one JSON document that starts with `first`, read from the rest of `lines`."""
     numbers, chunks, size = [number], [first], len(first)
     for index, (at, line) in enumerate(lines):
@@ -138,9 +153,18 @@ def _document(name: str, number: int, first: bytes, lines: Iterator[tuple[int, b
         return Record(number, orjson.loads(document), document)
     except orjson.JSONDecodeError as error:
         failed = numbers[min(error.lineno, len(numbers)) - 1]
-        raise BadInput(
-            name, failed, _describe(chunks[min(error.lineno, len(chunks)) - 1], error, whole=document)
-        ) from None
+        problem = BadInput(name, failed, _describe(chunks[min(error.lineno, len(chunks)) - 1], error, whole=document))
+        if not truncated(document, error):
+            raise problem from None
+    from .cut import complete_part  # (only for a document cut short)
+
+    kept = complete_part(document)
+    if kept is None:
+        raise problem
+    if torn is not None:
+        torn.append(f"it is cut short at line {numbers[-1]} (its last element is being written)")
+    beginning = complete_part(document, deep=True)
+    return CutDocument(number, orjson.loads(kept), kept, problem, orjson.loads(beginning or kept))
 
 
 def _ends_early(line: bytes) -> bool:
@@ -148,7 +172,7 @@ def _ends_early(line: bytes) -> bool:
     try:
         orjson.loads(line)
     except orjson.JSONDecodeError as error:
-        return _truncated(line, error)
+        return truncated(line, error)
     return False  # (it parsed: not reached from read_records)
 
 
@@ -254,8 +278,14 @@ def parse_line(name: str, number: int, line: bytes) -> object:
         raise BadInput(name, number, _describe(line, error)) from None
 
 
-def _truncated(line: bytes, error: orjson.JSONDecodeError) -> bool:
+def truncated(line: bytes, error: orjson.JSONDecodeError) -> bool:
+    """Whether `line` failed to parse only because it ends too early (cut short)."""
     message = str(getattr(error, "msg", error))
+    if "UTF-8" in message:  # cut inside a character: only its last bytes are missing
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            return bad.reason == "unexpected end of data"
     return (
         error.pos >= len(line.rstrip()) or "end of" in message.lower() or "EOF" in message or "allocate" in message
     )  # orjson's word for a truncated value 250+ levels deep
@@ -273,7 +303,7 @@ def _describe(line: bytes, error: orjson.JSONDecodeError, *, whole: bytes | None
             "JSON nested more than 1,024 levels deep, more than ctxfit (or most JSON readers) "
             "can read; flatten the value"
         )
-    if _truncated(whole or line, error):
+    if truncated(whole or line, error):
         what = "the document" if whole else "the line"
         return f"truncated JSON: {what} ends before the value is complete"
     return f"not valid JSON at column {error.colno}: {message}"

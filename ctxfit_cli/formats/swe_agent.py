@@ -26,9 +26,11 @@ from collections.abc import Iterator
 import orjson
 
 from ..core.model import Message, RecordedCall, Role, Transcript
+from ..core.repair import repair
 from .common import Where, dumps, expect_dict, type_name
 from .openai import parse_message
 from .reading import Record
+from .repair_writers import WRITERS
 
 FORMAT = "swe-agent"
 
@@ -61,7 +63,7 @@ def transcript(name: str, record: Record) -> Transcript:
     model = model_name(trajectory)
     system: list[Message] = []
     messages: list[Message] = []
-    calls: list[RecordedCall] = []
+    calls: set[int] = set()  # id() of the messages a call of this run made
     for i, item in enumerate(history):
         at = where.at("history").at(i)
         for sent in _as_sent(expect_dict(item, at, "a history entry"), at):
@@ -70,9 +72,13 @@ def transcript(name: str, record: Record) -> Transcript:
                 system.append(message)
                 continue
             if message.role is Role.ASSISTANT:
-                calls.append(RecordedCall(len(messages), model=model))
+                calls.add(id(message))
             messages.append(message)
-    return Transcript(name, FORMAT, "openai", tuple(messages), tuple(system), line=record.line, calls=calls)
+    result = Transcript(name, FORMAT, "openai", (), tuple(system), line=record.line)
+    # (a trajectory being written ends with the call its tool is running: answered, reported)
+    result.messages = tuple(repair(messages, WRITERS["openai"], name, result.repairs, result.open_end))
+    result.calls = [RecordedCall(k, model=model) for k, m in enumerate(result.messages) if id(m) in calls]
+    return result
 
 
 def _as_sent(item: dict, where: Where) -> list[dict]:
