@@ -19,7 +19,8 @@ What is read, as aider sends it (`aider/coders/base_coder.py`):
   message the history does not hold).
 - **Commits**: after an edit aider commits (`> Commit <hash> <message>`) and adds to the chat the
   user message `I committed the changes with git hash <hash> & commit msg: <message>` and the
-  reply `Ok.` (`move_back_cur_messages`): both are read, since every later request carries them.
+  reply `Ok.` (`move_back_cur_messages`): both are read, since every later request carries them,
+  but no model call made that reply, so no request is made before it (`model.WRITTEN_BY_AGENT`).
 - **Calls**: each `> Tokens: N sent, M received.` line is the call that made the reply before it:
   N is its prompt as aider reports it (cache writes included), M its output. aider rounds them:
   below 1,000 exact, below 10,000 to a hundred (`2.4k`), above to a thousand (`12k`).
@@ -36,7 +37,7 @@ import re
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from ..core.model import Message, RecordedCall, Role, Transcript
+from ..core.model import WRITTEN_BY_AGENT, Message, RecordedCall, Role, Transcript
 from ..errors import BadInput, NoConversation
 from .common import Where, dumps
 from .openai import parse_message
@@ -178,6 +179,7 @@ class _Builder:
         elif (commit := _COMMIT.match(text)) and self.messages and self.messages[-1].role is Role.ASSISTANT:
             self._append("user", COMMITTED.format(hash=commit[1], message=commit[2]), number)
             self._append("assistant", ACKNOWLEDGED, number)
+            self.messages[-1].memo[WRITTEN_BY_AGENT] = True  # aider's, not the model's: no call made it
 
     def _close_turn(self) -> None:
         """The user lines read so far, as the message aider sends (if it sends one)."""
