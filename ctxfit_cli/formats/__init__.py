@@ -23,6 +23,8 @@ from collections.abc import Iterable, Iterator
 from itertools import chain
 from typing import Any, BinaryIO, cast
 
+import orjson
+
 from ..core.model import Dialect, Message, Part, PartKind, RecordedCall, Role, Transcript
 from ..core.repair import MADE_FROM, repair
 from ..errors import BadInput, NoConversation
@@ -94,7 +96,7 @@ def read_transcripts(name: str, stream: BinaryIO, format: str | None = None) -> 
     first = next(records)
     records = chain([first], records)
     if isinstance(first, CutDocument):
-        format = format or detect(name, Record(first.line, first.beginning, first.raw))
+        format = format or _cut_format(name, first)
         if format not in LIVE_DOCUMENTS:
             raise first.refused
     format = format or detect(name, first)
@@ -147,6 +149,22 @@ def read_transcripts(name: str, stream: BinaryIO, format: str | None = None) -> 
         name, repair(messages, WRITERS[dialect], name, transcript.repairs, transcript.open_end)
     )
     yield transcript
+
+
+def _cut_format(name: str, first: CutDocument) -> str:
+    """The format of a document cut short: from what is kept of it, else from its beginning read
+    as deep as it goes (its first element may not be whole yet)."""
+    try:
+        found = detect(name, first)
+    except BadInput:
+        found = ""
+    if found in LIVE_DOCUMENTS:
+        return found
+    beginning = first.cut.beginning() if first.cut is not None else first.raw
+    try:
+        return detect(name, Record(first.line, orjson.loads(beginning), beginning))
+    except (BadInput, orjson.JSONDecodeError):
+        raise first.refused from None
 
 
 def _one_ahead(records: Iterator[Record]) -> Iterator[Record]:

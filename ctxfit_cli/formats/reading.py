@@ -12,12 +12,15 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, BinaryIO, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 import orjson
 
 from ..errors import BadInput, NoConversation, UsageProblem
 from ..input_formats import DEFAULT_LINE_LIMIT_MB
+
+if TYPE_CHECKING:
+    from .cut import Cut  # (loaded only for a document cut short)
 
 _BOM = b"\xef\xbb\xbf"
 #: Read buffer: transcript lines run to tens of kilobytes, and with the default 8 KB buffer
@@ -79,15 +82,18 @@ def read_records(name: str, stream: BinaryIO, torn: list[str] | None = None) -> 
     """
     lines = numbered_lines(name, stream)
     for number, line in lines:
-        first = _try_parse(line)
-        if first is not _INVALID:
+        try:
+            first = orjson.loads(line)
+        except orjson.JSONDecodeError as error:
+            failure = error  # (kept: a one-line document is not parsed again to learn why)
+        else:
             yield Record(number, first, as_sent(line))
             yield from _json_lines(name, lines, torn)
             return
         _refuse_lone_cr(name, number, line)
-        if line.lstrip()[:1] not in (b"{", b"[") or not _ends_early(line):
+        if line.lstrip()[:1] not in (b"{", b"[") or not truncated(line, failure):
             parse_line(name, number, line)  # not the start of a document: report this line
-        yield _document(name, number, line, lines, torn)
+        yield _document(name, number, line, lines, torn, failure)
         return
     raise NoConversation(name, None, "is empty: no JSON records found")
 
@@ -125,15 +131,21 @@ class CutDocument(Record):
     document cut short is refused with `refused`."""
 
     refused: BadInput
-    #: The beginning read as far as it goes (`cut.complete_part(deep=True)`): what the document
-    #: is, for detection, even before its first element is complete.
-    beginning: Any = None
+    #: Its reading (`cut.Cut`): `beginning()` is what the document is read as far as it goes, for
+    #: detection, even before its first element is complete.
+    cut: Cut | None = None
 
 
 def _document(
-    name: str, number: int, first: bytes, lines: Iterator[tuple[int, bytes]], torn: list[str] | None = None
+    name: str,
+    number: int,
+    first: bytes,
+    lines: Iterator[tuple[int, bytes]],
+    torn: list[str] | None = None,
+    failure: orjson.JSONDecodeError | None = None,
 ) -> Record:
-    """The one JSON document that starts with `first`, read from the rest of `lines`."""
+    """The one JSON document that starts with `first` (which failed to parse alone with
+    `failure`), read from the rest of `lines`."""
     numbers, chunks, size = [number], [first], len(first)
     for index, (at, line) in enumerate(lines):
         if index == 0 and isinstance(_try_parse(line), dict):
@@ -150,30 +162,26 @@ def _document(
             )
     document = b"\n".join(chunks)
     try:
+        if failure is not None and len(chunks) == 1:
+            raise failure  # (the document is that one line)
         return Record(number, orjson.loads(document), document)
     except orjson.JSONDecodeError as error:
         failed = numbers[min(error.lineno, len(numbers)) - 1]
         problem = BadInput(name, failed, _describe(chunks[min(error.lineno, len(chunks)) - 1], error, whole=document))
         if not truncated(document, error):
             raise problem from None
-    from .cut import complete_part  # (only for a document cut short)
+    from .cut import cut_of  # (only for a document cut short)
 
-    kept = complete_part(document)
-    if kept is None:
+    cut = cut_of(document)
+    try:
+        value = orjson.loads(cut.kept) if cut is not None else None
+    except orjson.JSONDecodeError:
+        cut = None
+    if cut is None:
         raise problem
     if torn is not None:
         torn.append(f"it is cut short at line {numbers[-1]} (its last element is being written)")
-    beginning = complete_part(document, deep=True)
-    return CutDocument(number, orjson.loads(kept), kept, problem, orjson.loads(beginning or kept))
-
-
-def _ends_early(line: bytes) -> bool:
-    """Whether a line that does not parse is a value's beginning (it ends before it closes)."""
-    try:
-        orjson.loads(line)
-    except orjson.JSONDecodeError as error:
-        return truncated(line, error)
-    return False  # (it parsed: not reached from read_records)
+    return CutDocument(number, value, cut.kept, problem, cut)
 
 
 def _refuse_lone_cr(name: str, number: int, line: bytes) -> None:
