@@ -16,7 +16,6 @@ import orjson
 import pytest
 
 from conftest import REALWORLD, ROOT, needs_realworld
-from ctxfit_cli import validate_request
 from fuzzing import check_payloads, invoke, sent_in_payload
 
 #: (Empty where ../shared is not beside the project: CI has it, a fresh clone elsewhere may not.)
@@ -198,52 +197,5 @@ def test_a_real_log_through_real_processes_and_a_pipe(tmp_path):
     assert facts["tokens_sent"] <= budget
 
 
-# --- a log being written ------------------------------------------------------------------------
-
-#: The logs written a record per line as the agent works (the others are one JSON document).
-LIVE_LOGS = [p for p in LOGS if p.suffix == ".jsonl"]
-COMMANDS = ("estimate", "sessions", "replay", "plan", "fit")
-CUTS = 3  # places each log is cut, spread over it
-
-
-def _cuts(path: Path) -> list[bytes]:
-    """The log as it was on disk at a few moments while it was written: after whole lines, and
-    with the next line half written (the last record cut short)."""
-    data = path.read_bytes()
-    ends = [i + 1 for i, byte in enumerate(data) if byte == 0x0A]
-    step = max(1, len(ends) // CUTS)
-    cuts = []
-    for k in range(step, len(ends), step):
-        whole = data[:ends[k - 1]]
-        cuts.append(whole)
-        cuts.append(whole + data[ends[k - 1]:(ends[k - 1] + ends[k]) // 2])
-    return cuts
-
-
-def _has_conversation(data: bytes) -> bool:
-    """Whether a cut holds a message yet (before the first one, there is nothing to read)."""
-    return any(b'"role"' in line or b'"response_item"' in line for line in data.splitlines()[:-1] or [b""]) \
-        or data.count(b"\n") > 0 and b'"role"' in data.split(b"\n")[0]
-
-
-@pytest.mark.parametrize("path", LIVE_LOGS, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_a_log_being_written_is_read_by_every_command(path, tmp_path):
-    """DESIGN §13: every command reads a log up to its last complete record (exit 0, or 4 when
-    it cannot fit), never refuses it (3); every request it writes is valid."""
-    for n, data in enumerate(_cuts(path)):
-        if not _has_conversation(data):
-            continue
-        live = tmp_path / f"{n}-{path.name}"
-        live.write_bytes(data)
-        for command in COMMANDS:
-            done = invoke([command, str(live), "--json"])
-            assert done.exit_code in (0, 4) and "Traceback" not in done.stderr, (n, command, done.stderr[-500:])
-            if command == "fit" and done.exit_code == 0:
-                document = orjson.loads(done.stdout_bytes)
-                for report, payload in zip(document["reports"], document["payloads"]):
-                    assert INDEPENDENT[report["dialect"]](payload) == [], (n, report["path"])
-                    assert validate_request(payload, report["dialect"]) == [], (n, report["path"])
-            if command in ("estimate", "sessions") and data[-1:] != b"\n":
-                # (a compacted log: its last conversation; a file of several runs: the last one)
-                listed = orjson.loads(done.stdout_bytes)["files" if command == "estimate" else "sessions"]
-                assert any(item["still_being_written"] for item in listed), (n, command)
+# --- a log being written: tests/test_live_logs.py (every agent's log, cut after every Nth line and
+# inside lines, through every command) ----------------------------------------------------------

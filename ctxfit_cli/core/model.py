@@ -87,6 +87,18 @@ class Message:
         return not self.parts
 
 
+#: The `Message.memo` key that marks an assistant message no model call made: the agent wrote it
+#: into the history it sends (aider's "Ok." after it commits an edit, a SWE-agent demonstration),
+#: so no request was made before it (`made_by_a_call`).
+WRITTEN_BY_AGENT = "written_by_agent"
+
+
+def made_by_a_call(message: Message) -> bool:
+    """Whether a model call made this message: a request was made before it (an assistant
+    message, unless its agent wrote it: `WRITTEN_BY_AGENT`)."""
+    return message.role is Role.ASSISTANT and WRITTEN_BY_AGENT not in message.memo
+
+
 class RecordedCall(NamedTuple):
     """One model call as the log itself recorded it: the ground truth estimates are held to.
 

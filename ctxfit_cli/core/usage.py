@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ..counters.seed import SEED, Counter, Vector
 from .anchor import Anchoring, Count, log_anchors
 from .estimate import MESSAGE_OVERHEAD, MessageCost, block_counts, block_framing, message_cost
-from .model import Message, RecordedCall, Role, Transcript
+from .model import Message, RecordedCall, Role, Transcript, made_by_a_call
 
 if TYPE_CHECKING:
     from ..counters.profiles import ProfileCounter
@@ -185,10 +185,11 @@ def next_request_from(anchoring: Anchoring | None, prefix: Sequence[int], estima
 
 def recorded_by_call(transcript: Transcript) -> dict[int, int]:
     """Recorded prompt size by model call, numbered as replays number them: call *k* is the
-    one that produced the *k*-th assistant message (1-based) after the given history."""
+    one that produced the *k*-th assistant message (1-based) after the given history that a
+    request was made before (not the first message, not one its agent wrote)."""
     numbers: dict[int, int] = {}
     for index, message in enumerate(transcript.messages):
-        if message.role is Role.ASSISTANT and index >= transcript.given:
+        if index and made_by_a_call(message) and index >= transcript.given:
             numbers[index] = len(numbers) + 1
     return {numbers[c.message]: prompt_of(c) for c in usable(transcript.calls) if c.message in numbers}
 

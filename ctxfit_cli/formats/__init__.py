@@ -23,6 +23,8 @@ from collections.abc import Iterable, Iterator
 from itertools import chain
 from typing import Any, BinaryIO, cast
 
+import orjson
+
 from ..core.model import Dialect, Message, Part, PartKind, RecordedCall, Role, Transcript
 from ..core.repair import MADE_FROM, repair
 from ..errors import BadInput, NoConversation
@@ -46,7 +48,7 @@ from . import (
 )
 from .common import COMPACTED, Where, dumps, json_text
 from .detection import chat_dialect, described, detect, detect_text
-from .reading import Record, read_records
+from .reading import CutDocument, Record, read_records
 from .repair_writers import WRITERS
 
 #: Formats read a whole document at a time by their own module (no streaming: a document is one JSON value).
@@ -58,6 +60,10 @@ DOCUMENT_READERS = {
     "gemini": gemini_reading.read_contents,
     "gemini-cli": gemini_cli.read,
 }
+#: Agents' logs that are one JSON document rewritten whole as the agent runs, so that a reader can
+#: find one cut short: read up to its last complete element (`reading.CutDocument`). Any other
+#: document cut short (a request, a list of messages) is refused: nothing says it is being written.
+LIVE_DOCUMENTS = frozenset(("cline", "gemini-cli", "openhands", "swe-agent", "opencode"))
 #: Formats that are not JSON, read from the stream by their own module.
 TEXT_READERS = {"aider": aider.read}
 #: Each request dialect's message parser: (value, raw bytes, where) -> Message.
@@ -89,9 +95,15 @@ def read_transcripts(name: str, stream: BinaryIO, format: str | None = None) -> 
     records = read_records(name, stream, open_end)
     first = next(records)
     records = chain([first], records)
+    if isinstance(first, CutDocument):
+        format = format or _cut_format(name, first)
+        if format not in LIVE_DOCUMENTS:
+            raise first.refused
     format = format or detect(name, first)
     if format in DOCUMENT_READERS:
         for transcript in described(format, DOCUMENT_READERS[format](name, _one_ahead(records))):
+            # (the reader's own notes, an open call at the end, join the input's)
+            open_end.extend(why for why in transcript.open_end if why not in open_end)
             transcript.open_end = open_end
             yield transcript
         return
@@ -137,6 +149,22 @@ def read_transcripts(name: str, stream: BinaryIO, format: str | None = None) -> 
         name, repair(messages, WRITERS[dialect], name, transcript.repairs, transcript.open_end)
     )
     yield transcript
+
+
+def _cut_format(name: str, first: CutDocument) -> str:
+    """The format of a document cut short: from what is kept of it, else from its beginning read
+    as deep as it goes (its first element may not be whole yet)."""
+    try:
+        found = detect(name, first)
+    except BadInput:
+        found = ""
+    if found in LIVE_DOCUMENTS:
+        return found
+    beginning = first.cut.beginning() if first.cut is not None else first.raw
+    try:
+        return detect(name, Record(first.line, orjson.loads(beginning), beginning))
+    except (BadInput, orjson.JSONDecodeError):
+        raise first.refused from None
 
 
 def _one_ahead(records: Iterator[Record]) -> Iterator[Record]:

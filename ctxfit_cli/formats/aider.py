@@ -19,7 +19,8 @@ What is read, as aider sends it (`aider/coders/base_coder.py`):
   message the history does not hold).
 - **Commits**: after an edit aider commits (`> Commit <hash> <message>`) and adds to the chat the
   user message `I committed the changes with git hash <hash> & commit msg: <message>` and the
-  reply `Ok.` (`move_back_cur_messages`): both are read, since every later request carries them.
+  reply `Ok.` (`move_back_cur_messages`): both are read, since every later request carries them,
+  but no model call made that reply, so no request is made before it (`model.WRITTEN_BY_AGENT`).
 - **Calls**: each `> Tokens: N sent, M received.` line is the call that made the reply before it:
   N is its prompt as aider reports it (cache writes included), M its output. aider rounds them:
   below 1,000 exact, below 10,000 to a hundred (`2.4k`), above to a thousand (`12k`).
@@ -36,7 +37,7 @@ import re
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from ..core.model import Message, RecordedCall, Role, Transcript
+from ..core.model import WRITTEN_BY_AGENT, Message, RecordedCall, Role, Transcript
 from ..errors import BadInput, NoConversation
 from .common import Where, dumps
 from .openai import parse_message
@@ -78,7 +79,7 @@ def aider_count(text: str) -> int:
 def read(name: str, stream: BinaryIO) -> Iterator[Transcript]:
     """One transcript per conversation of the history."""
     builder = _Builder(name)
-    for number, line in _lines(name, stream):
+    for number, line in _lines(name, stream, builder.open_end):
         yield from builder.add(number, line)
     yield from builder.finish()
     if not builder.found:
@@ -87,19 +88,32 @@ def read(name: str, stream: BinaryIO) -> Iterator[Transcript]:
 
 def records(name: str, stream: BinaryIO) -> Iterator[Record]:
     """The history's lines as records (their text as the value), for what describes a session."""
-    for number, line in _lines(name, stream):
+    for number, line in _lines(name, stream, []):
         yield Record(number, line, b"")
 
 
-def _lines(name: str, stream: BinaryIO) -> Iterator[tuple[int, str]]:
+def _lines(name: str, stream: BinaryIO, open_end: list[str]) -> Iterator[tuple[int, str]]:
+    """The lines of the history, but a last line that does not end with a line break: aider
+    writes whole lines, so that one is being written (half a user line would read as a reply)."""
+    held: tuple[int, bytes] | None = None
     for number, raw in enumerate(lines_of(stream), start=1):
-        if b"\x00" in raw:
-            raise BadInput(name, number, "contains a NUL byte: this is not an aider chat history")
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as error:
-            raise BadInput(name, number, f"invalid UTF-8 at byte {error.start + 1}") from None
-        yield number, text.removeprefix("\ufeff").rstrip("\r\n")
+        if held is not None:
+            yield _decoded(name, *held)
+        held = (number, raw)
+    if held is not None and not held[1].endswith(b"\n") and held[1].strip():
+        open_end.append(f"its last line ({held[0]}) is cut short")
+    elif held is not None:
+        yield _decoded(name, *held)
+
+
+def _decoded(name: str, number: int, raw: bytes) -> tuple[int, str]:
+    if b"\x00" in raw:
+        raise BadInput(name, number, "contains a NUL byte: this is not an aider chat history")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise BadInput(name, number, f"invalid UTF-8 at byte {error.start + 1}") from None
+    return number, text.removeprefix("\ufeff").rstrip("\r\n")
 
 
 def is_user_line(line: str) -> bool:
@@ -116,6 +130,8 @@ class _Builder:
     def __init__(self, name: str) -> None:
         self.name, self.found, self.model = name, False, ""
         self.done: list[Transcript] = []  # conversations complete, not yet handed out
+        #: Why the history looks still being written (shared by all its conversations).
+        self.open_end: list[str] = []
         self._start(1)
 
     def _start(self, line: int) -> None:
@@ -163,6 +179,7 @@ class _Builder:
         elif (commit := _COMMIT.match(text)) and self.messages and self.messages[-1].role is Role.ASSISTANT:
             self._append("user", COMMITTED.format(hash=commit[1], message=commit[2]), number)
             self._append("assistant", ACKNOWLEDGED, number)
+            self.messages[-1].memo[WRITTEN_BY_AGENT] = True  # aider's, not the model's: no call made it
 
     def _close_turn(self) -> None:
         """The user lines read so far, as the message aider sends (if it sends one)."""
@@ -207,7 +224,17 @@ class _Builder:
         if any(m.role is Role.USER for m in self.messages):
             self.found = True
             calls = [c._replace(model=c.model or self.model) for c in self.calls]
-            self.done.append(Transcript(self.name, FORMAT, "openai", tuple(self.messages), line=self.line, calls=calls))
+            self.done.append(
+                Transcript(
+                    self.name,
+                    FORMAT,
+                    "openai",
+                    tuple(self.messages),
+                    line=self.line,
+                    calls=calls,
+                    open_end=self.open_end,
+                )
+            )
         self.messages, self.calls = [], []
 
     def finish(self) -> Iterator[Transcript]:

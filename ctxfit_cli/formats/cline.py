@@ -34,12 +34,15 @@ from collections.abc import Iterator
 
 from ..core.model import Message, RecordedCall, Transcript
 from ..core.repair import repair
+from ..errors import NoConversation
 from .anthropic import parse_message
 from .common import Where, dumps, expect_dict, json_object, type_name
 from .reading import Record
 from .repair_writers import WRITERS
 
 FORMAT = "cline"
+#: The file Cline and Roo Code keep a task's history in.
+FILE_NAME = "api_conversation_history.json"
 #: The content Cline gives a call whose result it did not write as a `tool_result` block.
 RESULT_MISSING = "result missing"
 #: Keys of a stored message that mark it as Cline's or Roo Code's (never sent).
@@ -48,8 +51,11 @@ AGENT_KEYS = ("ts", "modelInfo", "metrics", "isSummary", "condenseId", "condense
 _BLOCK_KEYS = ("call_id", "reasoning_details", "summary")
 
 
-def sniff(value: object) -> bool:
-    """A list of messages (objects with `role`) carrying Cline's own keys."""
+def sniff(value: object, name: str = "") -> bool:
+    """A list of messages (objects with `role`) carrying Cline's own keys; or any list in a file
+    of Cline's name (a history cut short before its first message is whole has none yet)."""
+    if isinstance(value, list) and name.replace("\\", "/").rsplit("/", 1)[-1] == FILE_NAME:
+        return True
     if not isinstance(value, list) or not value or not isinstance(value[0], dict) or "role" not in value[0]:
         return False
     return any(isinstance(m, dict) and any(k in m for k in AGENT_KEYS) for m in value[:3])
@@ -66,6 +72,8 @@ def transcript(name: str, record: Record) -> Transcript:
     history = record.value
     if not isinstance(history, list):
         raise where.fail(f"a Cline task history must be a list of messages, got {type_name(history)}")
+    if not history:
+        raise NoConversation(name, record.line, "has no messages yet")
     stored = [expect_dict(m, where.at(i), "a Cline message") for i, m in enumerate(history)]
     kept = [(i, m) for i, m in enumerate(stored) if not _hidden(m, stored)]
     sent = _with_results([(i, _as_sent(m, where.at(i))) for i, m in kept])
@@ -77,7 +85,7 @@ def transcript(name: str, record: Record) -> Transcript:
             replies[id(parsed)] = _call(original)
         messages.append(parsed)
     result = Transcript(name, FORMAT, "anthropic", (), line=record.line)
-    repaired = list(repair(messages, WRITERS["anthropic"], name, result.repairs))
+    repaired = list(repair(messages, WRITERS["anthropic"], name, result.repairs, result.open_end))
     result.messages = tuple(repaired)
     result.calls = [replies[id(m)]._replace(message=k) for k, m in enumerate(repaired) if id(m) in replies]
     return result

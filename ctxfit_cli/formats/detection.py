@@ -34,7 +34,7 @@ def detect(name: str, first: Record) -> str:
         return "openhands"
     if swe_agent.sniff(value):
         return "swe-agent"
-    if cline.sniff(value):
+    if cline.sniff(value, name):
         return "cline"
     if isinstance(value, list):
         return "request"

@@ -121,7 +121,7 @@ def read(name: str, records: Iterable[Record]) -> Iterator[Transcript]:
             replies[message] = reply
         parsed.append(message)
     messages = []
-    for index, message in enumerate(conversation(parsed, name, transcript.repairs)):
+    for index, message in enumerate(conversation(parsed, name, transcript.repairs, transcript.open_end)):
         reply = replies.pop(message, None)
         if reply is not None:
             transcript.calls.append(RecordedCall(index, *reply))

@@ -17,9 +17,12 @@ from .reading import Record
 NO_CONTENTS = "has no contents: nothing from the user or the model was found"
 
 
-def conversation(messages: Iterable[Message], path: str, repairs: list[str]) -> Iterator[Message]:
+def conversation(
+    messages: Iterable[Message], path: str, repairs: list[str], open_end: list[str] | None = None
+) -> Iterator[Message]:
     """Contents as read, made a valid request (lazy): responses keyed as their calls, empty
-    contents dropped, every call answered once (`core.repair`), runs of one role merged."""
+    contents dropped, every call answered once (`core.repair`, which says in `open_end` why the
+    log looks still being written), runs of one role merged."""
     writer = GeminiWriter()
     # (no `combined`: Gemini's turns are merged by `merged_turns`, never by the repair)
     fixed = repair(
@@ -27,6 +30,7 @@ def conversation(messages: Iterable[Message], path: str, repairs: list[str]) -> 
         writer,  # type: ignore[arg-type]
         path,
         repairs,
+        open_end,
     )
     return _require(merged_turns(fixed, path, repairs), path)
 

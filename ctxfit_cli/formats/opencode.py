@@ -38,7 +38,8 @@ from ..core.repair import repair
 from ..errors import BadInput
 from . import anthropic, openai
 from .common import Where, dumps, json_object, json_text
-from .reading import Record
+from .cut import complete_part
+from .reading import Record, truncated
 from .repair_writers import WRITERS
 
 FORMAT = "opencode"
@@ -77,10 +78,11 @@ def session(name: str, record: Record) -> Iterator[Transcript]:
     if name in ("-", "<stdin>"):
         raise where.fail("an OpenCode session is read from its storage folder: give its path, not stdin")
     storage = Path(name).resolve().parents[2]
-    messages = [(path, _load(path)) for path in _files(storage / "message" / str(info["id"]))]
-    builder = _Builder(name, _dialect(m for _, m in messages))
+    open_end: list[str] = []
+    messages = [(path, _load(path, open_end)) for path in _files(storage / "message" / str(info["id"]))]
+    builder = _Builder(name, _dialect(m for _, m in messages), open_end)
     for path, message in messages:
-        parts = [_load(p) for p in _files(storage / "part" / str(message.get("id")))]
+        parts = [_load(p, open_end) for p in _files(storage / "part" / str(message.get("id")))]
         builder.add(message, parts, Where(str(path), 1))
     yield from builder.finish()
 
@@ -94,13 +96,20 @@ def _files(folder: Path) -> list[Path]:
         raise BadInput(str(folder), None, f"cannot read: {error.strerror or error}") from None
 
 
-def _load(path: Path) -> dict:
+def _load(path: Path, open_end: list[str]) -> dict:
+    """One message or part file. OpenCode rewrites them as the session goes (a part as its text
+    streams in), so one may be cut short: read up to its last complete member, as written."""
     try:
-        value = orjson.loads(path.read_bytes())
+        data = path.read_bytes()
+        value = orjson.loads(data)
     except OSError as error:
         raise BadInput(str(path), None, f"cannot read: {error.strerror or error}") from None
     except orjson.JSONDecodeError as error:
-        raise BadInput(str(path), error.lineno, f"not valid JSON: {error.msg}") from None
+        kept = complete_part(data) if truncated(data, error) else None
+        if kept is None:
+            raise BadInput(str(path), error.lineno, f"not valid JSON: {error.msg}") from None
+        open_end.append(f"{path.parent.name}/{path.name} is cut short (being written)")
+        value = orjson.loads(kept)
     if not isinstance(value, dict):
         raise BadInput(str(path), 1, "an OpenCode message or part must be a JSON object")
     return value
@@ -126,8 +135,8 @@ def _dialect(messages: Iterator[dict]) -> Dialect:
 class _Builder:
     """The request messages of a session, in one dialect, one transcript per compaction."""
 
-    def __init__(self, name: str, dialect: Dialect) -> None:
-        self.name, self.dialect = name, dialect
+    def __init__(self, name: str, dialect: Dialect, open_end: list[str]) -> None:
+        self.name, self.dialect, self.open_end = name, dialect, open_end
         self.done: list[Transcript] = []
         self._start()
 
@@ -248,7 +257,7 @@ class _Builder:
             self._start()
             return
         parse = anthropic.parse_message if self.dialect == "anthropic" else openai.parse_message
-        transcript = Transcript(self.name, FORMAT, self.dialect, (), line=1 + len(self.done))
+        transcript = Transcript(self.name, FORMAT, self.dialect, (), line=1 + len(self.done), open_end=self.open_end)
         calls: dict[int, RecordedCall] = {}
         parsed: list[Message] = []
         for value, where, call in self.sent:
@@ -256,7 +265,7 @@ class _Builder:
             if call is not None:
                 calls[id(message)] = call
             parsed.append(message)
-        repaired = list(repair(parsed, WRITERS[self.dialect], self.name, transcript.repairs))
+        repaired = list(repair(parsed, WRITERS[self.dialect], self.name, transcript.repairs, self.open_end))
         transcript.messages = tuple(repaired)
         transcript.calls = [calls[id(m)]._replace(message=k) for k, m in enumerate(repaired) if id(m) in calls]
         self.done.append(transcript)

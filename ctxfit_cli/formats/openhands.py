@@ -201,6 +201,9 @@ class _Builder:
         )
 
     def transcript(self) -> Transcript:
+        # Calls without all their observations are left out, as OpenHands leaves them out; at
+        # the end of the events, they are the ones running (the log is still being written).
+        open_end = ["its last calls have no results yet"] if self.pending else []
         return Transcript(
             self.name,
             FORMAT,
@@ -210,6 +213,7 @@ class _Builder:
             self.tools,
             line=self.line,
             calls=self.calls,
+            open_end=open_end,
         )
 
 

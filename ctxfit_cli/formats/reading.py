@@ -12,12 +12,15 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, BinaryIO, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 import orjson
 
 from ..errors import BadInput, NoConversation, UsageProblem
 from ..input_formats import DEFAULT_LINE_LIMIT_MB
+
+if TYPE_CHECKING:
+    from .cut import Cut  # (loaded only for a document cut short)
 
 _BOM = b"\xef\xbb\xbf"
 #: Read buffer: transcript lines run to tens of kilobytes, and with the default 8 KB buffer
@@ -74,19 +77,23 @@ def read_records(name: str, stream: BinaryIO, torn: list[str] | None = None) -> 
 
     A log being written may end in a record cut short: JSON Lines are read up to the last
     complete record, and the cut last line is named in `torn` (a broken line anywhere else is
-    still an error).
+    still an error); one document cut short is read up to its last complete element
+    (`formats.cut`) as a `CutDocument`, also named in `torn`.
     """
     lines = numbered_lines(name, stream)
     for number, line in lines:
-        first = _try_parse(line)
-        if first is not _INVALID:
+        try:
+            first = orjson.loads(line)
+        except orjson.JSONDecodeError as error:
+            failure = error  # (kept: a one-line document is not parsed again to learn why)
+        else:
             yield Record(number, first, as_sent(line))
             yield from _json_lines(name, lines, torn)
             return
         _refuse_lone_cr(name, number, line)
-        if line.lstrip()[:1] not in (b"{", b"[") or not _ends_early(line):
+        if line.lstrip()[:1] not in (b"{", b"[") or not truncated(line, failure):
             parse_line(name, number, line)  # not the start of a document: report this line
-        yield _document(name, number, line, lines)
+        yield _document(name, number, line, lines, torn, failure)
         return
     raise NoConversation(name, None, "is empty: no JSON records found")
 
@@ -98,7 +105,7 @@ def _json_lines(name: str, lines: Iterator[tuple[int, bytes]], torn: list[str] |
         try:
             value = orjson.loads(line)
         except orjson.JSONDecodeError as error:
-            if next(lines, None) is not None or not _truncated(line, error):
+            if next(lines, None) is not None or not truncated(line, error):
                 raise BadInput(name, number, _describe(line, error)) from None
             if torn is not None:
                 torn.append(f"its last line ({number}) is cut short")
@@ -117,8 +124,28 @@ def as_sent(line: bytes) -> bytes:
     return minified(line)
 
 
-def _document(name: str, number: int, first: bytes, lines: Iterator[tuple[int, bytes]]) -> Record:
-    """The one JSON document that starts with `first`, read from the rest of `lines`."""
+@dataclass(frozen=True, slots=True)
+class CutDocument(Record):
+    """A document cut short (its agent was rewriting it), read up to its last complete element.
+    Only the logs agents rewrite as they run are read so (`formats.LIVE_DOCUMENTS`); any other
+    document cut short is refused with `refused`."""
+
+    refused: BadInput
+    #: Its reading (`cut.Cut`): `beginning()` is what the document is read as far as it goes, for
+    #: detection, even before its first element is complete.
+    cut: Cut | None = None
+
+
+def _document(
+    name: str,
+    number: int,
+    first: bytes,
+    lines: Iterator[tuple[int, bytes]],
+    torn: list[str] | None = None,
+    failure: orjson.JSONDecodeError | None = None,
+) -> Record:
+    """The one JSON document that starts with `first` (which failed to parse alone with
+    `failure`), read from the rest of `lines`."""
     numbers, chunks, size = [number], [first], len(first)
     for index, (at, line) in enumerate(lines):
         if index == 0 and isinstance(_try_parse(line), dict):
@@ -135,21 +162,26 @@ def _document(name: str, number: int, first: bytes, lines: Iterator[tuple[int, b
             )
     document = b"\n".join(chunks)
     try:
+        if failure is not None and len(chunks) == 1:
+            raise failure  # (the document is that one line)
         return Record(number, orjson.loads(document), document)
     except orjson.JSONDecodeError as error:
         failed = numbers[min(error.lineno, len(numbers)) - 1]
-        raise BadInput(
-            name, failed, _describe(chunks[min(error.lineno, len(chunks)) - 1], error, whole=document)
-        ) from None
+        problem = BadInput(name, failed, _describe(chunks[min(error.lineno, len(chunks)) - 1], error, whole=document))
+        if not truncated(document, error):
+            raise problem from None
+    from .cut import cut_of  # (only for a document cut short)
 
-
-def _ends_early(line: bytes) -> bool:
-    """Whether a line that does not parse is a value's beginning (it ends before it closes)."""
+    cut = cut_of(document)
     try:
-        orjson.loads(line)
-    except orjson.JSONDecodeError as error:
-        return _truncated(line, error)
-    return False  # (it parsed: not reached from read_records)
+        value = orjson.loads(cut.kept) if cut is not None else None
+    except orjson.JSONDecodeError:
+        cut = None
+    if cut is None:
+        raise problem
+    if torn is not None:
+        torn.append(f"it is cut short at line {numbers[-1]} (its last element is being written)")
+    return CutDocument(number, value, cut.kept, problem, cut)
 
 
 def _refuse_lone_cr(name: str, number: int, line: bytes) -> None:
@@ -254,8 +286,14 @@ def parse_line(name: str, number: int, line: bytes) -> object:
         raise BadInput(name, number, _describe(line, error)) from None
 
 
-def _truncated(line: bytes, error: orjson.JSONDecodeError) -> bool:
+def truncated(line: bytes, error: orjson.JSONDecodeError) -> bool:
+    """Whether `line` failed to parse only because it ends too early (cut short)."""
     message = str(getattr(error, "msg", error))
+    if "UTF-8" in message:  # cut inside a character: only its last bytes are missing
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            return bad.reason == "unexpected end of data"
     return (
         error.pos >= len(line.rstrip()) or "end of" in message.lower() or "EOF" in message or "allocate" in message
     )  # orjson's word for a truncated value 250+ levels deep
@@ -273,7 +311,7 @@ def _describe(line: bytes, error: orjson.JSONDecodeError, *, whole: bytes | None
             "JSON nested more than 1,024 levels deep, more than ctxfit (or most JSON readers) "
             "can read; flatten the value"
         )
-    if _truncated(whole or line, error):
+    if truncated(whole or line, error):
         what = "the document" if whole else "the line"
         return f"truncated JSON: {what} ends before the value is complete"
     return f"not valid JSON at column {error.colno}: {message}"

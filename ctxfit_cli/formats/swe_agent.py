@@ -9,12 +9,13 @@ read as SWE-agent itself sends it (`sweagent/agent/models.py`, `_history_to_mess
   agent's bookkeeping and are not counted;
 - a `role: "tool"` message names its call in `tool_call_ids` (a list; SWE-agent sends the first
   as `tool_call_id`): each id becomes one tool message, the content on the first;
-- demonstrations (`is_demo: true`) are sent to the model, so they are kept and counted;
+- demonstrations (`is_demo: true`) are sent to the model, so they are kept and counted (but no
+  call of the run made a demonstration's assistant messages: no request is made before them);
 - older trajectories (no function calling) have the actions in the assistant's text and the
   observations as user messages: they read as a plain chat.
 
 The system prompt (the leading `system` messages) becomes the transcript's system prompt. Each
-assistant message is one recorded model call; a trajectory records no per-call usage (only
+assistant message not from a demonstration is one recorded model call; a trajectory records no per-call usage (only
 `info.model_stats` totals), so `prompt_tokens` is unknown. The model is read from
 `replay_config` (`agent.model.name`) when the trajectory has one.
 """
@@ -25,10 +26,12 @@ from collections.abc import Iterator
 
 import orjson
 
-from ..core.model import Message, RecordedCall, Role, Transcript
+from ..core.model import WRITTEN_BY_AGENT, Message, RecordedCall, Role, Transcript
+from ..core.repair import repair
 from .common import Where, dumps, expect_dict, type_name
 from .openai import parse_message
 from .reading import Record
+from .repair_writers import WRITERS
 
 FORMAT = "swe-agent"
 
@@ -61,7 +64,7 @@ def transcript(name: str, record: Record) -> Transcript:
     model = model_name(trajectory)
     system: list[Message] = []
     messages: list[Message] = []
-    calls: list[RecordedCall] = []
+    calls: set[int] = set()  # id() of the messages a call of this run made
     for i, item in enumerate(history):
         at = where.at("history").at(i)
         for sent in _as_sent(expect_dict(item, at, "a history entry"), at):
@@ -69,10 +72,16 @@ def transcript(name: str, record: Record) -> Transcript:
             if message.role is Role.SYSTEM and not messages:
                 system.append(message)
                 continue
-            if message.role is Role.ASSISTANT:
-                calls.append(RecordedCall(len(messages), model=model))
+            if message.role is Role.ASSISTANT and item.get("is_demo"):
+                message.memo[WRITTEN_BY_AGENT] = True  # a demonstration: sent, but no call of this run made it
+            elif message.role is Role.ASSISTANT:
+                calls.add(id(message))
             messages.append(message)
-    return Transcript(name, FORMAT, "openai", tuple(messages), tuple(system), line=record.line, calls=calls)
+    result = Transcript(name, FORMAT, "openai", (), tuple(system), line=record.line)
+    # (a trajectory being written ends with the call its tool is running: answered, reported)
+    result.messages = tuple(repair(messages, WRITERS["openai"], name, result.repairs, result.open_end))
+    result.calls = [RecordedCall(k, model=model) for k, m in enumerate(result.messages) if id(m) in calls]
+    return result
 
 
 def _as_sent(item: dict, where: Where) -> list[dict]:

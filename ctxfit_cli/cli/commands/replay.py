@@ -109,7 +109,8 @@ def replay_command(
 
     \b
     The request before model call k is everything the agent had before its k-th assistant
-    message. For each policy: calls, rejected calls (over --window), largest request, total
+    message (a reply the agent wrote itself, like aider's "Ok." after a commit, is no call).
+    For each policy: calls, rejected calls (over --window), largest request, total
     input, the share read from the prompt cache, cache breaks and the relative cost.
     \b
     To compare every policy on a log:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
 from ..anchor import Anchoring
-from ..model import Message, Role
+from ..model import WRITTEN_BY_AGENT, Message, Role
 from ..options import FitOptions
 from ..plan import Batch, Plan
 from .clearing import Clearing, clear_target
@@ -124,10 +124,16 @@ class Fitter:
         return self.plan()
 
     def extend(self, new: Iterable[Message]) -> None:
-        """Add messages; the request made before each assistant message is walked through."""
+        """Add messages; the request made before each assistant message is walked through (none
+        before one its agent wrote: `model.made_by_a_call`)."""
         history = self.history
         for message in new:
-            if message.role is _ASSISTANT and history.messages and len(history.messages) >= self.replies_from:
+            if (
+                message.role is _ASSISTANT
+                and history.messages
+                and len(history.messages) >= self.replies_from
+                and WRITTEN_BY_AGENT not in message.memo
+            ):
                 self._commit(len(history.messages))
             history.append(message)
 
