@@ -36,6 +36,7 @@ from ..formats.spans import WHITESPACE, Offsets, SpanError, elements, object_mem
 
 #: Chunk size of the common-prefix search: equal chunks are skipped at memcmp speed.
 _CHUNK = 1 << 18
+_FIRST_CHUNK = 1 << 12
 
 
 #: The body is not a JSON object with a `messages` list.
@@ -155,11 +156,14 @@ def common_prefix(a: bytes, b: bytes) -> int:
     (3, 3)
     """
     limit = min(len(a), len(b))
-    low = 0
-    # Bytes slices, not memoryviews: comparing two memoryviews goes element by element.
-    while low + _CHUNK <= limit and a[low : low + _CHUNK] == b[low : low + _CHUNK]:
-        low += _CHUNK
-    high = min(limit, low + _CHUNK)
+    low, chunk = 0, _FIRST_CHUNK
+    # Bytes slices, not memoryviews: comparing two memoryviews goes element by element. The
+    # chunks start small and double: a body of another conversation differs within its first
+    # bytes, and is told apart without copying a whole chunk of each.
+    while low + chunk <= limit and a[low : low + chunk] == b[low : low + chunk]:
+        low += chunk
+        chunk = min(2 * chunk, _CHUNK)
+    high = min(limit, low + chunk)
     while low < high:  # a[:low] == b[:low]; the first difference is before `high`
         middle = (low + high + 1) // 2
         if a[low:middle] == b[low:middle]:
@@ -179,10 +183,16 @@ class Readers:
     most `memory` bytes (`READER_MEMORY` per byte of the body each last read).
     """
 
-    def __init__(self, capacity: int = 32, memory: int | None = None, key: str = "messages") -> None:
+    def __init__(self, capacity: int | None = 32, memory: int | None = None, key: str = "messages") -> None:
         self.capacity, self.memory, self.key = capacity, memory, key
         self._idle: list[BodyReader] = []  # least recently used first
         self._guard = threading.Lock()
+
+    def sibling(self, key: str) -> Readers:
+        """Readers of another array (`input`, ...) within the same memory and count as these."""
+        other = Readers(self.capacity, self.memory, key)
+        other._idle, other._guard = self._idle, self._guard
+        return other
 
     def read(self, body: bytes) -> tuple[dict, Layout]:
         """The request in `body` and where its messages are (raises `BodyError`)."""
@@ -203,7 +213,7 @@ class Readers:
         with self._guard:
             best, common = None, 0
             for reader in self._idle:
-                shared = reader.common(body)
+                shared = reader.common(body) if reader.key == self.key else 0
                 if shared > common:
                     best, common = reader, shared
             if best is None:
@@ -213,7 +223,10 @@ class Readers:
 
     def _trim(self) -> None:
         held = sum(_memory(reader) for reader in self._idle)
-        while self._idle and (len(self._idle) > self.capacity or (self.memory is not None and held > self.memory)):
+        while self._idle and (
+            (self.capacity is not None and len(self._idle) > self.capacity)
+            or (self.memory is not None and held > self.memory)
+        ):
             held -= _memory(self._idle.pop(0))
 
 

@@ -73,6 +73,16 @@ ClientTimeout = Annotated[
         "closed after as long.",
     ),
 ]
+Workers = Annotated[
+    Optional[int],
+    typer.Option(
+        "--workers",
+        min=1,
+        help="Processes that fit the requests, each conversation always in the same one "
+        "(default: one per core).",
+        show_default=False,
+    ),
+]
 MaxConnections = Annotated[
     int,
     typer.Option(
@@ -107,6 +117,7 @@ def proxy(
     shutdown_grace: ShutdownGrace = 5.0,
     client_timeout: ClientTimeout = 30.0,
     max_connections: MaxConnections = 512,
+    workers: Workers = None,
 ) -> None:
     """Run a proxy in front of the provider API that fits every request to the budget.
 
@@ -135,6 +146,7 @@ def proxy(
         shutdown_grace=shutdown_grace,
         client_timeout=client_timeout,
         max_connections=max_connections,
+        workers=workers,
     )
     from ...serve.app import serve
     from ...serve.upstream import shown
@@ -167,6 +179,7 @@ def proxy_settings(
     shutdown_grace: float = 5.0,
     client_timeout: float = 30.0,
     max_connections: int = 512,
+    workers: int | None = None,
 ):
     """The proxy's settings from its options (usage errors raised here, before anything starts)."""
     try:
@@ -193,6 +206,7 @@ def proxy_settings(
         client_timeout=client_timeout,
         max_connections=max_connections,
         log=log,
+        **({"workers": workers} if workers is not None else {}),
     )
 
 
