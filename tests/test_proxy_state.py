@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import orjson
+from conftest import Chat, ascii_text
 
 from ctxfit_cli.serve.body import READER_MEMORY, Readers
 from ctxfit_cli.serve.conversations import SESSION_MEMORY, Conversations, conversation_key
 from ctxfit_cli.serve.fitting import Limits, fit_body, parse
-from conftest import Chat, ascii_text
 
 
 def request(agent: int, calls: int) -> bytes:
