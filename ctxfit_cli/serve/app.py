@@ -131,16 +131,16 @@ class Proxy:
         return app
 
     async def _open(self, _app: web.Application) -> None:
+        await self.pool.start()
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=self.settings.upstream_timeout)
         # auto_decompress off: compressed replies pass through as the provider sent them.
         self.client = aiohttp.ClientSession(
             timeout=timeout, auto_decompress=False, connector=aiohttp.TCPConnector(limit=0)
         )
-        await self.pool.start()
 
     async def _close(self, _app: web.Application) -> None:
-        assert self.client is not None  # (made on start-up, before any request)
-        await self.client.close()
+        if self.client is not None:  # (None when the workers could not start)
+            await self.client.close()
         await self.pool.close()
 
     # --- handlers -----------------------------------------------------------------------------

@@ -24,6 +24,11 @@ import zlib
 from collections.abc import Callable
 from itertools import count
 
+try:
+    import fcntl
+except ImportError:  # (not on Windows)
+    fcntl = None  # type: ignore[assignment]
+
 from ..core.reported import Reported
 from .dialects import HANDLING
 from .frames import frame, receive
@@ -36,6 +41,10 @@ _ELEMENT_END = re.compile(rb"\}\s*[,\]]")
 #: Seconds a worker has to start; a worker that died sooner than `RESTART_AFTER` seconds after
 #: it started is replaced no sooner than that (meanwhile its requests go on unchanged).
 START_SECONDS, RESTART_AFTER = 60.0, 1.0
+#: A body crosses to a worker and back in a few writes, not one per 64 KB: the pipes are made
+#: this large where the system allows (Linux: up to /proc/sys/fs/pipe-max-size), and a worker's
+#: answer is read without pausing the pipe under this size.
+PIPE_SIZE, READ_BUFFER = 1 << 20, 1 << 24
 
 
 class WorkerLost(Exception):
@@ -176,7 +185,9 @@ class Pool:
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             start_new_session=True,  # the terminal's Ctrl-C is the proxy's to handle, not the workers'
+            limit=READ_BUFFER,
         )
+        _widen(process)
         worker = Worker(number, process)
         self.workers[number] = worker
         worker.reader = asyncio.ensure_future(self._read(worker))
@@ -236,3 +247,17 @@ class Pool:
                 await self._worker(worker.number)
             except WorkerLost:
                 pass  # the next request of its conversations tries again
+
+
+def _widen(process: asyncio.subprocess.Process) -> None:
+    """Make the pipes to and from a worker `PIPE_SIZE` large, where the system allows."""
+    set_size = getattr(fcntl, "F_SETPIPE_SZ", None) if fcntl is not None else None
+    if set_size is None:
+        return
+    transport = getattr(process, "_transport", None)  # (asyncio keeps the pipes' transports there)
+    for fd in (0, 1):
+        try:
+            pipe = transport.get_pipe_transport(fd).get_extra_info("pipe")  # type: ignore[union-attr]
+            fcntl.fcntl(pipe.fileno(), set_size, PIPE_SIZE)
+        except (OSError, AttributeError):
+            pass  # a smaller pipe: more writes, same bytes
