@@ -217,7 +217,7 @@ class Proxy:
                 "limit": round(self.settings.memory / 2**20, 1),
                 "held": round(self.pool.held() / 2**20, 1),
             },
-            "workers": {"processes": self.pool.size, "replaced": self.pool.replaced},
+            "workers": {"processes": self.pool.size, "replaced": self.pool.replaced, "fitting": self.pool.fitting()},
             "totals": {k: v for k, v in vars(totals).items() if k != "started"},
             "conversations": self.ledger.to_dict(),
         }

@@ -133,6 +133,10 @@ class Pool:
         except WorkerLost:
             pass  # its conversation will be rebuilt elsewhere, estimated: nothing to anchor
 
+    def fitting(self) -> int:
+        """The requests the workers have in hand."""
+        return sum(len(w.waiting) for w in self.workers if w is not None)
+
     def held(self) -> int:
         """The conversation state the workers hold, in bytes (as each last told)."""
         return sum(w.held for w in self.workers if w is not None and w.alive)
