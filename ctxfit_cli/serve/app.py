@@ -159,19 +159,19 @@ class Proxy:
             # request still gets its line.
             if not request.get(_LOGGED):
                 self.totals.client_gone += not self.stopping
-                started = self._replies.get(id(request))
-                status = started.status if started is not None else "-"
-                cut = "cut off as the proxy stopped" if self.stopping else "the client went away"
-                what = request.get(_WHAT, "")
-                self._log(request, request.get(_STARTED, time.perf_counter()), status, f"({cut}) {what}".strip())
+                reply = self._replies.get(id(request))
+                when = "mid-reply" if reply is not None else "before the reply"
+                why = "cut off as the proxy stopped" if self.stopping else f"the client went away {when}"
+                status = f"{reply.status if reply is not None else '-'} ({why})"
+                self._log(request, request.get(_STARTED, time.perf_counter()), status, request.get(_WHAT, ""))
             raise
         except web.HTTPException:
             raise
         except Exception as error:
-            self.errors.error(
-                f"internal {type(error).__name__}",
-                f"{request.method} {request.path} 500  ctxfit proxy error: {_reason(error)}",
-            )
+            if not request.get(_LOGGED):  # its own line: every request has one, however many fail so
+                self._log(
+                    request, request.get(_STARTED, time.perf_counter()), 500, f"ctxfit proxy error: {_reason(error)}"
+                )
             started = self._replies.get(id(request))
             if started is not None:  # the reply is under way: break it off, as a dropped connection does
                 if request.transport is not None:
@@ -281,6 +281,10 @@ class Proxy:
             )
             response.force_close()
             return response
+        except ConnectionError:  # the client went away before it had sent its body
+            self.totals.client_gone += 1
+            self._log(request, request.get(_STARTED, time.perf_counter()), "- (the client went away)", "")
+            return web.Response(status=400)  # (no one to send it to)
         except web.HTTPRequestEntityTooLarge:
             message = (
                 f"request body over the proxy's limit of {self.settings.max_body:,} bytes (ctxfit proxy --max-body-mb)"
@@ -338,37 +342,52 @@ class Proxy:
             for name, value in upstream.headers.items():
                 if name.lower() not in HOP_BY_HOP or name.lower() == "content-length":
                     response.headers.add(name, value)
-            await response.prepare(request)
             self._replies[id(request)] = response
             usage = ReplyUsage(upstream.headers.get("content-type", ""), upstream.headers.get("content-encoding", ""))
-            chunks = upstream.content.iter_any()
-            anchoring = fitted if upstream.status == 200 else None
-            while True:
-                try:
-                    chunk = await chunks.__anext__()
-                except StopAsyncIteration:
-                    break
-                except (TimeoutError, aiohttp.ClientError):
-                    # The provider broke off mid-reply: break off the agent's reply the same way.
-                    self.totals.upstream_errors += 1
-                    if request.transport is not None:  # (None once the agent has hung up itself)
-                        request.transport.close()
-                    return response, f"{upstream.status} (broken off by the provider mid-reply)"
-                usage.feed(chunk)
-                if anchoring is not None and usage.found is not None:  # before the agent has it all
-                    self.pool.anchor(anchoring, usage.found)
-                    anchoring = None
-                try:
-                    await response.write(chunk)
-                except ConnectionResetError:  # the agent went away: the provider's reply is dropped
-                    self.totals.client_gone += 1
-                    return response, f"{upstream.status} (the client went away mid-reply)"
-            await response.write_eof()
+            try:
+                broken = await self._relay(request, upstream, response, usage, fitted)
+            except ConnectionResetError:  # the agent went away: the provider's reply is dropped
+                self.totals.client_gone += 1
+                return response, f"{upstream.status} (the client went away mid-reply)"
+            if broken:
+                return response, f"{upstream.status} (broken off by the provider mid-reply)"
         reported = usage.reported()
         if reported is not None and stats is not None:
             stats.prompt_tokens += reported.prompt
             stats.cache_read_tokens += reported.cache_read
         return response, str(upstream.status)
+
+    async def _relay(
+        self,
+        request: web.Request,
+        upstream: aiohttp.ClientResponse,
+        response: web.StreamResponse,
+        usage: ReplyUsage,
+        fitted: Fitted | None,
+    ) -> bool:
+        """Pass the provider's reply on as it arrives, reading its usage on the way; whether the
+        provider broke it off (raises `ConnectionResetError` when the agent went away)."""
+        await response.prepare(request)
+        chunks = upstream.content.iter_any()
+        anchoring = fitted if upstream.status == 200 else None
+        while True:
+            try:
+                chunk = await chunks.__anext__()
+            except StopAsyncIteration:
+                break
+            except (TimeoutError, aiohttp.ClientError):
+                # The provider broke off mid-reply: break off the agent's reply the same way.
+                self.totals.upstream_errors += 1
+                if request.transport is not None:  # (None once the agent has hung up itself)
+                    request.transport.close()
+                return True
+            usage.feed(chunk)
+            if anchoring is not None and usage.found is not None:  # before the agent has it all
+                self.pool.anchor(anchoring, usage.found)
+                anchoring = None
+            await response.write(chunk)
+        await response.write_eof()
+        return False
 
     def _upstream_error(self, request: web.Request, status: int, message: str) -> web.Response:
         self.totals.upstream_errors += 1
@@ -382,7 +401,7 @@ class Proxy:
     def _log(self, request: web.Request, started: float, status: int | str, what: str) -> None:
         request[_LOGGED] = True
         elapsed = (time.perf_counter() - started) * 1000
-        self.settings.log(f"{request.method} {request.path} {status} {elapsed:,.0f} ms  {what}")
+        self.settings.log(f"{request.method} {request.path} {status} {elapsed:,.0f} ms  {what}".rstrip())
 
 
 def _loopback(host: str) -> bool:
