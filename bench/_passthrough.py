@@ -21,8 +21,13 @@ async def main(upstream: str) -> None:
     async def forward(request: web.Request) -> web.StreamResponse:
         body = await request.read()
         headers = {k: v for k, v in request.headers.items() if k.lower() not in SKIPPED}
-        async with client.request(request.method, upstream + request.rel_url.raw_path_qs, headers=headers,
-                                  data=body, skip_auto_headers=("Accept-Encoding", "User-Agent")) as reply:
+        async with client.request(
+            request.method,
+            upstream + request.rel_url.raw_path_qs,
+            headers=headers,
+            data=body,
+            skip_auto_headers=("Accept-Encoding", "User-Agent"),
+        ) as reply:
             response = web.StreamResponse(status=reply.status)
             for name, value in reply.headers.items():
                 if name.lower() not in SKIPPED or name.lower() == "content-length":

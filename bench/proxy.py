@@ -33,9 +33,9 @@ import asyncio
 import multiprocessing
 import os
 import sys
-from pathlib import Path
 import threading
 import time
+from pathlib import Path
 from random import Random
 
 import _common as c
@@ -217,7 +217,8 @@ def team_client(rounds: list[tuple[list[str], list[int]]], tokens: int, barrier,
             barrier.wait()
 
 
-def team(urls: dict[str, str], pids: dict[str, int], conversations: int, tokens: int, processes: int, rounds: int) -> dict:
+def team(urls: dict[str, str], pids: dict[str, int], conversations: int, tokens: int, processes: int,
+         rounds: int) -> dict:
     """Run the team `rounds` times against each of `urls` (label -> URL): per label the medians
     over rounds of the latency percentiles and throughput, and the CPU per request of the
     process behind each label in `pids` (with its children)."""

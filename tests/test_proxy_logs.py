@@ -18,7 +18,6 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import orjson
 import pytest
-
 from servers import ROOT, fake_provider, proxy
 
 HEADERS = {"x-api-key": "sk-log-test", "content-type": "application/json"}
@@ -49,8 +48,9 @@ def whole(url: str, number: int) -> None:
 
 def hangs_up_mid_stream(url: str, number: int) -> None:
     """Reads the first piece of a streamed reply, then closes the connection."""
-    with httpx.stream("POST", f"{url}/v1/messages", content=body(number, stream=True), headers=HEADERS,
-                      timeout=60) as response:
+    with httpx.stream(
+        "POST", f"{url}/v1/messages", content=body(number, stream=True), headers=HEADERS, timeout=60
+    ) as response:
         assert response.status_code == 200
         next(response.iter_raw())
 
@@ -60,8 +60,11 @@ def hangs_up_mid_body(url: str, number: int) -> None:
     payload = body(number)
     host, port = url.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port)), timeout=10) as connection:
-        connection.sendall(f"POST /v1/messages HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
-                           f"Content-Length: {len(payload)}\r\n\r\n".encode() + payload[: len(payload) // 2])
+        connection.sendall(
+            f"POST /v1/messages HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(payload)}\r\n\r\n".encode()
+            + payload[: len(payload) // 2]
+        )
         time.sleep(0.05)  # (the request has begun: the proxy has its headers and part of its body)
 
 
@@ -117,8 +120,11 @@ def test_a_summary_when_stopped(tmp_path, sig):
         assert px.process.wait(timeout=30) == 0
         log = px.stop()
     last = log.strip().splitlines()[-1]
-    assert re.match(r"stopped after \d+ s: 3 requests, 0 fitted, 0 results cleared, 0 tokens kept out; cache reads "
-                    r"\d+% of the prompt tokens the provider reported$", last), last
+    assert re.match(
+        r"stopped after \d+ s: 3 requests, 0 fitted, 0 results cleared, 0 tokens kept out; cache reads "
+        r"\d+% of the prompt tokens the provider reported$",
+        last,
+    ), last
     assert "Traceback" not in log
 
 
@@ -129,9 +135,13 @@ def on_a_terminal(upstream: str, env: dict) -> str:
     """Run the proxy with its stderr on a pseudo-terminal, send one request, stop it with
     Ctrl-C's signal: what the terminal showed."""
     controller, terminal = pty.openpty()
-    process = subprocess.Popen([sys.executable, "-m", "ctxfit_cli", "proxy", "--port", "0", "--upstream", upstream],
-                               stdout=subprocess.PIPE, stderr=terminal, cwd=ROOT,
-                               env={**os.environ, "TERM": "xterm-256color", "COLUMNS": "200", **env})
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ctxfit_cli", "proxy", "--port", "0", "--upstream", upstream],
+        stdout=subprocess.PIPE,
+        stderr=terminal,
+        cwd=ROOT,
+        env={**os.environ, "TERM": "xterm-256color", "COLUMNS": "200", **env},
+    )
     os.close(terminal)
     shown: list[bytes] = []
 

@@ -14,9 +14,9 @@ import httpx
 import orjson
 import pytest
 from conftest import Chat
+from servers import fake_provider, proxy, recorded
 
 from ctxfit_cli import count, validate_request
-from servers import fake_provider, proxy, recorded
 
 BUDGET = 20_000
 HEADERS = {"x-api-key": "sk-team-test", "content-type": "application/json"}
@@ -29,8 +29,9 @@ def conversation(number: int, steps: int) -> list[bytes]:
     bodies = []
     for step in range(steps):
         chat.round(f"file {step} of agent {number}: " + "lorem ipsum dolor sit amet " * (200 + 37 * (step % 5)))
-        bodies.append(orjson.dumps({"model": "claude-test", "max_tokens": 100, "system": "Be brief.",
-                                    "messages": chat.lines}))
+        bodies.append(
+            orjson.dumps({"model": "claude-test", "max_tokens": 100, "system": "Be brief.", "messages": chat.lines})
+        )
     return bodies
 
 
@@ -44,8 +45,9 @@ def sent_bodies(record: Path) -> list[bytes]:
 
 
 def workers_of(pid: int) -> list[int]:
-    return [int(child) for task in Path(f"/proc/{pid}/task").iterdir()
-            for child in (task / "children").read_text().split()]
+    return [
+        int(child) for task in Path(f"/proc/{pid}/task").iterdir() for child in (task / "children").read_text().split()
+    ]
 
 
 def eventually(condition, seconds: float = 20) -> bool:
@@ -63,14 +65,18 @@ def test_two_proxies_taking_turns_send_the_same_bodies_as_one(tmp_path):
     the very same bodies as through one proxy. (The provider reports no usage here: an anchor
     on a reported count is held by the proxy that passed the reply on, README.)"""
     bodies = conversation(1, 18)
-    with fake_provider(tmp_path / "one.jsonl", usage="hidden") as provider, \
-            proxy(provider.url, "--budget", str(BUDGET)) as one:
+    with (
+        fake_provider(tmp_path / "one.jsonl", usage="hidden") as provider,
+        proxy(provider.url, "--budget", str(BUDGET)) as one,
+    ):
         for body in bodies:
             send(one.url, body)
         assert "Traceback" not in one.stop()
-    with fake_provider(tmp_path / "two.jsonl", usage="hidden") as provider, \
-            proxy(provider.url, "--budget", str(BUDGET), "--workers", "1") as first, \
-            proxy(provider.url, "--budget", str(BUDGET), "--workers", "2") as second:
+    with (
+        fake_provider(tmp_path / "two.jsonl", usage="hidden") as provider,
+        proxy(provider.url, "--budget", str(BUDGET), "--workers", "1") as first,
+        proxy(provider.url, "--budget", str(BUDGET), "--workers", "2") as second,
+    ):
         for step, body in enumerate(bodies):
             send((first, second)[step % 2].url, body)
         assert [p.stop().count("POST /v1/messages 200") for p in (first, second)] == [9, 9]
@@ -89,8 +95,11 @@ def test_two_proxies_taking_turns_stay_valid_and_within_budget_with_reported_usa
     passed the last reply on; the other sizes it from the estimate. Every body stays valid and
     within the budget either way."""
     bodies = conversation(2, 18)
-    with fake_provider(tmp_path / "two.jsonl", usage="exact") as provider, \
-            proxy(provider.url, "--budget", str(BUDGET)) as first, proxy(provider.url, "--budget", str(BUDGET)) as second:
+    with (
+        fake_provider(tmp_path / "two.jsonl", usage="exact") as provider,
+        proxy(provider.url, "--budget", str(BUDGET)) as first,
+        proxy(provider.url, "--budget", str(BUDGET)) as second,
+    ):
         for step, body in enumerate(bodies):
             send((first, second)[step % 2].url, body)
         logs = [p.stop() for p in (first, second)]
@@ -107,8 +116,10 @@ def test_a_team_is_fitted_in_worker_processes_each_conversation_in_one(tmp_path)
     cleared results only growing (its session stays in one worker), stats counted per
     conversation whichever worker fitted it."""
     team = [conversation(number, 14) for number in range(6)]
-    with fake_provider(tmp_path / "team.jsonl") as provider, \
-            proxy(provider.url, "--budget", str(BUDGET), "--workers", "2") as px:
+    with (
+        fake_provider(tmp_path / "team.jsonl") as provider,
+        proxy(provider.url, "--budget", str(BUDGET), "--workers", "2") as px,
+    ):
         assert len(workers_of(px.process.pid)) == 2
 
         def agent(bodies: list[bytes]) -> None:
@@ -128,8 +139,13 @@ def test_a_team_is_fitted_in_worker_processes_each_conversation_in_one(tmp_path)
         body = record["body"]
         assert validate_request(body, "anthropic") == []
         assert count(body["messages"], system=body["system"], dialect="anthropic") <= BUDGET
-        cleared = {b["tool_use_id"] for m in body["messages"] if isinstance(m["content"], list)
-                   for b in m["content"] if b.get("type") == "tool_result" and "cleared" in str(b.get("content"))}
+        cleared = {
+            b["tool_use_id"]
+            for m in body["messages"]
+            if isinstance(m["content"], list)
+            for b in m["content"]
+            if b.get("type") == "tool_result" and "cleared" in str(b.get("content"))
+        }
         by_agent.setdefault(body["messages"][0]["content"], []).append(cleared)
     assert len(by_agent) == 6
     for cleared in by_agent.values():  # the ratchet holds across requests
@@ -139,8 +155,10 @@ def test_a_team_is_fitted_in_worker_processes_each_conversation_in_one(tmp_path)
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="finds the workers in /proc")
 def test_a_worker_that_dies_is_replaced_and_what_it_held_goes_on_unchanged(tmp_path):
     bodies = conversation(3, 12)
-    with fake_provider(tmp_path / "upstream.jsonl") as provider, \
-            proxy(provider.url, "--budget", str(BUDGET), "--workers", "1") as px:
+    with (
+        fake_provider(tmp_path / "upstream.jsonl") as provider,
+        proxy(provider.url, "--budget", str(BUDGET), "--workers", "1") as px,
+    ):
         for body in bodies[:6]:
             send(px.url, body)
         [worker] = workers_of(px.process.pid)
