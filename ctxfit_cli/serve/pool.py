@@ -77,8 +77,7 @@ class Worker:
         stdin = self.process.stdin
         if not self.alive or stdin is None or stdin.is_closing():
             raise WorkerLost(f"fitting worker {self.number} has ended")
-        for piece in frame(message, body):
-            stdin.write(piece)
+        stdin.write(b"".join(frame(message, body)))  # one write: the worker wakes once
 
 
 class Pool:
