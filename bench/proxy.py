@@ -272,14 +272,29 @@ def team_main(args) -> None:
                      c.fmt_s(r["cpu"]) if r["cpu"] is not None else "-",
                      f"p99 {c.verdict(added99 <= TEAM_P99)}, throughput {c.verdict(share >= TEAM_THROUGHPUT)}"])
     totals = stats["totals"]
-    print(c.table(["through", "requests per run", "direct p50", "direct p99", "added p50", "added p99",
-                   "requests/s", "direct requests/s", "share of direct", "its CPU per request",
-                   "target p99 <= 50 ms, >= 0.8x"], rows))
-    print(f"proxy totals: {totals['requests']:,} requests, {totals['fitted']:,} fitted, {totals['failed_open']} failed "
-          f"open; memory held {stats['memory_mb']['held']} MB of {stats['memory_mb']['limit']} MB; "
-          f"load average {os.getloadavg()[0]:.1f}")
+    table = c.table(["through", "requests per run", "direct p50", "direct p99", "added p50", "added p99",
+                     "requests/s", "direct requests/s", "share of direct", "its CPU per request",
+                     "target p99 <= 50 ms, >= 0.8x"], rows)
+    notes = (f"Proxy totals: {totals['requests']:,} requests, {totals['fitted']:,} fitted, {totals['failed_open']} "
+             f"failed open, {stats['workers']['processes']} worker processes; memory held "
+             f"{stats['memory_mb']['held']} MB of {stats['memory_mb']['limit']} MB. Load average "
+             f"{os.getloadavg()[0]:.1f} at the end of this run.")
+    print(table + "\n" + notes)
     if "Traceback" in log:
         print("the proxy's log holds a traceback:\n" + log[-3000:])
+    if not args.no_doc:
+        c.write_section("proxy-team", c.section(
+            "A team on one proxy (bench/proxy.py --team)",
+            f"{args.team} conversations at once, one client (one connection) each, every one growing by one tool "
+            f"round per request from its first message to {args.team_tokens:,} tokens (`--budget {args.budget:,}`), "
+            f"clients in {args.client_processes} processes, fake provider with a deep listen queue; {args.rounds} "
+            "rounds, each straight to the provider, through `ctxfit proxy` and through a pass-through aiohttp proxy "
+            "that fits nothing (the floor); medians over the rounds. Added = percentile through a proxy less the "
+            "same percentile straight.",
+            c.command_line(), table + "\n\n" + notes,
+            "Targets: p99 added latency <= 50 ms, throughput >= 0.8x direct. The clients, the fake provider and "
+            "the proxy share the machine's 2 cores (with whatever else it ran): the floor row is what any proxy "
+            "costs here."))
 
 
 def main() -> None:
