@@ -276,7 +276,7 @@ def team_main(args) -> None:
                      "requests/s", "direct requests/s", "share of direct", "its CPU per request",
                      "target p99 <= 50 ms, >= 0.8x"], rows)
     notes = (f"Proxy totals: {totals['requests']:,} requests, {totals['fitted']:,} fitted, {totals['failed_open']} "
-             f"failed open, {stats['workers']['processes']} worker processes; memory held "
+             f"failed open, {stats.get('workers', {}).get('processes', 'no')} worker processes; memory held "
              f"{stats['memory_mb']['held']} MB of {stats['memory_mb']['limit']} MB. Load average "
              f"{os.getloadavg()[0]:.1f} at the end of this run.")
     print(table + "\n" + notes)

@@ -66,6 +66,8 @@ _STARTED, _WHAT, _LOGGED = "ctxfit.started", "ctxfit.what", "ctxfit.logged"
 
 
 class StartFailed(CtxfitError):
+    """The proxy could not start its fitting workers: one line, nothing left running."""
+
     exit_code = EXIT_INTERNAL
 
 
