@@ -115,6 +115,9 @@ class Conversation:
     fixed: tuple = ()
     #: Bytes of the last request body its session was fitted on.
     size: int = 0
+    #: The last request fitted, as its reply's usage anchors it: (ticket, session, what it
+    #: sent); forgotten with the conversation.
+    last: tuple | None = None
 
     def session_for(self, budget: int, window: int | None, dialect: Dialect, system: Any, tools: Any) -> Session:
         # Another system prompt, tool list, budget or window (the agent switched model): a new walk.
@@ -147,6 +150,10 @@ class Conversations:
         self._known.move_to_end(key)
         return conversation
 
+    def find(self, key: str) -> Conversation | None:
+        """The conversation `key` if it is still kept (not counted as a use)."""
+        return self._known.get(key)
+
     def fitted(self, conversation: Conversation, size: int) -> None:
         """`conversation` has just fitted a body of `size` bytes: forget the least recently
         used conversations past the memory or the count (this one too, when it alone is over)."""
@@ -158,7 +165,7 @@ class Conversations:
             or (self.capacity is not None and len(self._known) > self.capacity)
         ):
             _, dropped = self._known.popitem(last=False)
-            dropped.session = None
+            dropped.session = dropped.last = None
             self._held -= SESSION_MEMORY * dropped.size
 
     def held(self) -> int:

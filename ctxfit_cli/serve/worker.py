@@ -82,8 +82,6 @@ class Fitting:
         self.conversations = Conversations(setup.conversations, sessions)
         readers = Readers(setup.conversations, setup.memory - sessions)
         self.readers = {h.array: readers.sibling(h.array) for h in HANDLING.values()}
-        #: Per conversation, the last request fitted: (ticket, session, what it sent).
-        self.sent: dict[str, tuple] = {}
 
     def fit(self, ticket: int, dialect: str, body: bytes) -> Fitted:
         key = None
@@ -98,17 +96,15 @@ class Fitting:
         except Exception as error:
             return Fitted(body, key, skipped=reason(error), held=self.held())
         anchorable = outcome.session is not None and outcome.sent is not None and outcome.error is None
-        if anchorable:
-            self.sent[key] = (ticket, outcome.session, outcome.sent)
-        else:
-            self.sent.pop(key, None)
+        conversation.last = (ticket, outcome.session, outcome.sent) if anchorable else None
         return Fitted(outcome.body, key, outcome.plan, limits, outcome.error, anchorable=anchorable, held=self.held())
 
     def anchor(self, key: str, ticket: int, reported: Reported) -> None:
         """The reply to request `ticket` of conversation `key` reported its prompt's size."""
-        last = self.sent.get(key)
+        conversation = self.conversations.find(key)
+        last = conversation.last if conversation is not None else None
         if last is None or last[0] != ticket or reported.prompt <= 0:
-            return  # another request of it was fitted since, or this worker never fitted it
+            return  # another request of it was fitted since, or it is no longer kept here
         _, session, sent = last
         session.record(reported, sent=sent)
 
