@@ -14,16 +14,28 @@ request (its threads' on-CPU time, from /proc) shows its work apart from the mac
 
 Requests per second: `--clients` threads, each an ongoing 10,000-token conversation, for
 `--seconds`, through the proxy and straight to the provider.
+
+A team (`--team 50`): that many conversations at once, one HTTP client (one connection) each,
+every one growing from its first message by one tool round per request until it holds
+`--team-tokens` (150,000) tokens; the clients run in `--client-processes` processes so that
+sending is not the bottleneck, against a fake provider with a deep listen queue. Each round runs
+the same kind of team (new conversations each time) straight to the provider, through the proxy
+and through a pass-through aiohttp proxy that fits nothing (`_passthrough.py`: the floor any
+Python proxy has on this machine), in turn; added latency is a percentile through a proxy less
+the same percentile straight, throughput is requests over the time the whole team took.
+Targets: p99 added ≤ 50 ms, throughput ≥ 0.8× direct.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import multiprocessing
 import os
 import sys
-from pathlib import Path
 import threading
 import time
+from pathlib import Path
 from random import Random
 
 import _common as c
@@ -31,11 +43,12 @@ import httpx
 import orjson
 
 sys.path.insert(0, str(c.ROOT / "tests"))
-from servers import fake_provider, proxy  # noqa: E402
+from servers import Server, fake_provider, proxy  # noqa: E402
 
 from ctxfit_cli import count  # noqa: E402
 
 TARGET_P99 = 20e-3
+TEAM_P99, TEAM_THROUGHPUT = 50e-3, 0.8
 
 
 class Conversation:
@@ -85,14 +98,16 @@ def post(client: httpx.Client, url: str, body: bytes) -> float:
 
 
 def cpu_ns(pid: int) -> int:
-    """Time the process's threads have run on a CPU, in ns (/proc/PID/task/*/schedstat): what the
-    proxy's own work costs, whatever else the shared machine is doing."""
+    """Time the process's threads and its children's (the proxy's fitting workers) have run on a
+    CPU, in ns (/proc/PID/task/*/schedstat): what the proxy's own work costs, whatever else the
+    shared machine is doing."""
     total = 0
     for task in Path(f"/proc/{pid}/task").iterdir():
         try:
             total += int((task / "schedstat").read_text().split()[0])
+            total += sum(cpu_ns(int(child)) for child in (task / "children").read_text().split())
         except (OSError, ValueError):
-            pass  # a thread that ended meanwhile
+            pass  # a thread or child that ended meanwhile
     return total
 
 
@@ -148,6 +163,140 @@ def throughput(url: str, clients: int, seconds: float) -> float:
     return sum(done) / (time.perf_counter() - start)
 
 
+# --- a team: many conversations at once ---------------------------------------------------------
+
+
+HEADERS = {"x-api-key": "bench", "content-type": "application/json"}
+
+
+def team_bodies(seed: int, tokens: int) -> list[bytes]:
+    """Every request of one conversation, from its first message until it holds `tokens`."""
+    conversation = Conversation(0, seed)
+    ends = [1]
+    while conversation.tokens < tokens:
+        conversation.grow()
+        ends.append(len(conversation.messages))
+    parts = [orjson.dumps(m) for m in conversation.messages]
+    head = b'{"model":"bench","max_tokens":256,"system":"You are a careful reader.","messages":['
+    return [head + b",".join(parts[:end]) + b"]}" for end in ends]
+
+
+async def drive(url: str, conversations: list[list[bytes]]) -> list[float]:
+    """Every conversation sends its requests one after the other, all conversations at once,
+    each through its own connection: the latency of every request."""
+    import aiohttp
+
+    times: list[float] = []
+
+    async def one(bodies: list[bytes]) -> None:
+        timeout = aiohttp.ClientTimeout(total=600)
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=1), timeout=timeout) as session:
+            for body in bodies:
+                start = time.perf_counter()
+                async with session.post(f"{url}/v1/messages", data=body, headers=HEADERS) as response:
+                    await response.read()
+                    if response.status != 200:
+                        raise SystemExit(f"{url}: HTTP {response.status}")
+                times.append(time.perf_counter() - start)
+
+    await asyncio.gather(*(one(bodies) for bodies in conversations))
+    return times
+
+
+def team_client(rounds: list[tuple[list[str], list[int]]], tokens: int, barrier, results) -> None:
+    """One client process: for each round, its conversations (built before the clock starts)
+    against each URL in turn; the results of each run go to `results`."""
+    for number, (urls, seeds) in enumerate(rounds):
+        for label_url in urls:
+            label, url = label_url.split("=", 1)
+            bodies = [team_bodies(seed, tokens) for seed in seeds]
+            barrier.wait()
+            start = time.perf_counter()
+            times = asyncio.run(drive(url, bodies))
+            results.put((number, label, times, start, time.perf_counter()))
+            barrier.wait()
+
+
+def team(urls: dict[str, str], pids: dict[str, int], conversations: int, tokens: int, processes: int,
+         rounds: int) -> dict:
+    """Run the team `rounds` times against each of `urls` (label -> URL): per label the medians
+    over rounds of the latency percentiles and throughput, and the CPU per request of the
+    process behind each label in `pids` (with its children)."""
+    context = multiprocessing.get_context("fork")
+    barrier, results = context.Barrier(processes + 1), context.Queue()
+    plan = [[f"{label}={url}" for label, url in urls.items()] for _ in range(rounds)]
+    workers = []
+    for p in range(processes):
+        seeds = [[10_000 * (r + 1) + i for i in range(p, conversations, processes)] for r in range(rounds)]
+        workers.append(context.Process(target=team_client, args=(list(zip(plan, seeds)), tokens, barrier, results)))
+    for worker in workers:
+        worker.start()
+    runs: dict[str, list[dict]] = {label: [] for label in urls}
+    for _ in range(rounds):
+        for label in urls:
+            barrier.wait()  # the clients have built their conversations: go
+            cpu = cpu_ns(pids[label]) if label in pids else 0
+            barrier.wait()  # ... and all of them are done
+            used = (cpu_ns(pids[label]) - cpu) / 1e9 if label in pids else None
+            parts = [results.get() for _ in range(processes)]
+            times = [t for part in parts for t in part[2]]
+            wall = max(p[4] for p in parts) - min(p[3] for p in parts)
+            runs[label].append({"p50": percentile(times, 0.5), "p99": percentile(times, 0.99), "requests": len(times),
+                                "rps": len(times) / wall, "cpu": used / len(times) if used is not None else None})
+            print(f"  {label}: {len(times):,} requests in {wall:.1f} s ({len(times) / wall:,.0f}/s), latency p50 "
+                  f"{c.fmt_s(runs[label][-1]['p50'])}, p99 {c.fmt_s(runs[label][-1]['p99'])}", flush=True)
+    for worker in workers:
+        worker.join()
+    return {label: {k: c.median([r[k] for r in rs]) if rs[0][k] is not None else None for k in rs[0]}
+            for label, rs in runs.items()}
+
+
+def team_main(args) -> None:
+    record = None
+    options = ["--budget", str(args.budget), *(["--workers", str(args.workers)] if args.workers else [])]
+    with fake_provider(record, 10**9, "--backlog", "4096") as provider, proxy(provider.url, *options) as px, \
+            Server([sys.executable, str(Path(__file__).with_name("_passthrough.py")), provider.url]) as floor:
+        urls = {"direct": provider.url, "proxy": px.url, "floor": floor.url}
+        pids = {"proxy": px.process.pid, "floor": floor.process.pid}
+        result = team(urls, pids, args.team, args.team_tokens, args.client_processes, args.rounds)
+        stats = httpx.get(f"{px.url}/ctxfit/stats").json()
+        log = px.stop()
+    direct = result["direct"]
+    rows = []
+    for label in ("proxy", "floor"):
+        r = result[label]
+        added50, added99 = r["p50"] - direct["p50"], r["p99"] - direct["p99"]
+        share = r["rps"] / direct["rps"]
+        rows.append([label, f"{r['requests']:,.0f}", c.fmt_s(direct["p50"]), c.fmt_s(direct["p99"]),
+                     c.fmt_s(added50), c.fmt_s(added99), f"{r['rps']:,.0f}", f"{direct['rps']:,.0f}", f"{share:.2f}x",
+                     c.fmt_s(r["cpu"]) if r["cpu"] is not None else "-",
+                     f"p99 {c.verdict(added99 <= TEAM_P99)}, throughput {c.verdict(share >= TEAM_THROUGHPUT)}"])
+    totals = stats["totals"]
+    table = c.table(["through", "requests per run", "direct p50", "direct p99", "added p50", "added p99",
+                     "requests/s", "direct requests/s", "share of direct", "its CPU per request",
+                     "target p99 <= 50 ms, >= 0.8x"], rows)
+    notes = (f"Proxy totals: {totals['requests']:,} requests, {totals['fitted']:,} fitted, {totals['failed_open']} "
+             f"failed open, {stats.get('workers', {}).get('processes', 'no')} worker processes; memory held "
+             f"{stats['memory_mb']['held']} MB of {stats['memory_mb']['limit']} MB. Load average "
+             f"{os.getloadavg()[0]:.1f} at the end of this run.")
+    print(table + "\n" + notes)
+    if "Traceback" in log:
+        print("the proxy's log holds a traceback:\n" + log[-3000:])
+    if not args.no_doc:
+        c.write_section("proxy-team", c.section(
+            "A team on one proxy (bench/proxy.py --team)",
+            f"{args.team} conversations at once, one client (one connection) each, every one growing by one tool "
+            f"round per request from its first message to {args.team_tokens:,} tokens (`--budget {args.budget:,}`), "
+            f"clients in {args.client_processes} processes, fake provider with a deep listen queue; {args.rounds} "
+            "rounds, each straight to the provider, through `ctxfit proxy` and through a pass-through aiohttp proxy "
+            "that fits nothing (the floor); medians over the rounds. Added = percentile through a proxy less the "
+            "same percentile straight.",
+            c.command_line(), table + "\n\n" + notes,
+            "Targets: p99 added latency <= 50 ms, throughput >= 0.8x direct. The clients, the fake provider and "
+            "the proxy share the machine's 2 cores (with whatever else it ran): the floor row is what any proxy "
+            "costs here."))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=60)
@@ -156,7 +305,15 @@ def main() -> None:
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--seconds", type=float, default=5.0)
     ap.add_argument("--no-doc", action="store_true")
+    ap.add_argument("--team", type=int, default=0, help="run the team case with this many conversations")
+    ap.add_argument("--team-tokens", type=int, default=150_000)
+    ap.add_argument("--client-processes", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--workers", type=int, default=0, help="the proxy's --workers (0: its default)")
     args = ap.parse_args()
+    if args.team:
+        team_main(args)
+        return
 
     record = None
     with fake_provider(record, steps=10**9) as provider, proxy(provider.url, "--budget", str(args.budget)) as px:

@@ -446,10 +446,11 @@ def make_app(steps: int = 30, record: Path | None = None, gzip: bool = False,
     return app
 
 
-async def serve(port: int, steps: int, record: Path | None, gzip: bool, usage: str = "bytes") -> None:
+async def serve(port: int, steps: int, record: Path | None, gzip: bool, usage: str = "bytes",
+                backlog: int = 128) -> None:
     runner = web.AppRunner(make_app(steps, record, gzip, usage), access_log=None)
     await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", port)
+    site = web.TCPSite(runner, "127.0.0.1", port, backlog=backlog)
     await site.start()
     bound = site._server.sockets[0].getsockname()[1]
     print(f"http://127.0.0.1:{bound}", flush=True)
@@ -463,9 +464,10 @@ def main() -> None:
     ap.add_argument("--record", type=Path)
     ap.add_argument("--gzip", action="store_true", help="gzip replies to requests that accept it")
     ap.add_argument("--usage", choices=("bytes", "exact", "hidden"), default="bytes")
+    ap.add_argument("--backlog", type=int, default=128, help="listen queue (a team's worth of clients: deeper)")
     args = ap.parse_args()
     try:
-        asyncio.run(serve(args.port, args.steps, args.record, args.gzip, args.usage))
+        asyncio.run(serve(args.port, args.steps, args.record, args.gzip, args.usage, args.backlog))
     except KeyboardInterrupt:
         sys.exit(0)
 

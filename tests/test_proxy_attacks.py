@@ -318,9 +318,11 @@ def test_slow_clients_are_timed_out_and_starve_no_one():
 
 
 def rss_mb(pid: int) -> float:
+    """The resident memory of the process and its children (the proxy's fitting workers)."""
+    children = [int(c) for task in Path(f"/proc/{pid}/task").iterdir() for c in (task / "children").read_text().split()]
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
+            return int(line.split()[1]) / 1024 + sum(rss_mb(child) for child in children)
     raise AssertionError("no VmRSS")
 
 

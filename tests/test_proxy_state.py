@@ -1,15 +1,13 @@
-"""The proxy's memory: conversations told apart, sessions bounded (LRU), results independent of it."""
+"""The proxy's memory: conversations told apart, sessions bounded (LRU) by bytes, results independent of it."""
 
 from __future__ import annotations
 
-import asyncio
-
 import orjson
+from conftest import Chat, ascii_text
 
 from ctxfit_cli.serve.body import READER_MEMORY, Readers
 from ctxfit_cli.serve.conversations import SESSION_MEMORY, Conversations, conversation_key
 from ctxfit_cli.serve.fitting import Limits, fit_body, parse
-from conftest import Chat, ascii_text
 
 
 def request(agent: int, calls: int) -> bytes:
@@ -19,12 +17,12 @@ def request(agent: int, calls: int) -> bytes:
     return orjson.dumps({"model": "m", "system": "Be brief.", "messages": chat.lines})
 
 
-def fit(conversations: Conversations, readers: Readers, body: bytes, record: bool = False) -> bytes:
+def fit(conversations: Conversations, readers: Readers, body: bytes) -> bytes:
+    """As a fitting worker does (`worker.Fitting.fit`)."""
     request_value, layout = parse(readers, body)
     conversation = conversations.get(conversation_key("anthropic", request_value), "anthropic")
     fitted = fit_body(body, request_value, layout, "anthropic", conversation, Limits(3_000)).body
-    if record:  # as the proxy does once the conversation's lock is free
-        conversations.fitted(conversation, len(body))
+    conversations.fitted(conversation, len(body))
     return fitted
 
 
@@ -36,33 +34,24 @@ def test_conversations_are_told_apart_by_system_prompt_and_first_message():
 
 
 def test_sessions_are_bounded_and_a_dropped_one_gives_the_same_requests():
-    async def run() -> None:
-        bounded, readers = Conversations(capacity=2), Readers(capacity=2)
-        roomy, other_readers = Conversations(capacity=100), Readers(capacity=100)
-        for calls in range(1, 12):
-            for agent in range(5):  # five agents take turns: sessions are dropped and rebuilt
-                body = request(agent, calls)
-                assert fit(bounded, readers, body) == fit(roomy, other_readers, body)
-        held = [key for key, c in bounded._known.items() if c.session is not None]
-        assert len(held) <= 2
-        stats = bounded.stats()
-        assert len(stats) == 5 and all(s["requests"] == 0 for s in stats.values())  # counted by the app
-
-    asyncio.run(run())
+    bounded, readers = Conversations(capacity=2), Readers(capacity=2)
+    roomy, other_readers = Conversations(capacity=100), Readers(capacity=100)
+    for calls in range(1, 12):
+        for agent in range(5):  # five agents take turns: sessions are dropped and rebuilt
+            body = request(agent, calls)
+            assert fit(bounded, readers, body) == fit(roomy, other_readers, body)
+    assert len([c for c in bounded._known.values() if c.session is not None]) <= 2 == len(bounded)
 
 
 def test_sessions_and_readers_are_bounded_by_bytes_and_give_the_same_requests():
-    async def run() -> None:
-        sizes = {agent: len(request(agent, 11)) for agent in range(5)}
-        memory = 2 * max(sizes.values())  # room for about two conversations' state
-        bounded = Conversations(capacity=100, memory=SESSION_MEMORY * memory)
-        readers = Readers(capacity=100, memory=READER_MEMORY * memory)
-        roomy, other_readers = Conversations(capacity=100), Readers(capacity=100)
-        for calls in range(1, 12):
-            for agent in range(5):
-                body = request(agent, calls)
-                assert fit(bounded, readers, body, record=True) == fit(roomy, other_readers, body)
-                assert bounded.held() <= SESSION_MEMORY * memory and readers.held() <= READER_MEMORY * memory
-        assert len([c for c in bounded._known.values() if c.session is not None]) <= 2
-
-    asyncio.run(run())
+    sizes = {agent: len(request(agent, 11)) for agent in range(5)}
+    memory = 2 * max(sizes.values())  # room for about two conversations' state
+    bounded = Conversations(capacity=100, memory=SESSION_MEMORY * memory)
+    readers = Readers(capacity=100, memory=READER_MEMORY * memory)
+    roomy, other_readers = Conversations(capacity=100), Readers(capacity=100)
+    for calls in range(1, 12):
+        for agent in range(5):
+            body = request(agent, calls)
+            assert fit(bounded, readers, body) == fit(roomy, other_readers, body)
+            assert bounded.held() <= SESSION_MEMORY * memory and readers.held() <= READER_MEMORY * memory
+    assert len([c for c in bounded._known.values() if c.session is not None]) <= 2

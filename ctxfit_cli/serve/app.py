@@ -6,18 +6,22 @@ budget (see `fitting.py`, `responses.py`, `gemini.py`; each request's budget and
 from its model, `limits.py`), then forwarded; every other request is forwarded untouched. Replies, SSE
 streams included, are passed back as they arrive, byte for byte (the provider's compression
 too: the provider is asked for exactly the encodings the agent asked for). Headers, API keys
-included, are forwarded and never logged. One line per request goes to the log; `GET /ctxfit/stats`
-shows what was done per conversation.
+included, are forwarded and never logged. One line per request goes to the log (a request the
+client gave up on too); `GET /ctxfit/stats` shows what was done per conversation.
+
+The event loop only moves bytes: bodies are fitted in worker processes, each conversation in
+the same one (`pool.py`), so a team's conversations are fitted side by side on the machine's
+cores while replies stream on.
 """
 
 from __future__ import annotations
 
 import asyncio
 import ipaddress
+import os
 import signal
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import aiohttp
@@ -27,19 +31,19 @@ from multidict import CIMultiDict
 from yarl import URL
 
 from ..core.model import Dialect
-from . import gemini, responses
-from .body import READER_MEMORY, BodyError, Readers
+from ..errors import EXIT_INTERNAL, CtxfitError
+from .body import BodyError
 from .clients import ConnectionGuard, RateLimitedLog, connection_limit, quiet_http_stack
-from .conversations import SESSION_MEMORY, Conversations, Stats, conversation_key
+from .conversations import Ledger, Stats
 from .errors import provider_error
-from .fitting import DIALECTS, Outcome, dialect_of, fit_body, parse
+from .fitting import DIALECTS, dialect_of
 from .limits import LimitRule
+from .pool import NotFitted, Pool, WorkerLost
+from .supervise import summary
 from .upstream import Upstream
-from .usage import ReplyUsage, Reported
+from .usage import ReplyUsage
+from .worker import Fitted, Setup, reason
 
-#: Bodies from this size on are read and fitted in a worker thread, so the event loop keeps
-#: serving other requests (and streaming their replies) meanwhile.
-WORKER_FROM = 256 * 1024
 #: Headers that belong to one connection, not to the request (RFC 9110 §7.6.1), plus the ones
 #: aiohttp sets itself.
 HOP_BY_HOP = frozenset(
@@ -58,6 +62,14 @@ HOP_BY_HOP = frozenset(
 )
 #: Request headers aiohttp's client adds when the agent sent none: never added.
 AUTO_HEADERS = ("Accept-Encoding", "User-Agent")
+#: What a request carries for its log line: when it started, what was done, whether it has it.
+_STARTED, _WHAT, _LOGGED = "ctxfit.started", "ctxfit.what", "ctxfit.logged"
+
+
+class StartFailed(CtxfitError):
+    """The proxy could not start its fitting workers: one line, nothing left running."""
+
+    exit_code = EXIT_INTERNAL
 
 
 @dataclass
@@ -66,9 +78,12 @@ class Settings:
     limits: LimitRule
     max_body: int = 32 * 1024 * 1024
     #: Conversation state kept in memory (sessions and parsed bodies, least recently used
-    #: dropped first): at most this many bytes, as estimated, and this many conversations.
+    #: dropped first): at most this many bytes, as estimated, shared by the workers, and at
+    #: most this many conversations per worker.
     memory: int = 512 * 1024 * 1024
     conversations: int = 256
+    #: Fitting worker processes (`pool.py`).
+    workers: int = field(default_factory=lambda: default_workers())
     upstream_timeout: float = 600.0
     #: On SIGTERM or SIGINT, how long requests in flight may take to finish before they are cut.
     shutdown_grace: float = 5.0
@@ -85,8 +100,10 @@ class Totals:
     passed_through: int = 0  # not a fitted path
     failed_open: int = 0
     rejected: int = 0
-    fitted_in_worker: int = 0
+    fitted_in_worker: int = 0  # bodies a worker process answered for
     upstream_errors: int = 0
+    #: Requests whose client went away before its reply was complete.
+    client_gone: int = 0
     started: float = field(default_factory=time.time)
 
 
@@ -94,18 +111,14 @@ class Proxy:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.upstream = Upstream.parse(settings.upstream)
-        # The memory is shared in proportion to what a conversation's session and reader hold;
-        # the readers' part a third each for Chat/Messages, Responses and Gemini bodies.
-        sessions = settings.memory * SESSION_MEMORY // (SESSION_MEMORY + READER_MEMORY)
-        self.conversations = Conversations(settings.conversations, sessions)
-        self.readers = Readers(settings.conversations, (settings.memory - sessions) // 3)
-        self.responses_readers = responses.readers(settings.conversations, (settings.memory - sessions) // 3)
-        self.gemini_readers = gemini.readers(settings.conversations, (settings.memory - sessions) // 3)
+        self.ledger = Ledger()
         self.totals = Totals()
-        self.workers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ctxfit-fit")
         self.client: aiohttp.ClientSession | None = None
         self.in_flight = 0
         self.errors = RateLimitedLog(settings.log)
+        setup = Setup(settings.limits, settings.memory // settings.workers, settings.conversations)
+        self.pool = Pool(settings.workers, setup, self.errors.error)
+        self.stopping = False
         self.guard: ConnectionGuard | None = None  # set once the server exists
         #: The replies under way, by id of their request (the last resort must not start another).
         self._replies: dict[int, web.StreamResponse] = {}
@@ -121,6 +134,7 @@ class Proxy:
         return app
 
     async def _open(self, _app: web.Application) -> None:
+        await self.pool.start()
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=self.settings.upstream_timeout)
         # auto_decompress off: compressed replies pass through as the provider sent them.
         self.client = aiohttp.ClientSession(
@@ -128,9 +142,9 @@ class Proxy:
         )
 
     async def _close(self, _app: web.Application) -> None:
-        assert self.client is not None  # (made on start-up, before any request)
-        await self.client.close()
-        self.workers.shutdown(wait=False, cancel_futures=True)
+        if self.client is not None:  # (None when the workers could not start)
+            await self.client.close()
+        await self.pool.close()
 
     # --- handlers -----------------------------------------------------------------------------
 
@@ -143,13 +157,24 @@ class Proxy:
             self.guard.request_started(request.protocol)
         try:
             return await handler(request)
-        except (web.HTTPException, asyncio.CancelledError):
+        except asyncio.CancelledError:
+            # The client went away (aiohttp cancels its handler) or the proxy is stopping: the
+            # request still gets its line.
+            if not request.get(_LOGGED):
+                self.totals.client_gone += not self.stopping
+                reply = self._replies.get(id(request))
+                when = "mid-reply" if reply is not None else "before the reply"
+                why = "cut off as the proxy stopped" if self.stopping else f"the client went away {when}"
+                status = f"{reply.status if reply is not None else '-'} ({why})"
+                self._log(request, request.get(_STARTED, time.perf_counter()), status, request.get(_WHAT, ""))
+            raise
+        except web.HTTPException:
             raise
         except Exception as error:
-            self.errors.error(
-                f"internal {type(error).__name__}",
-                f"{request.method} {request.path} 500  ctxfit proxy error: {_reason(error)}",
-            )
+            if not request.get(_LOGGED):  # its own line: every request has one, however many fail so
+                self._log(
+                    request, request.get(_STARTED, time.perf_counter()), 500, f"ctxfit proxy error: {_reason(error)}"
+                )
             started = self._replies.get(id(request))
             if started is not None:  # the reply is under way: break it off, as a dropped connection does
                 if request.transport is not None:
@@ -175,6 +200,12 @@ class Proxy:
                 "(Host: 127.0.0.1, localhost or [::1])"
             )
             return web.Response(status=403, body=orjson.dumps({"error": message}), content_type="application/json")
+        document = self.document()
+        document["in_flight"] -= 1  # this request aside
+        return web.Response(body=orjson.dumps(document, option=orjson.OPT_INDENT_2), content_type="application/json")
+
+    def document(self) -> dict:
+        """What `GET /ctxfit/stats` shows."""
         totals = self.totals
         rule = self.settings.limits
         document = {
@@ -184,18 +215,20 @@ class Proxy:
             "budget_share": rule.share,
             "window": rule.window,
             "uptime_s": round(time.time() - totals.started, 1),
-            "in_flight": self.in_flight - 1,  # this request aside
+            "in_flight": self.in_flight,
             "memory_mb": {
                 "limit": round(self.settings.memory / 2**20, 1),
-                "held": round((self.conversations.held() + self.readers.held()) / 2**20, 1),
+                "held": round(self.pool.held() / 2**20, 1),
             },
+            "workers": {"processes": self.pool.size, "replaced": self.pool.replaced, "fitting": self.pool.fitting()},
             "totals": {k: v for k, v in vars(totals).items() if k != "started"},
-            "conversations": self.conversations.stats(),
+            "conversations": self.ledger.to_dict(),
         }
-        return web.Response(body=orjson.dumps(document, option=orjson.OPT_INDENT_2), content_type="application/json")
+        return document
 
     async def passthrough(self, request: web.Request) -> web.StreamResponse:
-        started = time.perf_counter()
+        started = request[_STARTED] = time.perf_counter()
+        request[_WHAT] = "passed through"
         self.totals.requests += 1
         self.totals.passed_through += 1
         body = await self._body(request)
@@ -206,15 +239,14 @@ class Proxy:
         return response
 
     async def fitted(self, request: web.Request) -> web.StreamResponse:
-        started = time.perf_counter()
+        started = request[_STARTED] = time.perf_counter()
         self.totals.requests += 1
         dialect = dialect_of(request.path)
         body = await self._body(request, dialect)
         if isinstance(body, web.Response):
             return body
         encoding = request.headers.get("content-encoding", "identity")
-        outcome = await self._fit(body, dialect, encoding, request.match_info.get("model", ""))
-        stats = outcome.conversation.stats if outcome.conversation else None
+        outcome, stats = await self._fit(body, dialect, encoding, request.match_info.get("model", ""))
         if outcome.error is not None:
             # (an error comes only from a fit: its conversation, plan and limits are set)
             assert stats is not None and outcome.plan is not None and outcome.limits is not None
@@ -235,8 +267,9 @@ class Proxy:
                 stats.failed_open += 1
         elif outcome.body is not body:
             self.totals.fitted += 1
+        request[_WHAT] = _describe(outcome)
         response, status = await self.forward(request, outcome.body, stats, outcome)
-        self._log(request, started, status, _describe(outcome))
+        self._log(request, started, status, request[_WHAT])
         return response
 
     async def _body(self, request: web.Request, dialect: Dialect = "anthropic") -> bytes | web.Response:
@@ -252,6 +285,10 @@ class Proxy:
             )
             response.force_close()
             return response
+        except ConnectionError:  # the client went away before it had sent its body
+            self.totals.client_gone += 1
+            self._log(request, request.get(_STARTED, time.perf_counter()), "- (the client went away)", "")
+            return web.Response(status=400)  # (no one to send it to)
         except web.HTTPRequestEntityTooLarge:
             message = (
                 f"request body over the proxy's limit of {self.settings.max_body:,} bytes (ctxfit proxy --max-body-mb)"
@@ -259,51 +296,36 @@ class Proxy:
             self._log(request, time.perf_counter(), 413, message)
             return web.Response(status=413, body=provider_error(dialect, 413, message), content_type="application/json")
 
-    async def _fit(self, body: bytes, dialect: Dialect, encoding: str = "identity", model: str = "") -> Outcome:
-        """The body fitted, or the agent's own bytes with the reason they were not (fail open).
+    async def _fit(
+        self, body: bytes, dialect: Dialect, encoding: str = "identity", model: str = ""
+    ) -> tuple[Fitted, Stats | None]:
+        """The body fitted, or the agent's own bytes with the reason they were not (fail open);
+        and the stats of its conversation (None when the body was not read that far). `model`:
+        the model the request's path names (Gemini's), else "".
 
         The one place a request fails open: whatever reading, recognising or fitting the body
-        raises (a body that is not JSON, a value the serializer refuses, nesting past the
-        parser's recursion limit, a request whose history the provider holds, a bug) sends the
-        body on as it came, with one log line.
+        raises in its worker (a body that is not JSON, a value the serializer refuses, nesting
+        past the parser's recursion limit, a request whose history the provider holds, a bug),
+        and a worker that ended before answering, send the body on as it came, with one log line.
         """
-        conversation = None
         try:
             if encoding.lower() not in ("identity", ""):
                 raise BodyError(f"a compressed body (Content-Encoding: {encoding})")
-            big = len(body) >= WORKER_FROM
-            loop = asyncio.get_running_loop()
-            run = (lambda f, *a: loop.run_in_executor(self.workers, f, *a)) if big else _now
-            api = {"responses": responses, "gemini": gemini}.get(dialect)
-            readers = self.gemini_readers if api is gemini else self.responses_readers if api else self.readers
-            request, layout = await run(api.parse if api else parse, readers, body)
-            key = (api.conversation_key if api else conversation_key)(dialect, request)
-            conversation = self.conversations.get(key, dialect)
-            limits = (
-                gemini.limits_for(self.settings.limits, request, model)  # (the model is in its path)
-                if api is gemini
-                else self.settings.limits.for_request(request, dialect)
-            )
-            async with conversation.lock:
-                outcome = await run(
-                    api.fit_body if api else fit_body, body, request, layout, dialect, conversation, limits
-                )
-            outcome.limits = limits
-            self.conversations.fitted(conversation, len(body))
-            conversation.stats.requests += 1
-            if outcome.plan is not None and outcome.error is None:
-                conversation.stats.record_plan(outcome.plan)
-            self.totals.fitted_in_worker += big
-            return outcome
+            outcome = await self.pool.fit(dialect, body, model)
+            self.totals.fitted_in_worker += 1
         except Exception as error:
-            if conversation is not None:
-                conversation.stats.requests += 1
-            return Outcome(body, conversation, skipped=_reason(error))
+            outcome = Fitted(body, getattr(error, "key", None), skipped=_reason(error))
+        stats = self.ledger.get(outcome.key, dialect) if outcome.key is not None else None
+        if stats is not None:
+            stats.requests += 1
+            if outcome.plan is not None and outcome.error is None:
+                stats.record_plan(outcome.plan)
+        return outcome, stats
 
     # --- forwarding ---------------------------------------------------------------------------
 
     async def forward(
-        self, request: web.Request, body: bytes, stats: Stats | None, fitted: Outcome | None = None
+        self, request: web.Request, body: bytes, stats: Stats | None, fitted: Fitted | None = None
     ) -> tuple[web.StreamResponse, str]:
         """Send the request upstream and stream the reply back as it arrives: (response, status
         for the log). The usage the reply reports anchors the `fitted` conversation."""
@@ -327,36 +349,52 @@ class Proxy:
             for name, value in upstream.headers.items():
                 if name.lower() not in HOP_BY_HOP or name.lower() == "content-length":
                     response.headers.add(name, value)
-            await response.prepare(request)
             self._replies[id(request)] = response
             usage = ReplyUsage(upstream.headers.get("content-type", ""), upstream.headers.get("content-encoding", ""))
-            chunks = upstream.content.iter_any()
-            anchoring = fitted if upstream.status == 200 else None
-            while True:
-                try:
-                    chunk = await chunks.__anext__()
-                except StopAsyncIteration:
-                    break
-                except (TimeoutError, aiohttp.ClientError):
-                    # The provider broke off mid-reply: break off the agent's reply the same way.
-                    self.totals.upstream_errors += 1
-                    if request.transport is not None:  # (None once the agent has hung up itself)
-                        request.transport.close()
-                    return response, f"{upstream.status} (broken off by the provider mid-reply)"
-                usage.feed(chunk)
-                if anchoring is not None and usage.found is not None:  # before the agent has it all
-                    await _anchor(anchoring, usage.found)
-                    anchoring = None
-                try:
-                    await response.write(chunk)
-                except ConnectionResetError:  # the agent went away: the provider's reply is dropped
-                    return response, f"{upstream.status} (the client went away mid-reply)"
-            await response.write_eof()
+            try:
+                broken = await self._relay(request, upstream, response, usage, fitted)
+            except ConnectionResetError:  # the agent went away: the provider's reply is dropped
+                self.totals.client_gone += 1
+                return response, f"{upstream.status} (the client went away mid-reply)"
+            if broken:
+                return response, f"{upstream.status} (broken off by the provider mid-reply)"
         reported = usage.reported()
         if reported is not None and stats is not None:
             stats.prompt_tokens += reported.prompt
             stats.cache_read_tokens += reported.cache_read
         return response, str(upstream.status)
+
+    async def _relay(
+        self,
+        request: web.Request,
+        upstream: aiohttp.ClientResponse,
+        response: web.StreamResponse,
+        usage: ReplyUsage,
+        fitted: Fitted | None,
+    ) -> bool:
+        """Pass the provider's reply on as it arrives, reading its usage on the way; whether the
+        provider broke it off (raises `ConnectionResetError` when the agent went away)."""
+        await response.prepare(request)
+        chunks = upstream.content.iter_any()
+        anchoring = fitted if upstream.status == 200 else None
+        while True:
+            try:
+                chunk = await chunks.__anext__()
+            except StopAsyncIteration:
+                break
+            except (TimeoutError, aiohttp.ClientError):
+                # The provider broke off mid-reply: break off the agent's reply the same way.
+                self.totals.upstream_errors += 1
+                if request.transport is not None:  # (None once the agent has hung up itself)
+                    request.transport.close()
+                return True
+            usage.feed(chunk)
+            if anchoring is not None and usage.found is not None:  # before the agent has it all
+                self.pool.anchor(anchoring, usage.found)
+                anchoring = None
+            await response.write(chunk)
+        await response.write_eof()
+        return False
 
     def _upstream_error(self, request: web.Request, status: int, message: str) -> web.Response:
         self.totals.upstream_errors += 1
@@ -368,8 +406,9 @@ class Proxy:
         )
 
     def _log(self, request: web.Request, started: float, status: int | str, what: str) -> None:
+        request[_LOGGED] = True
         elapsed = (time.perf_counter() - started) * 1000
-        self.settings.log(f"{request.method} {request.path} {status} {elapsed:,.0f} ms  {what}")
+        self.settings.log(f"{request.method} {request.path} {status} {elapsed:,.0f} ms  {what}".rstrip())
 
 
 def _loopback(host: str) -> bool:
@@ -381,22 +420,24 @@ def _loopback(host: str) -> bool:
         return False
 
 
-async def _now(function, *args):
-    return function(*args)
-
-
 def _reason(error: Exception) -> str:
-    """Why a body was not fitted, on one short line."""
-    text = str(error) if isinstance(error, BodyError) else f"{type(error).__name__}: {error}"
-    text = " ".join(text.split())
-    return text if len(text) <= 200 else text[:199] + "…"
+    """Why a body was not fitted, on one short line (a worker's reason as it gave it)."""
+    return str(error) if isinstance(error, (NotFitted, WorkerLost)) else reason(error)
 
 
-def _conversation(outcome: Outcome) -> str:
-    return f"conversation {outcome.conversation.key}" if outcome.conversation else "request"
+def default_workers() -> int:
+    """One fitting worker per core this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # (not on Linux)
+        return max(1, os.cpu_count() or 1)
 
 
-def _describe(outcome: Outcome) -> str:
+def _conversation(outcome: Fitted) -> str:
+    return f"conversation {outcome.key}" if outcome.key else "request"
+
+
+def _describe(outcome: Fitted) -> str:
     if outcome.skipped:
         return f"{_conversation(outcome)} forwarded unchanged, not fitted: {outcome.skipped}"
     plan = outcome.plan
@@ -414,15 +455,6 @@ def _describe(outcome: Outcome) -> str:
         f"{_conversation(outcome)} {plan.tokens_before:,} -> {plan.tokens_after:,} tokens "
         f"({stage}{over}; {counted}){limits}"
     )
-
-
-async def _anchor(outcome: Outcome, reported: Reported) -> None:
-    """The size the provider reported for the request sent anchors the conversation's next one
-    (DESIGN §11); the session is not shared while a request of its conversation is fitted."""
-    if outcome.session is None or outcome.sent is None or outcome.conversation is None or reported.prompt <= 0:
-        return
-    async with outcome.conversation.lock:
-        outcome.session.record(reported, sent=outcome.sent)
 
 
 async def serve(settings: Settings, host: str, port: int, ready: Callable[[str], None]) -> None:
@@ -444,7 +476,11 @@ async def serve(settings: Settings, host: str, port: int, ready: Callable[[str],
         shutdown_timeout=settings.shutdown_grace,
         keepalive_timeout=settings.client_timeout,
     )
-    await runner.setup()
+    try:
+        await runner.setup()  # (the fitting workers start here)
+    except WorkerLost as error:
+        await runner.cleanup()
+        raise StartFailed(f"ctxfit proxy: its fitting workers could not start ({error})") from None
     proxy.guard = ConnectionGuard(limit, proxy.errors)
     assert runner.server is not None  # (made by setup)
     proxy.guard.install(runner.server)
@@ -460,6 +496,7 @@ async def serve(settings: Settings, host: str, port: int, ready: Callable[[str],
     try:
         await stop.wait()
     finally:
+        proxy.stopping = True
         await _stop(runner, proxy, settings)
 
 
@@ -479,3 +516,11 @@ async def _stop(runner: web.AppRunner, proxy: Proxy, settings: Settings) -> None
         await cleanup
     except asyncio.CancelledError:
         pass
+    settings.log(f"stopped after {_duration(time.time() - proxy.totals.started)}: {summary(proxy.document())}")
+
+
+def _duration(seconds: float) -> str:
+    """`42 s`, `12 min`, `3.5 h`."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"

@@ -35,7 +35,9 @@ import orjson
 from ..formats.spans import WHITESPACE, Offsets, SpanError, elements, object_members
 
 #: Chunk size of the common-prefix search: equal chunks are skipped at memcmp speed.
-_CHUNK = 1 << 18
+_CHUNK = 1 << 20
+_FIRST_CHUNK = 1 << 12
+_SYSTEM = ("system", "developer")
 
 
 #: The body is not a JSON object with a `messages` list.
@@ -77,6 +79,7 @@ class BodyReader:
         self.open = -1  # byte offset of the messages array's "["
         self.close = -1  # ... and of its "]"
         self.reused = 0  # messages taken from the previous body by the last `read`
+        self.own = 1  # messages up to the first that is not a system one
 
     def read(self, body: bytes, common: int | None = None) -> dict:
         """The request in `body` as JSON values (raises `BodyError`). `common` is
@@ -100,6 +103,16 @@ class BodyReader:
             return 0
         common = common_prefix(body, self.raw)
         return common if common > self.open else 0
+
+    def continues(self, body: bytes) -> bool:
+        """Whether `body` continues the conversation of the last body read: its bytes are the
+        same up to the end of the first message that is not a system one (what tells a
+        conversation, `conversations.conversation_key`). One memcmp: a body of another
+        conversation, even one whose first message only starts the same (a team's agents told
+        apart by a number), is read by a reader of its own, so that each keeps its own."""
+        if self.open < 0 or len(self.ends) < self.own:
+            return False
+        return body.startswith(memoryview(self.raw)[: self.ends[self.own - 1]])
 
     # --- reading ------------------------------------------------------------------------------
 
@@ -146,6 +159,11 @@ class BodyReader:
         self.raw, self.head, self.messages, self.spans, self.reused = body, head, messages, spans, reused
         self.open, self.close = opened, closed
         self.ends = [end for _, end in spans]
+        #: The messages up to the first that is not a system one (past the end: none is).
+        self.own = next(
+            (i + 1 for i, m in enumerate(messages) if not (isinstance(m, dict) and m.get("role") in _SYSTEM)),
+            len(messages) + 1,
+        )
 
 
 def common_prefix(a: bytes, b: bytes) -> int:
@@ -155,14 +173,18 @@ def common_prefix(a: bytes, b: bytes) -> int:
     (3, 3)
     """
     limit = min(len(a), len(b))
-    low = 0
-    # Bytes slices, not memoryviews: comparing two memoryviews goes element by element.
-    while low + _CHUNK <= limit and a[low : low + _CHUNK] == b[low : low + _CHUNK]:
-        low += _CHUNK
-    high = min(limit, low + _CHUNK)
+    # `a.startswith(view, at)` compares in place (memcmp); slices of bytes would be copied
+    # first, and memoryviews compared with each other go element by element. The chunks start
+    # small and double: a body of another conversation differs within its first bytes.
+    view = memoryview(b)
+    low, chunk = 0, _FIRST_CHUNK
+    while low + chunk <= limit and a.startswith(view[low : low + chunk], low):
+        low += chunk
+        chunk = min(2 * chunk, _CHUNK)
+    high = min(limit, low + chunk)
     while low < high:  # a[:low] == b[:low]; the first difference is before `high`
         middle = (low + high + 1) // 2
-        if a[low:middle] == b[low:middle]:
+        if a.startswith(view[low:middle], low):
             low = middle
         else:
             high = middle - 1
@@ -172,17 +194,24 @@ def common_prefix(a: bytes, b: bytes) -> int:
 class Readers:
     """Body readers for the conversations seen lately, each lent to one request at a time.
 
-    A body is read by the reader whose last body shares the most leading bytes with it (the
-    same conversation one step earlier, as a rule); a body no reader knows is read whole by a
-    new one. Which reader reads a body never changes what is read. Idle readers are kept, least
-    recently used dropped first, while there are at most `capacity` of them and they hold at
-    most `memory` bytes (`READER_MEMORY` per byte of the body each last read).
+    A body is read by the reader whose last body shares the most leading bytes with it, past
+    its first own message (the same conversation one step earlier, as a rule:
+    `BodyReader.continues`); a body no reader knows is read whole by a new one. Which reader
+    reads a body never changes what is read. Idle readers are kept, least recently used
+    dropped first, while there are at most `capacity` of them and they hold at most `memory`
+    bytes (`READER_MEMORY` per byte of the body each last read).
     """
 
-    def __init__(self, capacity: int = 32, memory: int | None = None, key: str = "messages") -> None:
+    def __init__(self, capacity: int | None = 32, memory: int | None = None, key: str = "messages") -> None:
         self.capacity, self.memory, self.key = capacity, memory, key
         self._idle: list[BodyReader] = []  # least recently used first
         self._guard = threading.Lock()
+
+    def sibling(self, key: str) -> Readers:
+        """Readers of another array (`input`, ...) within the same memory and count as these."""
+        other = Readers(self.capacity, self.memory, key)
+        other._idle, other._guard = self._idle, self._guard
+        return other
 
     def read(self, body: bytes) -> tuple[dict, Layout]:
         """The request in `body` and where its messages are (raises `BodyError`)."""
@@ -203,7 +232,7 @@ class Readers:
         with self._guard:
             best, common = None, 0
             for reader in self._idle:
-                shared = reader.common(body)
+                shared = reader.common(body) if reader.key == self.key and reader.continues(body) else 0
                 if shared > common:
                     best, common = reader, shared
             if best is None:
@@ -213,7 +242,10 @@ class Readers:
 
     def _trim(self) -> None:
         held = sum(_memory(reader) for reader in self._idle)
-        while self._idle and (len(self._idle) > self.capacity or (self.memory is not None and held > self.memory)):
+        while self._idle and (
+            (self.capacity is not None and len(self._idle) > self.capacity)
+            or (self.memory is not None and held > self.memory)
+        ):
             held -= _memory(self._idle.pop(0))
 
 

@@ -3,19 +3,20 @@
 A conversation is recognised from its request: the dialect, the system prompt and the first
 message (an agent resends them unchanged at every step; a sub-agent has its own). Its `Session`
 makes each request an incremental step of the same walk, so the ratchets of DESIGN §4 hold
-across requests. Sessions are kept for the most recently used conversations only (LRU), within a
-count and a number of bytes (`SESSION_MEMORY` per byte of the conversation's last request body);
-one that was dropped is rebuilt from the next request, with the same result (a plan depends only
-on the history) at the cost of one full walk.
+across requests. Sessions live in the fitting worker that serves the conversation
+(`Conversations`, one per worker, `worker.py`) and are kept for the most recently used
+conversations only (LRU), within a number of bytes (`SESSION_MEMORY` per byte of the
+conversation's last request body); one that was dropped is rebuilt from the next request, with
+the same result (a plan depends only on the history) at the cost of one full walk. What the
+proxy did for each conversation (`Stats`) is kept apart, in the proxy's own process (`Ledger`),
+whichever worker fitted its requests.
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
-import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -81,17 +82,42 @@ class Stats:
         }
 
 
+class Ledger:
+    """What the proxy did for the conversations seen lately (at most `remembered`, least
+    recently used forgotten first), by conversation key."""
+
+    def __init__(self, remembered: int = 1000) -> None:
+        self.remembered = remembered
+        self._known: OrderedDict[str, Stats] = OrderedDict()
+
+    def get(self, key: str, dialect: str) -> Stats:
+        stats = self._known.get(key)
+        if stats is None:
+            stats = self._known[key] = Stats(dialect)
+            while len(self._known) > self.remembered:
+                self._known.popitem(last=False)
+        self._known.move_to_end(key)
+        return stats
+
+    def to_dict(self) -> dict[str, dict]:
+        return {key: stats.to_dict() for key, stats in self._known.items()}
+
+
 @dataclass
 class Conversation:
+    """One conversation's fitting state in the worker that serves it (one request at a time:
+    a worker fits its requests one after the other)."""
+
     key: str
-    stats: Stats
+    dialect: str
     session: Session | None = None
     #: The system prompt and tools the session was made for (a change means a new session).
     fixed: tuple = ()
-    #: One request of a conversation is fitted at a time (its Session is not shared).
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     #: Bytes of the last request body its session was fitted on.
     size: int = 0
+    #: The last request fitted, as its reply's usage anchors it: (ticket, session, what it
+    #: sent); forgotten with the conversation.
+    last: tuple | None = None
 
     def session_for(self, budget: int, window: int | None, dialect: Dialect, system: Any, tools: Any) -> Session:
         # Another system prompt, tool list, budget or window (the agent switched model): a new walk.
@@ -108,62 +134,46 @@ SESSION_MEMORY = 3
 
 
 class Conversations:
-    """The conversations seen, most recent last: sessions for the most recent ones, at most
-    `capacity` of them holding at most `memory` bytes; stats for more."""
+    """The conversations a worker serves, most recent last, their sessions holding at most
+    `memory` bytes (as estimated) and at most `capacity` of them: past either, the least
+    recently used are forgotten first (rebuilt if they come back)."""
 
-    def __init__(self, capacity: int = 32, memory: int | None = None, remembered: int = 1000) -> None:
-        self.capacity, self.memory, self.remembered = capacity, memory, remembered
+    def __init__(self, capacity: int | None = None, memory: int | None = None) -> None:
+        self.capacity, self.memory = capacity, memory
         self._known: OrderedDict[str, Conversation] = OrderedDict()
-        self._guard = threading.Lock()  # stats are read by the stats page while a worker fits
+        self._held = 0  # SESSION_MEMORY * size, summed over `_known`
 
     def get(self, key: str, dialect: str) -> Conversation:
-        with self._guard:
-            conversation = self._known.get(key)
-            if conversation is None:
-                conversation = self._known[key] = Conversation(key, Stats(dialect))
-            self._known.move_to_end(key)
-            self._evict()
-            return conversation
+        conversation = self._known.get(key)
+        if conversation is None:
+            conversation = self._known[key] = Conversation(key, dialect)
+        self._known.move_to_end(key)
+        return conversation
+
+    def find(self, key: str) -> Conversation | None:
+        """The conversation `key` if it is still kept (not counted as a use)."""
+        return self._known.get(key)
 
     def fitted(self, conversation: Conversation, size: int) -> None:
-        """`conversation`'s session has just fitted a body of `size` bytes: drop the least
-        recently used sessions past the memory (its own too, when it alone is over)."""
-        with self._guard:
-            conversation.size = size
-            self._evict()
+        """`conversation` has just fitted a body of `size` bytes: forget the least recently
+        used conversations past the memory or the count (this one too, when it alone is over)."""
+        if conversation.key in self._known:
+            self._held += SESSION_MEMORY * (size - conversation.size)
+        conversation.size = size
+        while self._known and (
+            (self.memory is not None and self._held > self.memory)
+            or (self.capacity is not None and len(self._known) > self.capacity)
+        ):
+            _, dropped = self._known.popitem(last=False)
+            dropped.session = dropped.last = None
+            self._held -= SESSION_MEMORY * dropped.size
 
     def held(self) -> int:
         """The memory the sessions hold, as estimated."""
-        with self._guard:
-            return sum(SESSION_MEMORY * c.size for c in self._known.values() if c.session is not None)
+        return self._held
 
-    def _evict(self) -> None:
-        """Sessions for the most recent conversations within the count (the newest is about to
-        get one) and the memory; stats for more."""
-        for conversation in list(self._known.values())[: -self.capacity]:
-            self._drop(conversation)
-        if self.memory is not None:
-            held = [c for c in self._known.values() if c.session is not None]
-            total = sum(SESSION_MEMORY * c.size for c in held)
-            for conversation in held:  # least recently used first
-                if total <= self.memory:
-                    break
-                if self._drop(conversation):
-                    total -= SESSION_MEMORY * conversation.size
-        while len(self._known) > self.remembered:
-            self._known.popitem(last=False)
-
-    @staticmethod
-    def _drop(conversation: Conversation) -> bool:
-        """Drop a conversation's session unless a request is being fitted with it."""
-        if conversation.session is None or conversation.lock.locked():
-            return False
-        conversation.session = None
-        return True
-
-    def stats(self) -> dict[str, dict]:
-        with self._guard:
-            return {key: c.stats.to_dict() for key, c in self._known.items()}
+    def __len__(self) -> int:
+        return len(self._known)
 
 
 def conversation_key(dialect: str, request: dict) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import Annotated, Optional
 
@@ -73,6 +74,15 @@ ClientTimeout = Annotated[
         "closed after as long.",
     ),
 ]
+Workers = Annotated[
+    Optional[int],
+    typer.Option(
+        "--workers",
+        min=1,
+        help="Processes that fit the requests, each conversation always in the same one (default: one per core).",
+        show_default=False,
+    ),
+]
 MaxConnections = Annotated[
     int,
     typer.Option(
@@ -110,6 +120,7 @@ def proxy(
     shutdown_grace: ShutdownGrace = 5.0,
     client_timeout: ClientTimeout = 30.0,
     max_connections: MaxConnections = 512,
+    workers: Workers = None,
 ) -> None:
     """Run a proxy in front of the provider API that fits every request to the budget.
 
@@ -139,6 +150,7 @@ def proxy(
         shutdown_grace=shutdown_grace,
         client_timeout=client_timeout,
         max_connections=max_connections,
+        workers=workers,
     )
     from ...serve.app import serve
     from ...serve.upstream import shown
@@ -171,6 +183,7 @@ def proxy_settings(
     shutdown_grace: float = 5.0,
     client_timeout: float = 30.0,
     max_connections: int = 512,
+    workers: int | None = None,
 ):
     """The proxy's settings from its options (usage errors raised here, before anything starts)."""
     try:
@@ -197,23 +210,48 @@ def proxy_settings(
         client_timeout=client_timeout,
         max_connections=max_connections,
         log=log,
+        **({"workers": workers} if workers is not None else {}),
     )
 
 
 _console = None
+#: A request's line: method, path, status (or "-" when none was sent).
+_REQUEST_LINE = re.compile(r"^[A-Z]+ \S+ (\d{3}|-)")
+#: What a line says that deserves an eye, and the colour it gets on a terminal.
+_MARKS = (
+    (re.compile(r"-> [\d,]+ tokens \((clear|turns|rounds)[^)]*\)"), "cyan"),
+    (re.compile(r"forwarded unchanged, not fitted:.*|past the window.*"), "yellow"),
+    (re.compile(r"\((the client went away|cut off)[^)]*\)"), "yellow"),
+    (re.compile(r"^(warning|stopping|stopped after).*|fitting worker \d+ .*"), "bold"),
+)
 
 
 def _log(line: str) -> None:
-    """One line on stderr: through rich on a terminal, plain text otherwise."""
+    """One line on stderr: coloured through rich on a terminal (unless NO_COLOR is set, which
+    rich honours), plain text otherwise."""
     global _console
     if sys.stderr.isatty():
         if _console is None:
             from rich.console import Console
 
             _console = Console(stderr=True, highlight=False)
-        from rich.markup import escape
-
-        _console.print(escape(line), soft_wrap=True)
+        _console.print(_styled(line), soft_wrap=True)
     else:
         sys.stderr.write(line + "\n")
         sys.stderr.flush()
+
+
+def _styled(line: str):
+    """`line` as rich Text: the status by its class, the notable parts marked."""
+    from rich.text import Text
+
+    text = Text(line)
+    request = _REQUEST_LINE.match(line)
+    if request:
+        status = request.group(1)
+        colour = "dim" if status == "-" else {"2": "green", "4": "yellow", "5": "red"}.get(status[0], "")
+        text.stylize(colour, request.start(1), request.end(1))
+    for pattern, colour in _MARKS:
+        for found in pattern.finditer(line):
+            text.stylize(colour, found.start(), found.end())
+    return text

@@ -1,0 +1,266 @@
+"""The proxy's fitting workers: processes of their own, each conversation always sent to one.
+
+A plan depends only on the history (DESIGN §4, §12), so any process could fit any request; a
+conversation goes to the same worker each time only so that its warm state (the body reader
+that re-reads only what changed, the `Session` that steps on from the last request) is there.
+The worker is chosen from the first element of the body's conversation array (`route`): an
+agent resends it unchanged at every step, and reading it takes a search over a few bytes, not
+a parse, so the event loop only moves bytes. Requests are fitted in worker processes, not
+threads: a team's conversations are fitted side by side, each on a core of its own, with no
+lock between them.
+
+A worker that dies (a crash, killed, out of memory) is replaced: the requests it had in hand
+get `WorkerLost`, which the proxy treats as any failure to fit (the body goes on unchanged,
+`Proxy._fit`); the conversations it served are rebuilt in the new one from their next request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import sys
+import time
+import zlib
+from collections.abc import Callable
+from itertools import count
+
+try:
+    import fcntl
+except ImportError:  # (not on Windows)
+    fcntl = None  # type: ignore[assignment]
+
+from ..core.reported import Reported
+from .dialects import HANDLING
+from .frames import frame, receive
+from .worker import Fitted, Setup
+
+#: The first element of a body's array is looked for within this many bytes of the array's name.
+ROUTE_BYTES = 4096
+#: The end of an element: a closing brace followed by a comma or the array's end.
+_ELEMENT_END = re.compile(rb"\}\s*[,\]]")
+#: Seconds a worker has to start; a worker that died sooner than `RESTART_AFTER` seconds after
+#: it started is replaced no sooner than that (meanwhile its requests go on unchanged).
+START_SECONDS, RESTART_AFTER = 60.0, 1.0
+#: A body crosses to a worker and back in a few writes, not one per 64 KB: the pipes are made
+#: this large where the system allows (Linux: up to /proc/sys/fs/pipe-max-size), and a worker's
+#: answer is read without pausing the pipe under this size.
+PIPE_SIZE, READ_BUFFER = 1 << 20, 1 << 24
+
+
+class WorkerLost(Exception):
+    """The worker fitting a request ended before answering (the request goes on unchanged)."""
+
+    key: str | None = None
+
+
+class NotFitted(Exception):
+    """The worker could not fit the body (its reason: the request goes on unchanged)."""
+
+    def __init__(self, reason: str, key: str | None) -> None:
+        super().__init__(reason)
+        self.key = key
+
+
+class Worker:
+    """One worker process and the requests it has in hand."""
+
+    def __init__(self, number: int, process: asyncio.subprocess.Process) -> None:
+        self.number, self.process = number, process
+        self.started = time.monotonic()
+        self.waiting: dict[int, asyncio.Future] = {}
+        self.ready: asyncio.Future = asyncio.get_running_loop().create_future()
+        self.alive = True
+        self.held = 0
+        self.reader: asyncio.Future | None = None
+
+    def send(self, message: tuple, body: bytes = b"") -> None:
+        stdin = self.process.stdin
+        if not self.alive or stdin is None or stdin.is_closing():
+            raise WorkerLost(f"fitting worker {self.number} has ended")
+        stdin.write(b"".join(frame(message, body)))  # one write: the worker wakes once
+
+
+class Pool:
+    def __init__(self, size: int, setup: Setup, log: Callable[[str, str], None]) -> None:
+        self.size, self.setup, self.log = size, setup, log
+        self.workers: list[Worker | None] = [None] * size
+        self._starting: list[asyncio.Task | None] = [None] * size
+        self._tickets = count(1)
+        self.replaced = 0
+        self.closing = False
+
+    async def start(self) -> None:
+        """Start every worker (raises `WorkerLost` if one cannot start)."""
+        for number in range(self.size):
+            await self._worker(number)
+
+    def route(self, dialect: str, body: bytes) -> int:
+        """The worker for this body's conversation: from the first element of its array."""
+        array = b'"' + HANDLING[dialect].array.encode() + b'"' if dialect in HANDLING else b""
+        at = body.find(array) if array else -1
+        if at < 0:
+            return zlib.crc32(body[:ROUTE_BYTES]) % self.size
+        end = _ELEMENT_END.search(body, at, at + ROUTE_BYTES)
+        return zlib.crc32(body[at : end.start() if end else at + ROUTE_BYTES]) % self.size
+
+    async def fit(self, dialect: str, body: bytes, model: str = "") -> Fitted:
+        """`body` (to `model`, when its path names one) fitted by its conversation's worker;
+        raises `NotFitted` (with the worker's reason) or `WorkerLost` when it was not."""
+        number = self.route(dialect, body)
+        worker = await self._worker(number)
+        ticket = next(self._tickets)
+        answer = worker.waiting[ticket] = asyncio.get_running_loop().create_future()
+        try:
+            worker.send(("fit", ticket, dialect, model), body)
+            fitted, changed, fitted_body = await answer
+        finally:
+            worker.waiting.pop(ticket, None)
+        fitted.body = fitted_body if changed else body
+        fitted.worker, fitted.ticket = number, ticket
+        if fitted.skipped:
+            raise NotFitted(fitted.skipped, fitted.key)
+        return fitted
+
+    def anchor(self, fitted: Fitted, reported: Reported) -> None:
+        """The reply to `fitted` reported its prompt's size: to the worker holding its
+        conversation, before the agent can send its next request (which goes there after it)."""
+        worker = self.workers[fitted.worker] if 0 <= fitted.worker < self.size else None
+        if worker is None or not fitted.anchorable or fitted.key is None:
+            return
+        try:
+            worker.send(("anchor", fitted.key, fitted.ticket, reported))
+        except WorkerLost:
+            pass  # its conversation will be rebuilt elsewhere, estimated: nothing to anchor
+
+    def fitting(self) -> int:
+        """The requests the workers have in hand."""
+        return sum(len(w.waiting) for w in self.workers if w is not None)
+
+    def held(self) -> int:
+        """The conversation state the workers hold, in bytes (as each last told)."""
+        return sum(w.held for w in self.workers if w is not None and w.alive)
+
+    async def close(self) -> None:
+        self.closing = True
+        for task in self._starting:
+            if task is not None:
+                task.cancel()
+        workers = [w for w in self.workers if w is not None]
+        for worker in workers:
+            if worker.process.stdin is not None:
+                worker.process.stdin.close()  # the worker ends at the end of its input
+        for worker in workers:
+            try:
+                await asyncio.wait_for(worker.process.wait(), 5)
+            except TimeoutError:
+                worker.process.kill()
+                await worker.process.wait()
+
+    # --- workers ------------------------------------------------------------------------------
+
+    async def _worker(self, number: int) -> Worker:
+        """The live worker `number`, started first if there is none."""
+        worker = self.workers[number]
+        if worker is not None and worker.alive:
+            await asyncio.shield(worker.ready)
+            return worker
+        task = self._starting[number]
+        if task is None:
+            task = self._starting[number] = asyncio.ensure_future(self._start(number, worker))
+            task.add_done_callback(lambda _task: self._started(number))
+        return await asyncio.shield(task)
+
+    def _started(self, number: int) -> None:
+        self._starting[number] = None
+
+    async def _start(self, number: int, previous: Worker | None) -> Worker:
+        if self.closing:
+            raise WorkerLost("the proxy is stopping")
+        if previous is not None:
+            wait = previous.started + RESTART_AFTER - time.monotonic()
+            if wait > 0:  # it died young: not a tight loop of starts
+                await asyncio.sleep(wait)
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-c",
+            # (not `-m`: its classes would be `__main__`'s, and the proxy could not read them)
+            "from ctxfit_cli.serve.worker import main; main()",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            start_new_session=True,  # the terminal's Ctrl-C is the proxy's to handle, not the workers'
+            limit=READ_BUFFER,
+        )
+        _widen(process)
+        worker = Worker(number, process)
+        self.workers[number] = worker
+        worker.reader = asyncio.ensure_future(self._read(worker))
+        worker.send((self.setup,))
+        try:
+            await asyncio.wait_for(asyncio.shield(worker.ready), START_SECONDS)
+        except TimeoutError:
+            process.kill()
+            raise WorkerLost(f"fitting worker {number} did not start within {START_SECONDS:g} s") from None
+        return worker
+
+    async def _read(self, worker: Worker) -> None:
+        """Hand each answer of `worker` to the request waiting for it, until the worker ends."""
+        assert worker.process.stdout is not None  # (stdout=PIPE)
+        try:
+            while True:
+                message, body = await receive(worker.process.stdout)
+                if message[0] == "fitted":
+                    _, ticket, fitted, changed = message
+                    worker.held = fitted.held
+                    answer = worker.waiting.get(ticket)
+                    if answer is not None and not answer.done():
+                        answer.set_result((fitted, changed, body))
+                elif message[0] == "ready" and not worker.ready.done():
+                    worker.ready.set_result(worker)
+        except Exception:  # the end of its output, or output that is not a frame: it is gone
+            pass
+        finally:
+            await self._lost(worker)
+
+    async def _lost(self, worker: Worker) -> None:
+        worker.alive = False
+        if worker.process.returncode is None:
+            try:
+                await asyncio.wait_for(worker.process.wait(), 2)
+            except TimeoutError:
+                worker.process.kill()
+                await worker.process.wait()
+        lost = WorkerLost(f"the fitting worker ended (exit code {worker.process.returncode})")
+        if not worker.ready.done():
+            worker.ready.set_exception(lost)
+            worker.ready.exception()  # (retrieved: a failed start is reported by `_start`)
+        in_hand = [answer for answer in worker.waiting.values() if not answer.done()]
+        for answer in in_hand:
+            answer.set_exception(lost)
+        if self.closing:
+            return
+        self.replaced += 1
+        self.log(
+            "worker ended",
+            f"fitting worker {worker.number} (pid {worker.process.pid}) ended with exit code "
+            f"{worker.process.returncode}: its {len(in_hand)} requests in hand were forwarded unchanged; "
+            "a new worker takes its place",
+        )
+        if self.workers[worker.number] is worker and self._starting[worker.number] is None:
+            try:
+                await self._worker(worker.number)
+            except WorkerLost:
+                pass  # the next request of its conversations tries again
+
+
+def _widen(process: asyncio.subprocess.Process) -> None:
+    """Make the pipes to and from a worker `PIPE_SIZE` large, where the system allows."""
+    set_size = getattr(fcntl, "F_SETPIPE_SZ", None) if fcntl is not None else None
+    if set_size is None:
+        return
+    transport = getattr(process, "_transport", None)  # (asyncio keeps the pipes' transports there)
+    for fd in (0, 1):
+        try:
+            pipe = transport.get_pipe_transport(fd).get_extra_info("pipe")  # type: ignore[union-attr]
+            fcntl.fcntl(pipe.fileno(), set_size, PIPE_SIZE)
+        except (OSError, AttributeError):
+            pass  # a smaller pipe: more writes, same bytes

@@ -1,0 +1,170 @@
+"""A fitting worker: a process of its own that reads request bodies, fits them, and answers.
+
+    python -c "from ctxfit_cli.serve.worker import main; main()"   # started by the proxy (`pool.py`)
+
+The proxy's event loop only moves bytes; every body of a fitted path is fitted here. The
+proxy sends each conversation's requests to the same worker, so its warm state stays here:
+the body readers that re-read only the bytes that changed (`body.py`) and the conversation's
+`Session` (`conversations.py`), within this worker's share of `--memory-mb`. Requests are
+fitted one after the other, so a conversation's session is never shared.
+
+The channel is the worker's stdin and stdout, one frame per message each way (`frames.py`):
+
+- in: the settings first (`Setup`); then `("fit", ticket, dialect, model)` with the body
+  (`model`: the one the request's path names, Gemini's, else ""), and
+  `("anchor", key, ticket, Reported)` once a reply reported the size of the prompt it was
+  given (DESIGN §11: it anchors the conversation's next request, which this worker will fit);
+- out: `("ready", pid)` once, then `("fitted", ticket, Fitted, body)` for each fit, in order.
+
+Whatever a body makes fitting raise is answered as `Fitted.skipped` (the reason, on one line):
+the proxy forwards that body unchanged (fail open, in one place: `Proxy._fit`). The worker
+ends when its stdin closes (the proxy stopped or died); it ignores Ctrl-C, which is the
+proxy's to handle.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import pickle
+import signal
+import sys
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from ..core.plan import Plan
+from ..core.reported import Reported
+from .body import READER_MEMORY, BodyError, Readers
+from .conversations import SESSION_MEMORY, Conversations
+from .dialects import HANDLING
+from .fitting import Limits
+from .frames import read_frame, write_frame
+from .limits import LimitRule
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What a worker is told when it starts."""
+
+    limits: LimitRule
+    #: Bytes of conversation state this worker may hold (sessions and readers together).
+    memory: int
+    #: Conversations whose state it keeps, at most.
+    conversations: int | None = None
+
+
+@dataclass
+class Fitted:
+    """What became of one request body: forward `body` (fitted, or the agent's own bytes), or
+    answer `error` (past the window: a 400 as the provider's), or `skipped` says why the body
+    goes on unchanged. Plain data: it crosses from the worker to the proxy."""
+
+    body: bytes
+    key: str | None = None
+    plan: Plan | None = None
+    limits: Limits | None = None
+    error: bytes | None = None
+    skipped: str = ""
+    #: The reply's usage can anchor the conversation's next request (`anchor`).
+    anchorable: bool = False
+    #: The worker's conversation state after this request, in bytes (as estimated).
+    held: int = 0
+    #: Set by the proxy: which worker fitted it, under which ticket (where an anchor goes).
+    worker: int = -1
+    ticket: int = 0
+
+
+class Fitting:
+    """A worker's state: the conversations it serves and its body readers."""
+
+    def __init__(self, setup: Setup) -> None:
+        self.limits = setup.limits
+        sessions = setup.memory * SESSION_MEMORY // (SESSION_MEMORY + READER_MEMORY)
+        self.conversations = Conversations(setup.conversations, sessions)
+        readers = Readers(setup.conversations, setup.memory - sessions)
+        self.readers = {h.array: readers.sibling(h.array) for h in HANDLING.values()}
+
+    def fit(self, ticket: int, dialect: str, body: bytes, model: str = "") -> Fitted:
+        key = None
+        try:
+            handling = HANDLING[dialect]
+            request, layout = handling.parse(self.readers[handling.array], body)
+            key = handling.conversation_key(dialect, request)
+            conversation = self.conversations.get(key, dialect)
+            limits = handling.limits(self.limits, request, dialect, model)  # type: ignore[arg-type]
+            outcome = handling.fit_body(body, request, layout, dialect, conversation, limits)  # type: ignore[arg-type]
+            self.conversations.fitted(conversation, len(body))
+        except Exception as error:
+            return Fitted(body, key, skipped=reason(error), held=self.held())
+        anchorable = outcome.session is not None and outcome.sent is not None and outcome.error is None
+        conversation.last = (ticket, outcome.session, outcome.sent) if anchorable else None
+        return Fitted(outcome.body, key, outcome.plan, limits, outcome.error, anchorable=anchorable, held=self.held())
+
+    def anchor(self, key: str, ticket: int, reported: Reported) -> None:
+        """The reply to request `ticket` of conversation `key` reported its prompt's size."""
+        conversation = self.conversations.find(key)
+        last = conversation.last if conversation is not None else None
+        if last is None or last[0] != ticket or reported.prompt <= 0:
+            return  # another request of it was fitted since, or it is no longer kept here
+        _, session, sent = last
+        session.record(reported, sent=sent)
+
+    def held(self) -> int:
+        readers = next(iter(self.readers.values()))
+        return self.conversations.held() + readers.held()
+
+
+def reason(error: BaseException) -> str:
+    """Why a body was not fitted, on one short line."""
+    text = str(error) if isinstance(error, BodyError) else f"{type(error).__name__}: {error}"
+    text = " ".join(text.split())
+    return text if len(text) <= 200 else text[:199] + "…"
+
+
+def serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
+    """Answer the proxy until it closes the channel."""
+    first = read_frame(inbox)
+    if first is None:
+        return
+    (setup,), _ = first
+    fitting = Fitting(setup)
+    write_frame(outbox, ("ready", os.getpid()))
+    while (frame := read_frame(inbox)) is not None:
+        message, body = frame
+        if message[0] == "fit":
+            _, ticket, dialect, model = message
+            fitted = fitting.fit(ticket, dialect, body, model)
+            changed = fitted.body is not body
+            answer, fitted.body = fitted.body, b""
+            try:
+                write_frame(outbox, ("fitted", ticket, fitted, changed), answer if changed else b"")
+            except (pickle.PicklingError, TypeError, AttributeError, RecursionError) as error:
+                failed = Fitted(b"", fitted.key, skipped=f"the fitted request could not be passed on ({reason(error)})")
+                write_frame(outbox, ("fitted", ticket, failed, False))
+        elif message[0] == "anchor":
+            try:
+                fitting.anchor(*message[1:])
+            except Exception:  # an anchor is a help, never a failure: the count is estimated then
+                pass
+
+
+def main() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # The channel is the original stdout; anything else printed goes to stderr (the proxy's log).
+    outbox = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    # A long-lived process: what is loaded now stays; full collections skip it.
+    gc.enable()
+    gc.freeze()
+    try:
+        serve(sys.stdin.buffer, outbox)
+    except (BrokenPipeError, KeyboardInterrupt):  # the proxy went away: nothing to answer
+        pass
+    except Exception as error:  # one line for the proxy's log, never a traceback; the proxy replaces it
+        sys.stderr.write(f"ctxfit fitting worker {os.getpid()} stopped: {reason(error)}\n")
+        sys.stderr.flush()
+        sys.exit(70)
+
+
+if __name__ == "__main__":
+    main()
