@@ -43,9 +43,11 @@ class Request(NamedTuple):
     call: int  # 1-based model call
     tokens: int
     stage: str
-    #: Tokens at the start of this request identical to `earlier` (a request of the same walk).
+    #: Tokens at the start of this request identical to `earlier` (a request of the same walk),
+    #: counted as `earlier.tokens` counts them: all of it when this request only appends.
     shared_with: Callable[[Request], int]
-    #: Tokens of `earlier` this request still sends, wherever they are in it (the cache bound).
+    #: Tokens of `earlier` this request still sends, wherever they are in it (the cache bound),
+    #: counted the same way.
     still_sent: Callable[[Request], int]
     #: What the policy cut (a fitter `Shape`, `OldTurns`' (start, end), None): each policy compares only its own.
     shape: Any = None

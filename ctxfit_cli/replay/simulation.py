@@ -8,7 +8,12 @@ prefix it shares with the previous accepted request of the same policy, compared
 message from the start (the system prompt and tools first), as providers compare cached blocks.
 Two requests share a message when it is the same message of the history, sent the same way
 (whole, or with the same results cleared); two different messages that happen to have the same
-text are not counted as shared, which can only under-count reuse. The shared prefix is computed
+text are not counted as shared, which can only under-count reuse. Shares are counted as the
+previous request's size is: where sizes are anchored on the usage a log records (DESIGN §11),
+the anchoring's correction is part of the fixed prefix, which every request sends the same way.
+A request **breaks** the cache when it does not start with all of the previous accepted request
+(a request that only appends is no break, even when the size predicted for it, anchored on a
+newer recorded size, comes out below the previous one's). The shared prefix is computed
 from prefix sums (`Fitter.shared_tokens`), so a replay costs about the same per call however
 long the history is. A shared prefix shorter than
 `min_cacheable` is not cached at all. The rest of the request is written to the cache.
@@ -169,8 +174,12 @@ def replay(
                 prices,
             )
             continue
-        # (Shares are estimates, the size may be anchored on a recorded one: never more than it.)
-        shared = min(request.shared_with(previous), request.tokens) if previous is not None else 0
+        # Shares are counted as the previous request's size is (`Request.shared_with`), so a break
+        # compares like with like: all of the previous request resent is no break, even when the
+        # size predicted for this one (anchored on a newer recorded size) came out smaller. What
+        # is read is never more than this request.
+        shares = request.shared_with(previous) if previous is not None else 0
+        shared = min(shares, request.tokens)
         bound = min(request.still_sent(previous), request.tokens) if previous is not None else 0
         read = shared if shared >= min_cacheable else 0
         write = request.tokens - read if request.tokens >= min_cacheable else 0
@@ -183,7 +192,7 @@ def replay(
             read,
             write,  # not rejected
             request.tokens - read - write,
-            previous is not None and shared < previous.tokens,
+            previous is not None and shares < previous.tokens,
             bound if bound >= min_cacheable else 0,
             request.confirmed,
         )

@@ -294,7 +294,8 @@ class Fitter:
 
     def _shape(self, end: int, batches: int, start: int) -> Shape:
         cut = self._cut_for(start, batches)
-        return Shape(end, cut.cleared, cut.start, cut.anchor, cut.exact + self.history.cost_prefix[end], cut.stage)
+        tokens = cut.exact + self.history.cost_prefix[end]
+        return Shape(end, cut.cleared, cut.start, cut.anchor, tokens, cut.stage, self.correction, cut.removal)
 
     def _cut_for(self, start: int, batches: int) -> _Cut:
         """What the requests with this kept start and these cleared candidates have in common:
@@ -309,6 +310,8 @@ class Fitter:
         end = len(history.messages)  # any end past the cut gives the same parts
         here = history.cost_prefix[end]
         trimmed = history.trimmed(start)
+        estimate = self._exact_estimate(start, end, batches)
+        exact = history.anchored(estimate, end)  # `_exact_tokens`
         self._cut = cut = _Cut(
             (start, batches, cleared),
             cleared,
@@ -316,7 +319,8 @@ class Fitter:
             self.trimming.anchor(start) if trimmed else None,
             self.trimming.stage(start, batches),
             self._request_tokens(start, end, batches) - here,
-            self._exact_tokens(start, end, batches) - here,
+            exact - here,
+            exact - estimate,  # the same for any end: see `History.anchored`
         )
         return cut
 
@@ -331,3 +335,4 @@ class _Cut(NamedTuple):
     stage: str
     bound: int  # `_request_tokens` less `cost_prefix[end]`
     exact: int  # `_exact_tokens` less `cost_prefix[end]`
+    removal: int  # what the removal ratio adds (`Shape.removal`)

@@ -30,10 +30,21 @@ class Shape(NamedTuple):
     anchor: int | None
     tokens: int
     stage: str
+    #: What `tokens` adds to ctxfit's own estimate of the request (both 0 without anchoring):
+    #: the correction of the recorded usage, which the walk carries in the fixed part
+    #: (`Fitter._anchor`), and what the removal ratio adds for what the request leaves out
+    #: (`History.anchored`).
+    correction: int = 0
+    removal: int = 0
 
 
 class Sharing:
-    """`shared_tokens` and `still_sent_tokens` between two shapes of one walk."""
+    """`shared_tokens` and `still_sent_tokens` between two shapes of one walk.
+
+    Both are counted as `previous.tokens` counts them (`_counted`), so that a request that only
+    appends shares exactly `previous.tokens` and one that changes anything shares less: a cache
+    break is decided on the same basis as the size.
+    """
 
     def __init__(self, history: History, clearing: Clearing, trimming: Trimming) -> None:
         self.history, self.clearing, self.trimming = history, clearing, trimming
@@ -44,16 +55,16 @@ class Sharing:
         """Tokens at the start of `current` that are identical, message by message, to the
         start of `previous` (an earlier request of this walk): what a prefix cache can reuse."""
         if _appends(previous, current):
-            return self._appended(previous)[0]
-        return self._shared_run(previous, current)
+            return _counted(previous, self._appended(previous)[0])
+        return _counted(previous, self._shared_run(previous, current))
 
     def still_sent_tokens(self, previous: Shape, current: Shape) -> int:
         """Tokens of `previous` (an earlier request of this walk) that `current` still sends,
         wherever they are in it: the most a prefix cache could reuse if every change were made
         after them (the replay's cache bound)."""
         if _appends(previous, current):
-            return self._appended(previous)[1]
-        return self._still_sent(previous, current)
+            return _counted(previous, self._appended(previous)[1])
+        return _counted(previous, self._still_sent(previous, current))
 
     def _appended(self, shape: Shape) -> tuple[int, int]:
         """What a request that only appends to `shape` shares with it, and still sends of it.
@@ -79,7 +90,7 @@ class Sharing:
         """`shared_tokens`, in general: the common run of both requests' segments, which ends
         early at the first result cleared since `previous`."""
         h = self.history
-        shared = h.estimated_fixed  # (estimates: the anchoring moves no message)
+        shared = h.estimated_fixed  # (estimates: `_counted` adds the anchoring)
         if previous.start or current.start:
             if not (previous.start and current.start):
                 return shared + h.cost_prefix[h.first]  # the first message gained the note
@@ -151,6 +162,22 @@ class Sharing:
         """Tokens of messages [low, high) with the oldest `cleared` candidates cleared."""
         cost_prefix = self.history.cost_prefix
         return cost_prefix[high] - cost_prefix[low] - self.clearing.saved_in(low, high, cleared)
+
+
+def _counted(previous: Shape, estimate: int) -> int:
+    """ctxfit's estimate of a part of `previous` that starts with the fixed part, as
+    `previous.tokens` counts it. The anchoring's correction is in the fixed part (the walk puts
+    it there), so all of it counts. The removal ratio's share says what the messages `previous`
+    keeps are worth together, not which of them: it is spread over the estimate. All of
+    `previous` is then exactly `previous.tokens`, and any less is less.
+
+    >>> shape = Shape(9, 0, 0, None, tokens=1500, stage="clear", correction=300, removal=200)
+    >>> _counted(shape, 1000), _counted(shape, 500), _counted(shape, 0)
+    (1500, 900, 300)
+    """
+    estimate_of_all = previous.tokens - previous.correction - previous.removal
+    removal = previous.removal * estimate // estimate_of_all if estimate_of_all > 0 else previous.removal
+    return max(estimate + previous.correction + removal, 0)
 
 
 def _appends(previous: Shape, current: Shape) -> bool:
