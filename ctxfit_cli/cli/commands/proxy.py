@@ -161,7 +161,9 @@ def proxy(
     def ready(url: str) -> None:
         sys.stdout.write(url + "\n")
         sys.stdout.flush()
-        _log(f"ctxfit proxy on {url} -> {shown(upstream)}; {settings.limits.describe()}; stats at {url}/ctxfit/stats")
+        fitting = f"{settings.workers} fitting worker{'s' if settings.workers != 1 else ''}"
+        limits = settings.limits.describe()
+        _log(f"ctxfit proxy on {url} -> {shown(upstream)}; {limits}; {fitting}; stats at {url}/ctxfit/stats")
 
     # `main` turns the cyclic GC off for short runs; a server runs for days and its HTTP stack
     # makes cycles. What is loaded now lives for the whole run: frozen, full collections skip it.

@@ -28,6 +28,7 @@ from .proxy import (
     ShutdownGrace,
     UpstreamTimeout,
     Window,
+    Workers,
     proxy_settings,
 )
 
@@ -73,6 +74,7 @@ def wrap(
     shutdown_grace: ShutdownGrace = 5.0,
     client_timeout: ClientTimeout = 30.0,
     max_connections: MaxConnections = 512,
+    workers: Workers = None,
     log: Annotated[
         Optional[Path],
         typer.Option(
@@ -114,6 +116,7 @@ def wrap(
         shutdown_grace=shutdown_grace,
         client_timeout=client_timeout,
         max_connections=max_connections,
+        workers=workers,
     )
     options = [
         "--upstream",
@@ -135,6 +138,7 @@ def wrap(
     ]
     options += ["--budget", budget] if budget is not None else []
     options += ["--window", str(window)] if window is not None else []
+    options += ["--workers", str(workers)] if workers is not None else []
     log_path = log or _new_log()
     try:
         run = supervise.run_wrapped(argv, agent, options, log_path, _say)
