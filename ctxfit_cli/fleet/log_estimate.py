@@ -95,13 +95,16 @@ def guess_counter(
 
 
 def measuring(
-    path: str | None, transcript: Transcript, counter: Counter, *, checks: str | None = None
+    path: str | None, transcript: Transcript, counter: Counter, *, seed: bool = True, checks: str | None = None
 ) -> contextlib.AbstractContextManager:
     """Estimating the log's messages on every core (`formats.measures.Window`), or nothing
-    (None) for a small log; with `checks` (a dialect), their validator checks too."""
+    (None) for a small log; with `seed`, with the seed rule too (for the per-script figures),
+    with `checks` (a dialect), their validator checks too."""
     if path is None or not measures.worth_it(path, transcript.format, counter):
         return contextlib.nullcontext()
-    return measures.Window(path, transcript.path, transcript.format, counter, line=transcript.line, checks=checks)
+    return measures.Window(
+        path, transcript.path, transcript.format, counter, line=transcript.line, seed=seed, checks=checks
+    )
 
 
 #: How many messages are held while looking for the first model named: a log that names none

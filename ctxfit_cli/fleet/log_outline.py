@@ -3,7 +3,7 @@
 A fitter and a replay need each message's estimate, its role, and the ids and names of its
 tool calls and results; the text only of what a payload sends. So a big log's conversation is
 held as the outline path for JSON Lines chat files holds it (`formats.parallel.Outline`): each
-message with its estimates (the counter's and the seed rule's, in its memo; with `checks`, the
+message with its estimates (the counter's, in its memo; for a replay, the seed rule's and the
 validator's checks too) and its parts without their text. Its bytes as sent are written as they
 are read to a temporary file (deleted when closed, and by the system if ctxfit dies), by offset
 and size, and read back for the messages a plan sends (`LogOutline.complete`): a message of
@@ -52,12 +52,12 @@ class LogOutline:
     """One conversation of a log in outline: `transcript` (materialized, its messages in
     outline, its system prompt in full), and its messages' bytes in a temporary file."""
 
-    def __init__(self, transcript: Transcript, counters: frozenset[str], spill: Any) -> None:
-        self.transcript, self.counters, self._spill = transcript, counters, spill
+    def __init__(self, transcript: Transcript, counter: Counter, spill: Any) -> None:
+        self.transcript, self.counter, self._spill = transcript, counter, spill
 
     def holds(self, counter: Counter) -> bool:
         """Whether the outline's estimates are `counter`'s (else read the log whole)."""
-        return counter.name in self.counters
+        return counter.name == self.counter.name
 
     def close(self) -> None:
         self._spill.close()
@@ -74,7 +74,7 @@ class LogOutline:
         parsed = PARSERS[self.transcript.dialect](orjson.loads(raw), raw, Where(self.transcript.path, message.line))
         memo = {key: value for key, value in message.memo.items() if key != _AT}
         full = Message(parsed.role, parsed.parts, raw, message.line, memo, message.repaired)
-        if message_cost(parsed).tokens != memo[SEED.name].tokens:  # (ours: never changes)
+        if message_cost(parsed, self.counter).tokens != memo[self.counter.name].tokens:  # (ours: never changes)
             raise AssertionError(f"{self.transcript.path}:{message.line}: message read back differs")
         return full
 
@@ -88,9 +88,12 @@ class LogOutline:
         return replace(transcript, messages=tuple(messages))
 
 
-def read_outline(transcript: Transcript, path: str, given: Counter | None, *, checks: bool = False) -> LogOutline:
+def read_outline(
+    transcript: Transcript, path: str, given: Counter | None, *, seed: bool = False, checks: bool = False
+) -> LogOutline:
     """Read one conversation of a log (`transcript`, as `read_transcripts` gives it) into an
-    outline, its messages estimated with `given` or the counter of the log's first model."""
+    outline, its messages estimated with `given` or the counter of the log's first model (and
+    with `seed`, with the seed rule too: a replay reports every message's script figures)."""
     messages = iter(transcript.messages)
     ahead, counter = guess_counter(messages, transcript, given)
     dialect = transcript.dialect
@@ -101,14 +104,15 @@ def read_outline(transcript: Transcript, path: str, given: Counter | None, *, ch
     spill = tempfile.TemporaryFile()
     # What an outline message keeps of its memo: its estimates and checks (not the messages a
     # repair made it from, which hold their text).
-    keys = (counter.name, SEED.name, *((memo_key(dialect),) if checks else ()))
+    keys = (counter.name, *((SEED.name,) if seed else ()), *((memo_key(dialect),) if checks else ()))
     held: list[Message] = []
     leading = True  # the system prompt (the leading system messages) is kept in full
     try:
-        with measuring(path, transcript, counter, checks=dialect if checks else None) as window:
-            for message in measures.measured(chain(ahead, messages), window):
+        with measuring(path, transcript, counter, seed=seed, checks=dialect if checks else None) as workers:
+            for message in measures.measured(chain(ahead, messages), workers):
                 message_cost(message, counter)
-                message_cost(message, SEED)
+                if seed:
+                    message_cost(message, SEED)
                 if checks:
                     checked(message, dialect)
                 leading = leading and message.role is Role.SYSTEM
@@ -132,7 +136,7 @@ def read_outline(transcript: Transcript, path: str, given: Counter | None, *, ch
         transcript.given,
         transcript.open_end,
     ).materialize()
-    return LogOutline(outline, frozenset((counter.name, SEED.name)), spill)
+    return LogOutline(outline, counter, spill)
 
 
 def _outlined(message: Message, spill: Any, keys: tuple) -> Message:

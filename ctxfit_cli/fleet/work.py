@@ -387,7 +387,7 @@ def _held(transcript: Transcript, path: str, job: Job, given: Counter | None) ->
 
     if not (job.split_big_files and log_outline.worth_it(path, transcript.format)):
         return transcript.materialize()
-    outline = log_outline.read_outline(transcript, path, given, checks=True)
+    outline = log_outline.read_outline(transcript, path, given, seed=True, checks=True)
     outline.close()  # (a replay sends nothing: no message is read back)
     if outline.holds(
         choice.choose(outline.transcript, counter=given, window=job.window, fixed_tokens=job.fixed_tokens).counter

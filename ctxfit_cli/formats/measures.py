@@ -80,6 +80,7 @@ class Window:
         counter: Counter,
         *,
         line: int = 1,
+        seed: bool = True,
         checks: str | None = None,
         workers: int | None = None,
     ) -> None:
@@ -89,7 +90,7 @@ class Window:
         size = os.path.getsize(path)
         start = _offset_of_line(path, line)
         count = max(1, -(-(size - start) // PIECE_BYTES))
-        self.jobs = [(path, name, format, checks, a, b) for a, b in pieces(path, size, count, start)]
+        self.jobs = [(path, name, format, seed, checks, a, b) for a, b in pieces(path, size, count, start)]
         self.checks = checks
         self.name = name
         self.counter = counter
@@ -169,16 +170,15 @@ def _offset_of_line(path: str, line: int) -> int:
     return offset
 
 
-def _measure_piece(job: tuple) -> tuple[int, dict[tuple[int, int], tuple[MessageCost, MessageCost, Any]]]:
-    """In a worker: (how many lines a piece has, the estimates (the counter's, the seed rule's) of
-    every message it makes, and with `checks` its validator checks, by the hash and length of its
-    bytes). The piece is read as a log of
-    its own: what it makes of a reply cut at its start does not matter (a message it did not make
-    is estimated by the reader)."""
+def _measure_piece(job: tuple) -> tuple[int, dict[tuple[int, int], tuple[MessageCost, MessageCost | None, Any]]]:
+    """In a worker: (how many lines a piece has, the estimates of every message it makes — the
+    counter's, with `seed` the seed rule's, with `checks` the validator's checks — by the hash and
+    length of its bytes). The piece is read as a log of its own: what it makes of a reply cut at
+    its start does not matter (a message it did not make is estimated by the reader)."""
     from ..errors import BadInput
     from . import read_transcripts
 
-    path, name, format, checks, start, end = job
+    path, name, format, seed, checks, start, end = job
     if checks:
         from ..replay.validity import checked
     counter = _COUNTER
@@ -186,13 +186,17 @@ def _measure_piece(job: tuple) -> tuple[int, dict[tuple[int, int], tuple[Message
     with open(path, "rb") as file:
         file.seek(start)
         data = file.read(end - start)
-    costs: dict[tuple[int, int], tuple[MessageCost, MessageCost, Any]] = {}
+    costs: dict[tuple[int, int], tuple[MessageCost, MessageCost | None, Any]] = {}
     try:
         for transcript in read_transcripts(name, io.BytesIO(data), format):
             for message in transcript.messages:
                 raw = message.raw
                 made = checked(message, checks) if checks else None
-                costs[hash(raw), len(raw)] = (message_cost(message, counter), message_cost(message, SEED), made)
+                costs[hash(raw), len(raw)] = (
+                    message_cost(message, counter),
+                    message_cost(message, SEED) if seed else None,
+                    made,
+                )
     except (BadInput, CtxfitError, RecursionError):
         pass  # the reader reports it (a piece read on its own may also fail where the log does not)
     return data.count(b"\n"), costs
@@ -216,7 +220,7 @@ def measured(messages: Iterator[Message], window: Window | None) -> Iterator[Mes
                 memo = message.memo
                 if name not in memo:
                     memo[name] = costs[0]
-                if _SEED_NAME not in memo:
+                if costs[1] is not None and _SEED_NAME not in memo:
                     memo[_SEED_NAME] = costs[1]
                 if checks is not None and checks not in memo:
                     memo[checks] = costs[2]
