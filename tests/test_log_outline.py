@@ -130,3 +130,44 @@ def test_an_outline_holds_no_text_and_reads_back_what_a_plan_sends(monkeypatch):
             assert (back.raw, back.parts, back.role, back.line) == (full.raw, full.parts, full.role, full.line)
     finally:
         outline.close()
+
+
+@pytest.mark.parametrize("compacted", [False, True])
+def test_a_log_compacted_or_ending_with_another_family_takes_the_big_log_paths_to_the_same_results(
+    monkeypatch, tmp_path, compacted
+):
+    # Its last reply names another family's model: the workers, started with the first model's
+    # counter, are stopped, and the log is read again whole with the right one.
+    from test_log_estimate import _switched_model
+
+    path = _switched_model(tmp_path, compacted)
+    big, whole = _both(monkeypatch, lambda: _estimate(path))
+    assert big == whole and big[-1][1]["counter"].startswith("profile:o200k")
+    big, whole = _both(monkeypatch, lambda: _fit(tmp_path, path, "--budget", "8000", "--json"))
+    assert big == whole and big[0] == 0
+    big, whole = _both(monkeypatch, lambda: _replay(path))
+    assert big == whole
+
+
+def test_a_compacted_log_is_estimated_on_every_core_from_where_each_conversation_starts(monkeypatch, tmp_path):
+    import orjson
+
+    records = [orjson.loads(line) for line in (SAMPLES / "claude_code_session.jsonl").read_bytes().splitlines()]
+    middle = next(i for i in range(len(records) // 2, len(records)) if records[i].get("type") == "user")
+    records.insert(middle + 1, {"type": "system", "subtype": "compact_boundary", "uuid": "b", "sessionId": "s"})
+    path = tmp_path / "compacted.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    starts = []
+    init = measures.Window.__init__
+
+    def recording(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        starts.append((kwargs.get("line"), self.jobs[0][-2]))
+
+    monkeypatch.setattr(measures.Window, "__init__", recording)
+    big, whole = _both(monkeypatch, lambda: _estimate(str(path)))
+    assert big == whole and len(big) == 2
+    # The second conversation's pieces start at its own first line, not at the file's start.
+    (first, at_zero), (second, offset) = starts[:2]
+    assert first == 1 and at_zero == 0
+    assert offset == len(b"".join(orjson.dumps(r) + b"\n" for r in records[: second - 1]))

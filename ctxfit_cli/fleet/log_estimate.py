@@ -68,9 +68,10 @@ def estimate_log(
     (`formats.measures`)."""
     messages = iter(transcript.messages)
     ahead, guess = guess_counter(messages, transcript, given)
-    with measuring(path, transcript, guess) as workers:
-        report = TranscriptEstimate(name, transcript.format, counter=guess, top_n=top_n)
-        prefix, turns, split = _count(measures.measured(chain(ahead, messages), workers), report, guess)
+    with measuring(path, transcript, guess) as pieces:
+        counter = pieces.counter if pieces is not None else guess  # (the same name, the same figures)
+        report = TranscriptEstimate(name, transcript.format, counter=counter, top_n=top_n)
+        prefix, turns, split = _count(measures.measured(chain(ahead, messages), pieces), report, counter)
     # As `Transcript.materialize` has them: the leading system messages are the fixed part.
     calls = [c._replace(message=c.message - split) for c in transcript.calls] if split else transcript.calls
     chosen = choice.choose(_calls_only(transcript, calls), counter=given, window=window, fixed_tokens=fixed_tokens)
@@ -94,17 +95,12 @@ def guess_counter(
     return ahead, _guess(transcript)
 
 
-def measuring(
-    path: str | None, transcript: Transcript, counter: Counter, *, seed: bool = True, checks: str | None = None
-) -> contextlib.AbstractContextManager:
-    """Estimating the log's messages on every core (`formats.measures.Window`), or nothing
-    (None) for a small log; with `seed`, with the seed rule too (for the per-script figures),
-    with `checks` (a dialect), their validator checks too."""
+def measuring(path: str | None, transcript: Transcript, counter: Counter) -> contextlib.AbstractContextManager:
+    """Measuring the log's texts on every core (`formats.measures.Window`), or nothing (None)
+    for a small log."""
     if path is None or not measures.worth_it(path, transcript.format, counter):
         return contextlib.nullcontext()
-    return measures.Window(
-        path, transcript.path, transcript.format, counter, line=transcript.line, seed=seed, checks=checks
-    )
+    return measures.Window(path, transcript.path, transcript.format, counter, line=transcript.line)
 
 
 #: How many messages are held while looking for the first model named: a log that names none

@@ -8,8 +8,8 @@ validator's checks too) and its parts without their text. Its bytes as sent are 
 are read to a temporary file (deleted when closed, and by the system if ctxfit dies), by offset
 and size, and read back for the messages a plan sends (`LogOutline.complete`): a message of
 such a log is made from several records and repaired, so its bytes are no span of the log to
-read again. The messages are read and estimated as `estimate` does (`formats.measures`: on
-every core, for a big log), so memory holds the outline only, not the log's text twice.
+read again. The messages are read and estimated as `estimate` reads them (their texts measured
+on every core, for a big log: `formats.measures`), so memory holds the outline, not the text.
 
 The estimates are the counter's of the log's first model (`log_estimate.guess_counter`); if the
 choice made from the whole log picks another (its last model is of another family), the caller
@@ -89,11 +89,18 @@ class LogOutline:
 
 
 def read_outline(
-    transcript: Transcript, path: str, given: Counter | None, *, seed: bool = False, checks: bool = False
+    transcript: Transcript,
+    path: str,
+    given: Counter | None,
+    *,
+    seed: bool = False,
+    checks: bool = False,
+    workers: bool = True,
 ) -> LogOutline:
     """Read one conversation of a log (`transcript`, as `read_transcripts` gives it) into an
     outline, its messages estimated with `given` or the counter of the log's first model (and
-    with `seed`, with the seed rule too: a replay reports every message's script figures)."""
+    with `seed`, with the seed rule too: a replay reports every message's script figures), on
+    every core unless not `workers` (the files are already spread over processes)."""
     messages = iter(transcript.messages)
     ahead, counter = guess_counter(messages, transcript, given)
     dialect = transcript.dialect
@@ -108,9 +115,11 @@ def read_outline(
     held: list[Message] = []
     leading = True  # the system prompt (the leading system messages) is kept in full
     try:
-        with measuring(path, transcript, counter, seed=seed, checks=dialect if checks else None) as workers:
-            for message in measures.measured(chain(ahead, messages), workers):
-                message_cost(message, counter)
+        where = path if workers else None
+        with measuring(where, transcript, counter) as pieces:
+            measure = pieces.counter if pieces is not None else counter  # (the same name, the same figures)
+            for message in measures.measured(chain(ahead, messages), pieces):
+                message_cost(message, measure)
                 if seed:
                     message_cost(message, SEED)
                 if checks:

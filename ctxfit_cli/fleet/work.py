@@ -385,9 +385,9 @@ def _held(transcript: Transcript, path: str, job: Job, given: Counter | None) ->
     checks, no text: all a replay needs) when its chosen counter is the outline's."""
     from . import log_outline
 
-    if not (job.split_big_files and log_outline.worth_it(path, transcript.format)):
+    if not log_outline.worth_it(path, transcript.format):
         return transcript.materialize()
-    outline = log_outline.read_outline(transcript, path, given, seed=True, checks=True)
+    outline = log_outline.read_outline(transcript, path, given, seed=True, checks=True, workers=job.split_big_files)
     outline.close()  # (a replay sends nothing: no message is read back)
     if outline.holds(
         choice.choose(outline.transcript, counter=given, window=job.window, fixed_tokens=job.fixed_tokens).counter

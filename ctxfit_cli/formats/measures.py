@@ -1,22 +1,22 @@
-"""Estimating the messages of a big Claude Code log or Codex rollout on every core.
+"""Measuring the texts of a big Claude Code log or Codex rollout on every core.
 
 Such a log is read in one process: its records are merged into messages (a reply's blocks,
 results moved after their call, repairs, compactions) by state that runs through the whole
 log, so it cannot be cut into pieces the way a JSON Lines chat file is (`parallel.py`). But
-most of the time of reading it goes to estimating its messages with the model's profile (a
-vector of character classes and run starts per string, `Counter.measure`), and a message's
-estimate depends on nothing but its bytes as sent (`Message.raw`, from which its role and parts
-are read). So worker processes read the log in pieces (cut at line starts) ahead of the one
-process that reads it whole, and send back the estimates of the messages they make, keyed by
-the hash and length of their bytes; the reading process puts each message's estimates in its
-memo from the pieces around where it is reading (`measured`), and estimates any message it finds
-none for itself (one cut at a piece's edge, one a repair made). Every structure is still made
-by the one reading process, and every estimate is the counter's own: the figures are those of
+most of the time of reading it goes to measuring its texts with the model's profile (a vector
+of character classes and run starts per string, `Counter.measure`), and a string's vector
+depends on nothing but the string. So worker processes read the log in pieces (cut at line
+starts) ahead of the one process that reads it whole, measure every string of the messages
+they find, and send back the vectors, keyed by the string's hash and length; the reading
+process counts with `Window.counter`, which takes a string's vector from the pieces around
+where it is reading and measures itself any string it finds none for (one cut at a piece's
+edge, a note a repair wrote). Every message is still made, and every estimate rounded and
+added up, by the one reading process, from the counter's own vectors: the figures are those of
 reading the log in one process, exactly (the hash is Python's 64-bit one, with the length;
 workers are forked, so they hash as the reader does).
 
-Memory stays bounded: a few pieces of estimates are held at a time (those around the line being
-read, and the next few being made), whatever the size of the log.
+Memory stays bounded: a few pieces of vectors are held at a time (those around the line being
+read, and the next few being measured), whatever the size of the log.
 """
 
 from __future__ import annotations
@@ -27,10 +27,9 @@ from collections import deque
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..core.estimate import MessageCost, message_cost
 from ..core.model import Message
-from ..counters.seed import SEED, Counter
-from ..errors import CtxfitError
+from ..counters.seed import SEED, Counter, Vector
+from ..errors import BadInput, CtxfitError
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -41,6 +40,8 @@ if TYPE_CHECKING:
 MIN_BYTES = 32 << 20
 #: Bytes of log per piece: a piece's vectors are a few MB at most.
 PIECE_BYTES = 8 << 20
+#: Strings shorter than this are measured by the reader (a lookup costs about what measuring does).
+MIN_CHARS = 8
 #: Formats whose logs are read this way.
 FORMATS = ("claude-code", "codex")
 
@@ -80,8 +81,6 @@ class Window:
         counter: Counter,
         *,
         line: int = 1,
-        seed: bool = True,
-        checks: str | None = None,
         workers: int | None = None,
     ) -> None:
         from .parallel import cores, pieces
@@ -90,25 +89,26 @@ class Window:
         size = os.path.getsize(path)
         start = _offset_of_line(path, line)
         count = max(1, -(-(size - start) // PIECE_BYTES))
-        self.jobs = [(path, name, format, seed, checks, a, b) for a, b in pieces(path, size, count, start)]
-        self.checks = checks
+        self.jobs = [(path, name, format, a, b) for a, b in pieces(path, size, count, start)]
         self.name = name
-        self.counter = counter
+        self._counter = counter
         #: The vectors of the pieces held, newest first, and the line range of each.
         self.held: deque[dict] = deque()
+        #: The counter to count with: `counter`, its vectors taken from the pieces held.
+        self.counter: Counter = _Cached(counter, self)  # type: ignore[assignment]  # (a Counter in all but type)
         self._ranges: deque[tuple[int, int]] = deque()
         self._next_line = line  # the first line of the next piece to be taken
         self._futures: deque[Future] = deque()
         self._submitted = 0
         self._pool: Workers | None = None
-        #: Messages the reader estimated itself (no piece had them): a test looks.
+        #: Strings the reader measured itself (no piece held them): a test looks.
         self.missed = 0
 
     def __enter__(self) -> Window:
         global _COUNTER
         from .workers import Workers
 
-        _COUNTER = self.counter  # inherited by the workers, forked at the first submit
+        _COUNTER = self._counter  # inherited by the workers, forked at the first submit
         self._pool = Workers(self.workers, tasks=len(self.jobs)).__enter__()
         self._fill()
         return self
@@ -170,64 +170,91 @@ def _offset_of_line(path: str, line: int) -> int:
     return offset
 
 
-def _measure_piece(job: tuple) -> tuple[int, dict[tuple[int, int], tuple[MessageCost, MessageCost | None, Any]]]:
-    """In a worker: (how many lines a piece has, the estimates of every message it makes — the
-    counter's, with `seed` the seed rule's, with `checks` the validator's checks — by the hash and
-    length of its bytes). The piece is read as a log of its own: what it makes of a reply cut at
-    its start does not matter (a message it did not make is estimated by the reader)."""
-    from ..errors import BadInput
-    from . import read_transcripts
+class _Cached:
+    """A counter that takes each string's vector from the pieces a `Window` holds when they have
+    it: the same name, rounding and framing, so what it estimates is the counter's own (and is
+    kept under its name)."""
 
-    path, name, format, seed, checks, start, end = job
-    if checks:
-        from ..replay.validity import checked
+    def __init__(self, counter: Counter, window: Window) -> None:
+        self.inner, self.window, self.held = counter, window, window.held
+        self.name, self.classes, self.tokens = counter.name, counter.classes, counter.tokens
+
+    def measure(self, text: str) -> Vector:
+        if len(text) >= MIN_CHARS:
+            key = (hash(text), len(text))
+            for piece in self.held:
+                vector = piece.get(key)
+                if vector is not None:
+                    return vector
+            self.window.missed += 1
+        return self.inner.measure(text)
+
+    def __getattr__(self, name: str) -> Any:  # the rest of the counter (`framing`, ...)
+        return getattr(self.inner, name)
+
+
+def _measure_piece(job: tuple) -> tuple[int, dict[tuple[int, int], Vector]]:
+    """In a worker: (how many lines a piece has, the vector of every string of `MIN_CHARS` or
+    more of its messages, by its hash and length). The piece is read on its own: what it makes of
+    a reply cut at its start does not matter (a string it did not see is measured by the reader)."""
+    path, name, format, start, end = job
     counter = _COUNTER
     assert counter is not None
     with open(path, "rb") as file:
         file.seek(start)
         data = file.read(end - start)
-    costs: dict[tuple[int, int], tuple[MessageCost, MessageCost | None, Any]] = {}
+    vectors: dict[tuple[int, int], Vector] = {}
     try:
-        for transcript in read_transcripts(name, io.BytesIO(data), format):
-            for message in transcript.messages:
-                raw = message.raw
-                made = checked(message, checks) if checks else None
-                costs[hash(raw), len(raw)] = (
-                    message_cost(message, counter),
-                    message_cost(message, SEED) if seed else None,
-                    made,
-                )
+        for text in _texts(name, data, format):
+            if len(text) >= MIN_CHARS:
+                key = (hash(text), len(text))
+                if key not in vectors:
+                    vectors[key] = counter.measure(text)
     except (BadInput, CtxfitError, RecursionError):
         pass  # the reader reports it (a piece read on its own may also fail where the log does not)
-    return data.count(b"\n"), costs
+    return data.count(b"\n"), vectors
+
+
+def _texts(name: str, data: bytes, format: str) -> Iterator[str]:
+    """Every string a log's messages are counted by, read from a piece of it. A Claude Code
+    message's parts are its records' content blocks, each read as the reader reads it, so only
+    those are parsed (not merged into messages); a Codex rollout is read as the reader reads it."""
+    from . import read_transcripts
+
+    if format == "claude-code":
+        from .anthropic import content_parts
+        from .common import Where
+        from .reading import read_records
+
+        where = Where(name, 0)
+        for record in read_records(name, io.BytesIO(data)):
+            value = record.value
+            if isinstance(value, dict) and value.get("type") in ("user", "assistant"):
+                message = value.get("message")
+                if isinstance(message, dict):
+                    try:
+                        parts = content_parts(message.get("content"), where)
+                    except BadInput:
+                        continue
+                    for part in parts:
+                        yield part.tool
+                        yield part.text
+                        yield part.call_id
+        return
+    for transcript in read_transcripts(name, io.BytesIO(data), format):
+        for message in transcript.messages:
+            for part in message.parts:
+                yield part.tool
+                yield part.text
+                yield part.call_id
 
 
 def measured(messages: Iterator[Message], window: Window | None) -> Iterator[Message]:
-    """The messages, each with the estimates the workers made of it in its memo (the window moved
-    to each as it passes; nothing done without a window)."""
+    """The messages, the window moved to each as it passes (nothing done without a window)."""
     if window is None:
         yield from messages
         return
-    at, held, name = window.at, window.held, window.counter.name
-    checks = ("checked", window.checks) if window.checks else None  # (`core.validate.memo_key`)
+    at = window.at
     for message in messages:
         at(message.line)
-        raw = message.raw
-        key = (hash(raw), len(raw))
-        for piece in held:
-            costs = piece.get(key)
-            if costs is not None:
-                memo = message.memo
-                if name not in memo:
-                    memo[name] = costs[0]
-                if costs[1] is not None and _SEED_NAME not in memo:
-                    memo[_SEED_NAME] = costs[1]
-                if checks is not None and checks not in memo:
-                    memo[checks] = costs[2]
-                break
-        else:
-            window.missed += 1
         yield message
-
-
-_SEED_NAME = SEED.name
