@@ -95,7 +95,7 @@ class Window:
         #: The vectors of the pieces held, newest first, and the line range of each.
         self.held: deque[dict] = deque()
         #: The counter to count with: `counter`, its vectors taken from the pieces held.
-        self.counter: Counter = _Cached(counter, self)  # type: ignore[assignment]  # (a Counter in all but type)
+        self.counter: Counter = _Cached(counter, self)
         self._ranges: deque[tuple[int, int]] = deque()
         self._next_line = line  # the first line of the next piece to be taken
         self._futures: deque[Future] = deque()
