@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from itertools import chain
 from typing import TYPE_CHECKING
 
+from ..core.model import Transcript
 from ..counters.seed import SEED
 from ..errors import BadInput, CannotFit
 from .inputs import transcripts
@@ -14,10 +15,10 @@ from .lazy import parallel, payload, render
 from .options import _Auto
 
 if TYPE_CHECKING:
-    from ..core.model import Transcript
     from ..core.options import FitOptions
     from ..counters.seed import Counter
     from ..fleet.combine import Combined
+    from ..fleet.log_outline import LogOutline
     from ..formats.payload import Fitted
 
 
@@ -63,20 +64,30 @@ def _current_conversations(source: str, format: str | None, counter: Counter) ->
     """The transcripts to fit. A big JSON Lines chat file is read on every core, in outline
     (`fit_outline`). A Claude Code log that was compacted holds one conversation per
     compaction; only the last is still sent, so only it is fitted."""
-    kept: list[Transcript | parallel.Outline] = []
+    from ..fleet import log_outline
+
+    kept: list[Transcript | parallel.Outline | log_outline.LogOutline] = []
     compacted = 0
     for transcript in transcripts(source, format):
         if parallel.worth_it(source, transcript.format, counter):
             return [parallel.read_outline(source, transcript.path, transcript.format, transcript.dialect)]
-        transcript = transcript.materialize()  # before the input moves on
+        held: Transcript | log_outline.LogOutline
+        if log_outline.worth_it(source, transcript.format):  # a big log: held in outline
+            held = log_outline.read_outline(transcript, source, counter if counter is not SEED else None)
+        else:
+            held = transcript.materialize()  # before the input moves on
         if transcript.format in ("claude-code", "codex") and kept:
+            for earlier in kept:
+                if isinstance(earlier, log_outline.LogOutline):
+                    earlier.close()
             kept, compacted = [], compacted + 1
-        kept.append(transcript)
+        kept.append(held)
     if compacted:
+        first = kept[0].transcript if isinstance(kept[0], log_outline.LogOutline) else kept[0]
         render.stderr_console().print(
             render.Text(
-                f"{kept[0].path} was compacted {compacted} time{'s' if compacted > 1 else ''}: using the "
-                f"conversation since the last compaction (line {kept[0].line})"
+                f"{first.path} was compacted {compacted} time{'s' if compacted > 1 else ''}: using the "
+                f"conversation since the last compaction (line {first.line})"
             )
         )
     return kept
@@ -97,9 +108,29 @@ def _fit_each(
                 "unlogged": {"tokens": 0, "source": "none"},
             }
             yield conversation.transcript, payload.fit_outline(conversation, options, tell_agent=tell_agent), chosen
-        else:
+        elif isinstance(conversation, Transcript):
             conversation, own, choice = _chosen(conversation, options, auto)
             yield conversation, payload.fit_transcript(conversation, own, tell_agent=tell_agent), choice.to_dict()
+        else:
+            yield _fit_outline(source, format, conversation, options, tell_agent, auto)
+
+
+def _fit_outline(
+    source: str, format: str | None, outline: LogOutline, options: FitOptions, tell_agent: bool, auto: _Auto
+) -> tuple[Transcript, payload.Fitted, dict]:
+    """A big log's conversation fitted from its outline (`fleet.log_outline`); read whole again
+    if the counter chosen for it is not the one its outline was estimated with."""
+    try:
+        transcript, own, choice = _chosen(outline.transcript, options, auto)
+        if outline.holds(choice.counter):
+            fitted = payload.fit_transcript(transcript, own, tell_agent=tell_agent, complete=outline.complete)
+            return transcript, fitted, choice.to_dict()
+    finally:
+        outline.close()
+    from ..fleet.log_outline import read_whole
+
+    transcript, own, choice = _chosen(read_whole(source, outline.transcript, format), options, auto)
+    return transcript, payload.fit_transcript(transcript, own, tell_agent=tell_agent), choice.to_dict()
 
 
 def _fit_report(transcript, fitted, chosen: dict) -> dict:

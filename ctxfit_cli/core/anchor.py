@@ -36,6 +36,7 @@ Plain data in, plain data out.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
@@ -249,9 +250,20 @@ class Anchoring:
         own within its turn, minus the turn's earlier reasoning once a new turn began."""
         if not anchor.reasoning and not anchor.turn_reasoning:
             return 0
-        if any(anchor.messages < t < end for t in self.turn_starts):
+        if turn_between(self.turn_starts, anchor.messages, end):
             return -anchor.turn_reasoning
         return anchor.reasoning
+
+
+def turn_between(turn_starts: Sequence[int], after: int, before: int) -> bool:
+    """Whether a human turn starts strictly between two message indices (`turn_starts` ascending,
+    as `core.usage.turn_starts` makes them): by bisection, since this is asked once per call and
+    per request, and a long log has thousands of turns (a scan made estimate quadratic).
+
+    >>> turn_between([3, 8], 3, 8), turn_between([3, 8], 2, 8)
+    (False, True)
+    """
+    return bisect.bisect_right(turn_starts, after) < bisect.bisect_left(turn_starts, before)
 
 
 def log_anchors(
@@ -268,7 +280,7 @@ def log_anchors(
     for call in calls:
         if not call.prompt_tokens or call.model == "<synthetic>" or not 0 <= call.message < len(prefix):
             continue
-        if anchors and any(anchors[-1].messages < t < call.message for t in turn_starts):
+        if anchors and turn_between(turn_starts, anchors[-1].messages, call.message):
             turn_reasoning = 0  # a new user turn: the previous turn's reasoning is not re-sent
         reasoning = call.reasoning_tokens or 0
         anchors.append(

@@ -18,6 +18,7 @@ again from the start by the caller (`None`), so the result is the same as readin
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from dataclasses import replace
 from itertools import chain
@@ -35,6 +36,7 @@ from ..core.usage import (
     unlogged_message,
 )
 from ..counters.seed import Counter
+from ..formats import measures
 
 #: Formats whose transcripts are read lazily, message by message, with their calls filled in
 #: as they go: these are estimated here.
@@ -56,15 +58,20 @@ def estimate_log(
     window: int | None,
     fixed_tokens: int | None,
     top_n: int,
+    path: str | None = None,
 ) -> LogEstimate | None:
     """The estimate of a streamed log, or None when its counter turned out to be another than
     the one guessed (its last model is of another family than its first, or it names one only
-    after `READ_AHEAD` messages): count it again, whole, with the right counter."""
+    after `READ_AHEAD` messages): count it again, whole, with the right counter.
+
+    `path`: the log's file, whose texts are then measured on every core when it is big
+    (`formats.measures`)."""
     messages = iter(transcript.messages)
-    ahead = _to_first_model(messages, transcript) if given is None else []
-    guess = given if given is not None else _guess(transcript)
-    report = TranscriptEstimate(name, transcript.format, counter=guess, top_n=top_n)
-    prefix, turns, split = _count(chain(ahead, messages), report, guess)
+    ahead, guess = guess_counter(messages, transcript, given)
+    with measuring(path, transcript, guess) as pieces:
+        counter = pieces.counter if pieces is not None else guess  # (the same name, the same figures)
+        report = TranscriptEstimate(name, transcript.format, counter=counter, top_n=top_n)
+        prefix, turns, split = _count(measures.measured(chain(ahead, messages), pieces), report, counter)
     # As `Transcript.materialize` has them: the leading system messages are the fixed part.
     calls = [c._replace(message=c.message - split) for c in transcript.calls] if split else transcript.calls
     chosen = choice.choose(_calls_only(transcript, calls), counter=given, window=window, fixed_tokens=fixed_tokens)
@@ -76,6 +83,24 @@ def estimate_log(
     if unlogged:
         report.add(unlogged_message(unlogged))  # (unnumbered: where it is added changes no figure)
     return LogEstimate(report, chosen, _usage(chosen, calls, prefix, turns, unlogged, report.tokens))
+
+
+def guess_counter(
+    messages: Iterator[Message], transcript: Transcript, given: Counter | None
+) -> tuple[list[Message], Counter]:
+    """The messages read ahead to the first model the log names, and its counter (or `given`)."""
+    if given is not None:
+        return [], given
+    ahead = _to_first_model(messages, transcript)
+    return ahead, _guess(transcript)
+
+
+def measuring(path: str | None, transcript: Transcript, counter: Counter) -> contextlib.AbstractContextManager:
+    """Measuring the log's texts on every core (`formats.measures.Window`), or nothing (None)
+    for a small log."""
+    if path is None or not measures.worth_it(path, transcript.format, counter):
+        return contextlib.nullcontext()
+    return measures.Window(path, transcript.path, transcript.format, counter, line=transcript.line)
 
 
 #: How many messages are held while looking for the first model named: a log that names none

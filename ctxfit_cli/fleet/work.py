@@ -240,7 +240,13 @@ def _estimate(transcript: Transcript, path: str, job: Job, given: Counter | None
     name = transcript_name(transcript)
     if transcript.format in STREAMED_FORMATS and not job.compare and path != "-":
         streamed = estimate_log(
-            transcript, name, given=given, window=job.window, fixed_tokens=job.fixed_tokens, top_n=job.top
+            transcript,
+            name,
+            given=given,
+            window=job.window,
+            fixed_tokens=job.fixed_tokens,
+            top_n=job.top,
+            path=path if job.split_big_files else None,
         )
         if streamed is not None:
             return _estimate_entry(transcript, streamed.report, None, streamed.usage)
@@ -326,7 +332,10 @@ def _replay(transcript: Transcript, path: str, job: Job, given: Counter | None) 
 
     names = job.policies or DEFAULT_POLICIES
     outline = _outline(transcript, path, job, given)
-    transcript, chosen = _choose(transcript.materialize() if outline is None else outline.transcript, job, given)
+    if outline is None:
+        transcript, chosen = _choose(_held(transcript, path, job, given), job, given)
+    else:
+        transcript, chosen = _choose(outline.transcript, job, given)
     options = _options(job, chosen)
 
     def run(transcript: Transcript, name: str) -> PolicyReplay:
@@ -369,6 +378,22 @@ def _outline(transcript: Transcript, path: str, job: Job, given: Counter | None)
     if job.split_big_files and parallel.worth_it(path, transcript.format, given or SEED):
         return parallel.read_outline(path, transcript.path, transcript.format, transcript.dialect, checks=True)
     return None
+
+
+def _held(transcript: Transcript, path: str, job: Job, given: Counter | None) -> Transcript:
+    """The transcript held whole, or for a big log in outline (`log_outline`: estimates, ids and
+    checks, no text: all a replay needs) when its chosen counter is the outline's."""
+    from . import log_outline
+
+    if not log_outline.worth_it(path, transcript.format):
+        return transcript.materialize()
+    outline = log_outline.read_outline(transcript, path, given, seed=True, checks=True, workers=job.split_big_files)
+    outline.close()  # (a replay sends nothing: no message is read back)
+    if outline.holds(
+        choice.choose(outline.transcript, counter=given, window=job.window, fixed_tokens=job.fixed_tokens).counter
+    ):
+        return outline.transcript
+    return log_outline.read_whole(path, transcript, job.format)
 
 
 def _holding(messages: Iterable[Message], held: list[Message]) -> Iterator[Message]:

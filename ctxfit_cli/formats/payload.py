@@ -46,7 +46,13 @@ class Fitted:
     confirmed: int = 0
 
 
-def fit_transcript(transcript: Transcript, options: FitOptions, *, tell_agent: bool = False) -> Fitted:
+def fit_transcript(
+    transcript: Transcript,
+    options: FitOptions,
+    *,
+    tell_agent: bool = False,
+    complete: Callable[[Transcript, Plan], Transcript] | None = None,
+) -> Fitted:
     """Plan and build the request for a whole transcript.
 
     >>> from ctxfit_cli.formats import read_transcripts
@@ -55,9 +61,12 @@ def fit_transcript(transcript: Transcript, options: FitOptions, *, tell_agent: b
     >>> [t] = read_transcripts("x", io.BytesIO(lines))
     >>> fit_transcript(t.materialize(), FitOptions(budget=1000)).payload
     b'{"messages":[{"role":"user","content":"Summarise the report."}]}'
+
+    `complete`: a transcript held in outline, with the messages a plan sends read in full
+    (`fleet.log_outline.LogOutline.complete`).
     """
     transcript = transcript.materialize() if not isinstance(transcript.messages, tuple) else transcript
-    return _fit(transcript, transcript.messages, options, tell_agent)
+    return _fit(transcript, transcript.messages, options, tell_agent, complete)
 
 
 def fit_outline(outline: Outline, options: FitOptions, *, tell_agent: bool = False) -> Fitted:
