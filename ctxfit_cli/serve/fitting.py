@@ -74,9 +74,26 @@ class Limits:
 
 def parse(readers: Readers, body: bytes) -> tuple[dict, Layout]:
     """The request as JSON and where its messages are in `body` (raises `BodyError`)."""
-    request, layout = readers.read(body)
-    if not request["messages"]:
-        raise BodyError('"messages" is empty')
+    return read_conversation(readers, body, "messages")
+
+
+def read_conversation(
+    readers: Readers, body: bytes, key: str, server_history: tuple[str, ...] = (), why_held: str = ""
+) -> tuple[dict, Layout]:
+    """The request as JSON and where its conversation array `key` is in `body`; raises
+    `BodyError` saying why it cannot be fitted (the proxy then forwards it as it came): no such
+    array, an empty one, or a field of `server_history` given (`why_held` says what that means)."""
+    try:
+        request, layout = readers.read(body)
+    except BodyError:
+        if f'"{key}"'.encode() not in body:
+            raise BodyError(f'no "{key}" to fit') from None
+        raise
+    held = next((field for field in server_history if request.get(field)), None)
+    if held is not None:
+        raise BodyError(f'"{held}" given: {why_held}')
+    if not request[key]:
+        raise BodyError(f'"{key}" is empty')
     return request, layout
 
 

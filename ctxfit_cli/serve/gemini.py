@@ -22,10 +22,10 @@ import orjson
 
 from ..core.model import Dialect
 from ..errors import CannotFit
-from .body import BodyError, Layout, Readers
+from .body import Layout, Readers
 from .conversations import Conversation
 from .errors import context_too_long
-from .fitting import Limits, Outcome
+from .fitting import Limits, Outcome, read_conversation
 from .limits import LimitRule
 
 DIALECT: Dialect = "gemini"
@@ -38,27 +38,11 @@ REPLY_KEYS = ("maxOutputTokens", "max_output_tokens")
 SERVER_HISTORY = ("cachedContent", "cached_content")
 
 
-def readers(capacity: int, memory: int | None = None) -> Readers:
-    return Readers(capacity, memory, key=KEY)
-
-
 def parse(readers: Readers, body: bytes) -> tuple[dict, Layout]:
     """The request as JSON and where its contents are in `body` (raises `BodyError` saying why
     it cannot be fitted: the proxy then forwards it as it came)."""
-    try:
-        request, layout = readers.read(body)
-    except BodyError as error:
-        if b'"contents"' not in body:
-            raise BodyError("no contents to fit") from None
-        raise error
-    held = next((field for field in SERVER_HISTORY if request.get(field)), None)
-    if held is not None:
-        raise BodyError(
-            f'"{held}" given: the provider puts a cached history before the contents sent, which cannot be fitted here'
-        )
-    if not request[KEY]:
-        raise BodyError('"contents" is empty')
-    return request, layout
+    why = "the provider puts a cached history before the contents sent, which cannot be fitted here"
+    return read_conversation(readers, body, KEY, SERVER_HISTORY, why)
 
 
 def conversation_key(_dialect: str, request: dict) -> str:

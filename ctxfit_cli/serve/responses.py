@@ -15,10 +15,10 @@ import orjson
 
 from ..core.model import Dialect
 from ..errors import CannotFit
-from .body import BodyError, Layout, Readers
+from .body import Layout, Readers
 from .conversations import Conversation
 from .errors import context_too_long
-from .fitting import Limits, Outcome
+from .fitting import Limits, Outcome, read_conversation
 
 DIALECT: Dialect = "responses"
 KEY = "input"  # the array of the conversation in the body
@@ -26,27 +26,11 @@ KEY = "input"  # the array of the conversation in the body
 SERVER_HISTORY = ("previous_response_id", "conversation")
 
 
-def readers(capacity: int, memory: int | None = None) -> Readers:
-    return Readers(capacity, memory, key=KEY)
-
-
 def parse(readers: Readers, body: bytes) -> tuple[dict, Layout]:
     """The request as JSON and where its items are in `body` (raises `BodyError` saying why it
     cannot be fitted: the proxy then forwards it as it came)."""
-    try:
-        request, layout = readers.read(body)
-    except BodyError as error:
-        if b'"input"' not in body:
-            raise BodyError("no input items to fit") from None
-        raise error
-    held = next((field for field in SERVER_HISTORY if request.get(field)), None)
-    if held is not None:
-        raise BodyError(
-            f'"{held}" given: the provider holds the history, so only the newest items are sent and none can be fitted'
-        )
-    if not request[KEY]:
-        raise BodyError('"input" is empty')
-    return request, layout
+    why = "the provider holds the history, so only the newest items are sent and none can be fitted"
+    return read_conversation(readers, body, KEY, SERVER_HISTORY, why)
 
 
 def conversation_key(_dialect: str, request: dict) -> str:
