@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import os
 import subprocess
 import sys
@@ -74,3 +76,14 @@ def recorded(record: Path) -> list[dict]:
     if not record.exists():
         return []
     return [orjson.loads(line) for line in record.read_bytes().splitlines()]
+
+
+def eventually(condition, seconds: float = 20) -> bool:
+    """Whether `condition()` comes true within `seconds` (a process logs, a worker dies, a port
+    closes: wait for it to happen, never for a fixed time)."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True

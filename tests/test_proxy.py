@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import time
 
 import anthropic
 import httpx
@@ -15,7 +14,7 @@ import orjson
 import pytest
 
 from ctxfit_cli import CLEARED_RESULT, TOO_LONG, count, validate_request
-from servers import ROOT, fake_provider, proxy, recorded
+from servers import ROOT, eventually, fake_provider, proxy, recorded
 
 BUDGET = 20_000
 KEY = "sk-test-do-not-log-4242"
@@ -59,15 +58,6 @@ def stack(tmp_path_factory):
     assert KEY not in log  # keys are forwarded, never logged
     assert "Traceback" not in log, log[-3000:]
 
-
-def eventually(condition, seconds: float = 10) -> bool:
-    """The proxy logs a request after the client has its reply: wait for the line to arrive."""
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 def assert_fitted(records: list[dict], dialect: str) -> None:

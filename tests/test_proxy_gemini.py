@@ -8,12 +8,11 @@ import base64
 import re
 import socket
 import threading
-import time
 
 import httpx
 import orjson
 import pytest
-from servers import ROOT, fake_provider, proxy, recorded
+from servers import ROOT, eventually, fake_provider, proxy, recorded
 from test_gemini import gemini_problems
 
 from ctxfit_cli import CLEARED_RESULT, validate_request
@@ -102,14 +101,6 @@ def stack(tmp_path_factory):
     assert KEY not in log and QUERY_KEY not in log
     assert "Traceback" not in log, log[-3000:]
 
-
-def eventually(condition, seconds: float = 10) -> bool:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 def stats(stack: Stack) -> dict:

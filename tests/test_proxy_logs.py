@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import orjson
 import pytest
-from servers import ROOT, fake_provider, proxy
+from servers import ROOT, eventually, fake_provider, proxy
 
 HEADERS = {"x-api-key": "sk-log-test", "content-type": "application/json"}
 COLOUR = re.compile(r"\x1b\[3\d(;\d+)*m")  # a foreground colour
@@ -29,14 +29,6 @@ def body(number: int, stream: bool = False, model: str = "claude-test") -> bytes
     messages = [{"role": "user", "content": f"Client {number}: read the files. " + "lorem ipsum " * 400}]
     return orjson.dumps({"model": model, "max_tokens": 50, "stream": stream, "messages": messages})
 
-
-def eventually(condition, seconds: float = 20) -> bool:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 # --- the ways a client goes away --------------------------------------------------------------

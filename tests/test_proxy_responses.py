@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import base64
 import json
-import time
 
 import openai
 import pytest
 
 from ctxfit_cli import CLEARED_RESULT, count, validate_request
-from servers import ROOT, fake_provider, proxy, recorded
+from servers import ROOT, eventually, fake_provider, proxy, recorded
 
 BUDGET = 20_000
 KEY = "sk-test-responses-4242"
@@ -46,14 +45,6 @@ def stack(tmp_path_factory):
     assert KEY not in log
     assert "Traceback" not in log, log[-3000:]
 
-
-def eventually(condition, seconds: float = 10) -> bool:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 def test_codex_like_loop_is_fitted_valid_with_reasoning_intact(stack):

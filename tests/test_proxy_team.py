@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -14,7 +13,7 @@ import httpx
 import orjson
 import pytest
 from conftest import Chat
-from servers import fake_provider, proxy, recorded
+from servers import eventually, fake_provider, proxy, recorded
 
 from ctxfit_cli import count, validate_request
 
@@ -49,14 +48,6 @@ def workers_of(pid: int) -> list[int]:
         int(child) for task in Path(f"/proc/{pid}/task").iterdir() for child in (task / "children").read_text().split()
     ]
 
-
-def eventually(condition, seconds: float = 20) -> bool:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 def test_two_proxies_taking_turns_send_the_same_bodies_as_one(tmp_path):

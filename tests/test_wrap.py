@@ -9,26 +9,17 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from ctxfit_cli import count, validate_request
-from servers import ROOT, fake_provider, recorded
+from servers import ROOT, eventually, fake_provider, recorded
 
 STAND_IN = ROOT / "tests" / "stand_in_agent.py"
 GEMINI_PATH = r"/v1(beta)?/models/gemini-2\.5-pro:(generateContent|streamGenerateContent)"
 KEYS = {"ANTHROPIC_API_KEY": "sk-ant-test-wrap", "OPENAI_API_KEY": "sk-test-wrap", "GEMINI_API_KEY": "AIza-test-wrap"}
 
-
-def until(condition, seconds: float = 20) -> bool:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 def alive(pid: int) -> bool:
@@ -103,7 +94,7 @@ def test_the_agent_runs_fitted_and_its_exit_code_is_returned(world, agent, path,
     assert "8 requests" in summary and "fitted" in summary and "tokens kept out" in summary and "cache reads" in summary
     assert len(re.findall(f"POST {path} 200", log.read_text())) == 8
     assert "Traceback" not in log.read_text()
-    assert until(lambda: not proxies_for(upstream))
+    assert eventually(lambda: not proxies_for(upstream))
 
 
 def test_any_command_with_env_and_the_upstream_it_pointed_at(world):
@@ -158,9 +149,9 @@ def started(world, *extra: str) -> tuple[subprocess.Popen, int, int, str]:
     pid_file = tmp / "agent.pid"
     process = wrap(env, "claude", "--upstream", upstream, "--", "--steps", "1", "--wait", str(pid_file),
                    start_new_session=True)  # its own process group, as a terminal gives it
-    assert until(lambda: pid_file.exists() and pid_file.read_text())
+    assert eventually(lambda: pid_file.exists() and pid_file.read_text())
     agent = int(pid_file.read_text())
-    assert until(lambda: len(proxies_for(upstream)) == 1)
+    assert eventually(lambda: len(proxies_for(upstream)) == 1)
     return process, agent, proxies_for(upstream)[0], upstream
 
 
@@ -180,7 +171,7 @@ def test_no_process_is_left_however_it_ends(world, how, code):
         os.kill(target, signal.SIGKILL if "SIGKILL" in how else signal.SIGTERM)
     _, err = process.communicate(timeout=60)
     assert process.returncode == code, err.decode()
-    assert until(lambda: not alive(agent) and not alive(proxy)), how
+    assert eventually(lambda: not alive(agent) and not alive(proxy)), how
     assert not proxies_for(upstream)
     if "to wrap" not in how or "SIGTERM" in how:
         assert "requests" in err.decode().strip().splitlines()[-1]  # the summary, at the end
