@@ -132,9 +132,10 @@ def test_an_empty_message_before_a_result_is_dropped_as_anywhere_else(empty):
     """Kept there (a result or system message let it through), it was dropped when the payload
     was read again: read back smaller than promised, refitted to other bytes (fuzz seeds 2387,
     28135 of the session-9 long run)."""
-    transcript = read([{"role": "user", "content": "go"}, call("c1"), {"role": "tool", "tool_call_id": "c1", "content": "a"},
-                       empty, {"role": "tool", "tool_call_id": "ghost", "content": "x"}, call("c2"),
-                       {"role": "tool", "tool_call_id": "c2", "content": "b"}])
+    transcript = read([{"role": "user", "content": "go"},
+                       call("c1"), {"role": "tool", "tool_call_id": "c1", "content": "a"},
+                       empty, {"role": "tool", "tool_call_id": "ghost", "content": "x"},
+                       call("c2"), {"role": "tool", "tool_call_id": "c2", "content": "b"}])
     assert [m.role.value for m in transcript.messages] == ["user", "assistant", "tool", "assistant", "tool"]
     assert transcript.repairs == [f"test.jsonl:4: dropped an empty {empty['role']} message",
                                   "test.jsonl:5: dropped a result with no call before it (call 'ghost')"]
