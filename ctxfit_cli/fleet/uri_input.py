@@ -4,8 +4,11 @@
 not mount. The object is never copied to local disk: the readers get a stream of it, as they
 get standard input, and apply the line limit to the bytes as they arrive (`reading.lines_of`
 asks for at most the limit plus one byte of a line), so a one-line 3 GB object stops downloading
-one buffer past the limit, with the usual "line longer than N MiB" error. A reader that needs a
-second pass (a session's description, its digest) opens the URI again, as it opens a file again.
+a read buffer (1 MiB) past the limit, plus what the protocol reads ahead (fsspec's HTTP: a 5 MiB
+block), with the usual "line longer than N MiB" error: 64.4 MiB read at the default 64 MiB limit,
+nothing written to disk. A reader that needs a second pass (a session's description, its
+digest) opens the URI again, as it opens a file again. Like standard input, the object cannot be
+scanned ahead: a chat log whose first messages fit either API keeps them until one decides.
 """
 
 from __future__ import annotations
