@@ -183,22 +183,33 @@ def _cmdline(pid: int) -> bytes:
         return b""
 
 
-class EndlessLine:
-    """A stream of one line that never ends, counting what was read of it."""
+def test_ray_reads_uris_as_they_download_and_prints_what_the_files_give(tmp_path):
+    """Over real HTTP: a log gives what the same file gives, and an endless one-line object is
+    refused after about the line limit (the run ends, exit 5: the other input was reported)."""
+    pytest.importorskip("aiohttp", reason="fsspec reads http:// with aiohttp")
+    import threading
 
-    def __init__(self) -> None:
-        self.read_bytes = 0
+    from uri_server import LogServer
 
-    def read(self, size: int) -> bytes:
-        self.read_bytes += size
-        return b"x" * size
-
-
-def test_a_uri_is_downloaded_only_up_to_the_line_limit():
-    import io
-    source, target = EndlessLine(), io.BytesIO()
-    ray_engine.download(source, target, 3 << 20)
-    assert len(target.getvalue()) == (3 << 20) + 1 and source.read_bytes <= 4 << 20
+    name = "claude_code_session.jsonl"
+    server = LogServer({name: (SAMPLES / name).read_bytes()}, tmp_path)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    try:
+        (tmp_path / "logs").mkdir()
+        (tmp_path / "logs" / name).write_bytes((SAMPLES / name).read_bytes())
+        (tmp_path / "logs" / "endless.jsonl").write_bytes(b'{"role":"user","content":"' + b"x" * (2 << 20))
+        local = ctxfit("estimate", "--json", "--max-line-mb", "1", str(tmp_path / "logs" / name),
+                       str(tmp_path / "logs" / "endless.jsonl"))
+        uris = [f"{server.url}/logs/{name}", f"{server.url}/logs/endless.jsonl"]
+        on_ray = ctxfit("estimate", "--json", "--max-line-mb", "1", *uris, "--engine", "ray")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert local.returncode == 5, local.stderr
+    assert on_ray.returncode == 5, on_ray.stderr.decode()[-2000:]
+    assert on_ray.stdout.replace(server.url.encode(), b"") == local.stdout.replace(str(tmp_path).encode(), b"")
+    assert f"{uris[1]}:1: line longer than 1 MiB".encode() in on_ray.stderr
+    assert server.endless_sent < 64 << 20  # what the sockets hold besides: not the endless object
 
 
 def test_a_uri_with_a_line_past_the_limit_reads_as_the_same_file_does(tmp_path):

@@ -11,6 +11,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -211,3 +212,46 @@ def test_a_killed_worker_is_named_by_its_file(folder_with_a_fifo):
     assert process.returncode == 1 and stdout == b"", stderr
     assert stderr == (f"ctxfit: error: {fifo}: the worker process reading it died (killed by SIGKILL, perhaps "
                       "by the kernel for lack of memory); nothing was written. Read it alone with --jobs 1 to see why\n")
+
+
+# --- Ctrl-C while a command's modules load ----------------------------------------------------
+
+
+def test_ctrl_c_while_a_module_loads_waits_for_the_import(tmp_path, monkeypatch):
+    """Interrupted in a native extension's initialization (orjson's), an interrupted run died of
+    SIGSEGV, and in a class's creation it ended as an "internal error" (RuntimeError): about 1 of
+    40 interrupted `replay --jobs 2` runs. The lazily loaded modules are imported with Ctrl-C
+    held: the import completes, then the interrupt is raised."""
+    from ctxfit_cli.cli.lazy import LazyModule
+
+    (tmp_path / "interrupted_import.py").write_text(
+        "import dataclasses, os, signal\n"
+        "os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C in the middle of the import\n"
+        "@dataclasses.dataclass\n"
+        "class Made:\n"
+        "    parts: list = dataclasses.field(default_factory=list)\n"
+        "DONE = True\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(KeyboardInterrupt):
+        LazyModule("interrupted_import").load()
+    module = sys.modules.get("interrupted_import")  # (not imported again: it would send another)
+    assert module is not None and module.DONE and module.Made().parts == []
+
+
+def test_an_error_a_ctrl_c_caused_is_an_interruption():
+    """Python wraps a KeyboardInterrupt raised in `__set_name__` (a dataclass field's, as the
+    run above saw) in a RuntimeError: it is still "interrupted", 130, not an internal error."""
+    code = (
+        "import sys, ctxfit_cli.cli\n"
+        "a = sys.modules['ctxfit_cli.cli.app']  # (the package's `app` is the Typer app)\n"
+        "def app():\n"
+        "    try:\n"
+        "        raise KeyboardInterrupt\n"
+        "    except KeyboardInterrupt as error:\n"
+        "        raise RuntimeError(\"Error calling __set_name__ on 'Field' instance\") from error\n"
+        "a.app = app\n"
+        "a.main()\n"
+    )
+    done = subprocess.run([CTXFIT[0], "-c", code], capture_output=True, env=ENV, cwd=ROOT, timeout=60)
+    assert (done.returncode, done.stderr, done.stdout) == (130, b"ctxfit: error: interrupted\n", b"")

@@ -127,6 +127,23 @@ def test_a_message_whose_only_text_block_is_empty_is_dropped_and_its_neighbours_
         "two user messages in a row; combined this one into the one before, as the API combines them"]
 
 
+@pytest.mark.parametrize("empty", [{"role": "user", "content": ""}, {"role": "assistant", "content": ""}])
+def test_an_empty_message_before_a_result_is_dropped_as_anywhere_else(empty):
+    """Kept there (a result or system message let it through), it was dropped when the payload
+    was read again: read back smaller than promised, refitted to other bytes (fuzz seeds 2387,
+    28135 of the session-9 long run)."""
+    transcript = read([{"role": "user", "content": "go"},
+                       call("c1"), {"role": "tool", "tool_call_id": "c1", "content": "a"},
+                       empty, {"role": "tool", "tool_call_id": "ghost", "content": "x"},
+                       call("c2"), {"role": "tool", "tool_call_id": "c2", "content": "b"}])
+    assert [m.role.value for m in transcript.messages] == ["user", "assistant", "tool", "assistant", "tool"]
+    assert transcript.repairs == [f"test.jsonl:4: dropped an empty {empty['role']} message",
+                                  "test.jsonl:5: dropped a result with no call before it (call 'ghost')"]
+    payload = [orjson.loads(m.raw) for m in transcript.messages]
+    again = read(payload)
+    assert again.repairs == [] and [orjson.loads(m.raw) for m in again.messages] == payload
+
+
 def test_only_the_refused_part_of_a_message_changes():
     """A whitespace-only block and the keys the API refuses go; every other byte stays, and a
     message with nothing to repair keeps the bytes it came with."""

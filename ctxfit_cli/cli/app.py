@@ -66,6 +66,8 @@ def main() -> None:
     except BaseException as error:  # not only Exception: a Rust extension's panic is a BaseException
         if isinstance(error, SystemExit) or os.environ.get("CTXFIT_TRACEBACK"):
             raise
+        if _caused_by_interrupt(error):  # (Python wraps one raised in a class's creation, say)
+            _exit_quietly("interrupted", 130)
         # A bug of ours: one line that says how to report it, not a traceback (set
         # CTXFIT_TRACEBACK=1 to see one).
         _exit_quietly(
@@ -73,3 +75,14 @@ def main() -> None:
             "the command and input that caused it (CTXFIT_TRACEBACK=1 shows where)",
             EXIT_INTERNAL,
         )
+
+
+def _caused_by_interrupt(error: BaseException) -> bool:
+    """Whether a Ctrl-C is what raised `error` (its cause, or its cause's, ...)."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, KeyboardInterrupt):
+            return True
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__  # type: ignore[assignment]
+    return False

@@ -122,16 +122,16 @@ def _sendable(messages: Iterable[Message], path: str, repairs: list[str], open_e
             repairs.extend(f"{path}:{message.line}: {what}" for what in message.repaired)
         role = message.role
         if role is not _USER and role is not _ASSISTANT:
-            if held is not None:
+            # An empty message before a result or a system message is dropped too: kept, it was
+            # dropped when the payload was read again (the read-back 4 tokens smaller than
+            # promised, a refit other bytes: 2 of 6,500 fuzz cases).
+            if held is not None and _not_empty(held, path, repairs):
                 yield held
-                held = None
+            held = None
             yield message
             continue
-        if held is not None:
-            if held.parts:
-                yield held
-            else:
-                repairs.append(f"{path}:{held.line}: dropped an empty {held.role.value} message")
+        if held is not None and _not_empty(held, path, repairs):
+            yield held
         held = message
     if held is None:
         return
@@ -141,10 +141,16 @@ def _sendable(messages: Iterable[Message], path: str, repairs: list[str], open_e
             "is written yet): left out, as a request not yet made"
         )
         open_end.append("its last reply is being written")
-    elif held.parts:
+    elif _not_empty(held, path, repairs):
         yield held
-    else:
-        repairs.append(f"{path}:{held.line}: dropped an empty {held.role.value} message")
+
+
+def _not_empty(message: Message, path: str, repairs: list[str]) -> bool:
+    """Whether a message has something to send; an empty one is reported as dropped."""
+    if message.parts:
+        return True
+    repairs.append(f"{path}:{message.line}: dropped an empty {message.role.value} message")
+    return False
 
 
 def _combined(messages: Iterable[Message], writer: Writer, path: str, repairs: list[str]) -> Iterator[Message]:

@@ -7,7 +7,7 @@ them together exactly as it does for a local run. Ray is imported only here, onl
 
 Inputs must be readable where the tasks run: paths on a filesystem every node mounts (NFS, a
 shared volume), `file://` URIs, or any URI fsspec reads (`s3://`, `gs://`, `https://`, …: the
-task copies the object to a temporary file, stopping at the first line past the line limit;
+task streams the object, the line limit applied as it downloads, and never copies it to disk;
 install fsspec and its protocol's package on the nodes).
 Standard input (`-`) is read by the driver. See docs/fleet.md for a real cluster.
 """
@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
 from ..errors import MissingExtra
-from ..input_formats import DEFAULT_LINE_LIMIT_MB
 
 if TYPE_CHECKING:  # (imported when a local Ray is started)
     import subprocess
@@ -168,65 +167,11 @@ def run_chunk(run: Callable, paths: list[str], job) -> list:
 
 
 def run_one(run: Callable, path: str, job):
-    """`run(path, job)` for a path or a URI (a `file://` URI is a path; another scheme is read
-    with fsspec to a temporary file, the line limit applied as it downloads, and the result
-    names the URI)."""
+    """`run(path, job)` for a path or a URI: a `file://` URI is a path, another scheme is
+    streamed with fsspec where the task runs, never copied to disk (`uri_input.py`)."""
     scheme = urlparse(path).scheme if "://" in path else ""
-    if not scheme:
-        return run(path, job)
     if scheme == "file":
         return run(unquote(urlparse(path).path), job)
-    return _run_remote(run, path, job)
-
-
-def _run_remote(run: Callable, uri: str, job):
-    try:
-        import fsspec
-    except ImportError:
-        raise MissingExtra(f"{uri}: reading URIs needs fsspec on every node: pip install fsspec") from None
-    import tempfile
-
-    name = os.path.basename(urlparse(uri).path) or "log.jsonl"
-    limit = getattr(job, "line_limit_mb", DEFAULT_LINE_LIMIT_MB) << 20
-    with tempfile.TemporaryDirectory(prefix="ctxfit-") as folder:
-        local = os.path.join(folder, name)
-        with fsspec.open(uri, "rb") as source, open(local, "wb") as target:
-            download(source, target, limit)
-        result = run(local, job)
-    return _renamed(result, local, uri)
-
-
-def download(source, target, limit: int) -> None:
-    """Copy `source` to `target`, stopping once a line runs past `limit` bytes: the copy then
-    ends one byte past the limit on that line, so reading it reports that line as reading the
-    whole input would, and a one-line 3 GB object costs the limit, not 3 GB.
-
-    >>> import io
-    >>> target = io.BytesIO()
-    >>> download(io.BytesIO(b"ab\\n" + b"x" * 100 + b"\\nlast"), target, 10)
-    >>> target.getvalue()
-    b'ab\\nxxxxxxxxxxx'
-    """
-    line = 0  # bytes of the current line so far
-    while block := source.read(1 << 20):
-        start = 0
-        while True:
-            end = block.find(b"\n", start)
-            length = (end if end >= 0 else len(block)) - start
-            if line + length > limit:
-                target.write(block[: start + limit + 1 - line])
-                return
-            if end < 0:
-                line += length
-                break
-            line, start = 0, end + 1
-        target.write(block)
-
-
-def _renamed(result, local: str, uri: str):
-    """The result with the temporary file's name replaced by the URI wherever a report shows it."""
-    if hasattr(result, "path") and result.path == local:
-        result.path = uri
-    if getattr(result, "error", None):
-        result.error = result.error.replace(local, uri)
-    return result
+    if scheme and hasattr(job, "uris"):
+        return run(path, job._replace(uris=True))
+    return run(path, job)

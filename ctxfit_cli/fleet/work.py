@@ -67,6 +67,8 @@ class Job(NamedTuple):
     describe: bool = True
     #: The longest line read, in MiB (`--max-line-mb`; set in the process that does the work).
     line_limit_mb: int = DEFAULT_LINE_LIMIT_MB
+    #: Inputs with a scheme (`s3://…`) are URIs, streamed with fsspec (`--engine ray`: uri_input.py).
+    uris: bool = False
 
 
 class NamedCounter(NamedTuple):
@@ -158,7 +160,7 @@ def _read(path: str, data: bytes | None, job: Job) -> list[Unit]:
     elif path == "-":
         stream = contextlib.nullcontext(open_input(path, sys.stdin.buffer))  # not ours to close
     else:
-        stream = open_input(path)
+        stream = _open(path, job)
     items: list[tuple[int, object]] = []
     format = job.format
     with stream as stream:
@@ -167,7 +169,7 @@ def _read(path: str, data: bytes | None, job: Job) -> list[Unit]:
             items.append((transcript.line, HANDLERS[job.command](transcript, path, job, counter)))
     if not job.describe:
         return [Unit(None, [item for _, item in items])]
-    sessions = _describe(name, path, data, format or "")
+    sessions = _describe(name, path, data, format or "", job)
     units = [Unit(meta) for meta in sessions]
     starts = sorted((meta.line, k) for k, meta in enumerate(sessions))
     for line, item in items:
@@ -178,11 +180,11 @@ def _read(path: str, data: bytes | None, job: Job) -> list[Unit]:
     return [unit for unit in units if unit.items]
 
 
-def _describe(name: str, path: str, data: bytes | None, format: str) -> list[SessionMeta]:
+def _describe(name: str, path: str, data: bytes | None, format: str, job: Job) -> list[SessionMeta]:
     from ..formats import aider
     from .meta import describe  # with datetime: only when sessions are described (many files, `sessions`)
 
-    stream = io.BytesIO(data) if data is not None else open_input(path)
+    stream = io.BytesIO(data) if data is not None else _open(path, job)
     with stream:
         records = aider.records(name, stream) if format == aider.FORMAT else read_records(name, stream)
         sessions = describe(name, format, records)
@@ -190,22 +192,32 @@ def _describe(name: str, path: str, data: bytes | None, format: str) -> list[Ses
         if not session.id or not session.unique:
             # The log names no id of this one run: its bytes do, so an exact copy is still one
             # session and another run (of the same task, say) is another.
-            session.digest = _digest(path, data)
+            session.digest = _digest(path, data, job)
             session.id = f"{session.id or PurePath(name).stem}#{session.digest}"
     return sessions
 
 
-def _digest(path: str, data: bytes | None) -> str:
+def _digest(path: str, data: bytes | None, job: Job) -> str:
     import hashlib  # loading OpenSSL costs ~3 ms; most runs hash nothing
 
     digest = hashlib.sha1()
     if data is not None:
         digest.update(data)
     else:
-        with open(path, "rb") as file:
+        with _open(path, job) as file:
             for chunk in iter(lambda: file.read(1 << 20), b""):
                 digest.update(chunk)
     return digest.hexdigest()[:12]
+
+
+def _open(path: str, job: Job) -> BinaryIO:
+    """A file, or (`job.uris`) a URI's object, opened to be streamed: a URI is never copied to disk."""
+    if job.uris and path != "-":
+        from .uri_input import is_uri, open_uri
+
+        if is_uri(path):
+            return open_uri(path)
+    return open_input(path)
 
 
 def _size(path: str) -> int:
@@ -284,7 +296,7 @@ def _estimate_entry(transcript: Transcript, report: TranscriptEstimate, comparis
 
 def _read_again(path: str, transcript: Transcript, job: Job) -> Transcript:
     """The same transcript of the file read again from the start, whole (materialized)."""
-    with open_input(path) as stream:
+    with _open(path, job) as stream:
         for again in read_transcripts(transcript.path, stream, job.format):
             if again.line == transcript.line:
                 return again.materialize()

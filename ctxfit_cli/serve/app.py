@@ -115,6 +115,8 @@ class Proxy:
         self.totals = Totals()
         self.client: aiohttp.ClientSession | None = None
         self.in_flight = 0
+        #: The tasks handling the requests in flight: what a stop cuts once the grace is over.
+        self.handling: set[asyncio.Task] = set()
         self.errors = RateLimitedLog(settings.log)
         setup = Setup(settings.limits, settings.memory // settings.workers, settings.conversations)
         self.pool = Pool(settings.workers, setup, self.errors.error)
@@ -153,6 +155,9 @@ class Proxy:
         """Counts the requests in flight (for a graceful stop), and is the last resort: an error
         no handler expected is one log line and a provider-shaped 500, never a traceback."""
         self.in_flight += 1
+        task = asyncio.current_task()
+        if task is not None:
+            self.handling.add(task)
         if self.guard is not None:
             self.guard.request_started(request.protocol)
         try:
@@ -188,6 +193,7 @@ class Proxy:
             )
         finally:
             self.in_flight -= 1
+            self.handling.discard(task)
             self._replies.pop(id(request), None)
             if self.guard is not None:
                 self.guard.request_finished(request.protocol)
@@ -508,12 +514,12 @@ async def _stop(runner: web.AppRunner, proxy: Proxy, settings: Settings) -> None
             f"stopping: up to {settings.shutdown_grace:g} s for the {proxy.in_flight} "
             "requests in flight (signal again to stop at once)"
         )
-    cleanup = asyncio.ensure_future(runner.cleanup())
+    stopping = asyncio.ensure_future(_drain(runner, proxy, settings.shutdown_grace))
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, cleanup.cancel)
+        loop.add_signal_handler(sig, stopping.cancel)
     try:
-        await cleanup
+        await stopping
     except asyncio.CancelledError:
         pass
     settings.log(f"stopped after {_duration(time.time() - proxy.totals.started)}: {summary(proxy.document())}")
@@ -524,3 +530,21 @@ def _duration(seconds: float) -> str:
     if seconds < 120:
         return f"{seconds:.0f} s"
     return f"{seconds / 60:.0f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
+
+
+async def _drain(runner: web.AppRunner, proxy: Proxy, grace: float) -> None:
+    """The grace is kept here, not left to aiohttp's shutdown: once its grace is over aiohttp
+    only stops reading the requests, and waits as long again for a handler awaiting the
+    provider. What is still in flight after the grace is cut (its client sees the connection
+    close), so the stop takes the grace it announced."""
+    for site in runner.sites:
+        await site.stop()  # no new connection
+    if runner.server is not None:
+        runner.server.pre_shutdown()  # no new request on a kept-alive one
+    if proxy.handling:
+        _, late = await asyncio.wait(set(proxy.handling), timeout=grace)
+        for task in late:
+            task.cancel()
+        if late:
+            await asyncio.wait(late)
+    await runner.cleanup()
