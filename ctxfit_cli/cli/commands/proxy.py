@@ -152,7 +152,7 @@ def proxy(
         max_connections=max_connections,
         workers=workers,
     )
-    from ...serve.app import serve
+    from ...serve.running import serve
     from ...serve.upstream import shown
 
     if host not in LOOPBACK:
