@@ -144,6 +144,22 @@ def test_an_empty_message_before_a_result_is_dropped_as_anywhere_else(empty):
     assert again.repairs == [] and [orjson.loads(m.raw) for m in again.messages] == payload
 
 
+def test_a_reply_left_last_by_a_dropped_result_is_left_out_when_it_is_only_thinking():
+    """A result with no call after a thinking-only reply is dropped; the reply is then last and
+    not finished: left out as the payload's read-back leaves it out (fuzz seed 13670)."""
+    thinking = {"role": "assistant", "content": [{"type": "thinking", "thinking": "hm", "signature": "c2ln"}]}
+    orphan = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "ghost", "content": "x"}]}
+    transcript = read([{"role": "user", "content": "go"}, {"role": "assistant", "content": "ok"},
+                       {"role": "user", "content": "next"}, thinking, orphan], format="anthropic")
+    assert [m.role.value for m in transcript.messages] == ["user", "assistant", "user"]
+    assert [r.split(": ", 1)[1] for r in transcript.repairs] == [
+        "dropped a result with no call before it (call 'ghost')",
+        "the last reply is not finished (only blank text or thinking is written yet): left out, as a request not yet made"]
+    payload = [orjson.loads(m.raw) for m in transcript.messages]
+    again = read(payload, format="anthropic")
+    assert again.repairs == [] and [orjson.loads(m.raw) for m in again.messages] == payload
+
+
 def test_only_the_refused_part_of_a_message_changes():
     """A whitespace-only block and the keys the API refuses go; every other byte stays, and a
     message with nothing to repair keeps the bytes it came with."""

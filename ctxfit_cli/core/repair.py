@@ -110,7 +110,8 @@ def repair(
     stream = answered(stream, writer, path, repairs, open_end)
     if writer.combines_turns:  # a message dropped above may leave two turns of one role side by side
         stream = _combined(stream, writer, path, repairs)
-    return stream
+    # A result dropped above (no call before it) may leave an unfinished reply last again.
+    return _open_reply_left_out(stream, path, repairs, open_end)
 
 
 def _sendable(messages: Iterable[Message], path: str, repairs: list[str], open_end: list[str]) -> Iterator[Message]:
@@ -133,16 +134,34 @@ def _sendable(messages: Iterable[Message], path: str, repairs: list[str], open_e
         if held is not None and _not_empty(held, path, repairs):
             yield held
         held = message
-    if held is None:
-        return
-    if held.role is _ASSISTANT and all(part.kind is PartKind.THINKING for part in held.parts):
-        repairs.append(
-            f"{path}:{held.line}: the last reply is not finished (only blank text or thinking "
-            "is written yet): left out, as a request not yet made"
-        )
-        open_end.append("its last reply is being written")
-    elif _not_empty(held, path, repairs):
+    if held is not None and _not_empty(held, path, repairs) and not _unfinished(held, path, repairs, open_end):
         yield held
+
+
+def _open_reply_left_out(
+    messages: Iterable[Message], path: str, repairs: list[str], open_end: list[str]
+) -> Iterator[Message]:
+    """The messages, but a last reply that is not finished yet (`_unfinished`)."""
+    held: Message | None = None
+    for message in messages:
+        if held is not None:
+            yield held
+        held = message
+    if held is not None and not _unfinished(held, path, repairs, open_end):
+        yield held
+
+
+def _unfinished(message: Message, path: str, repairs: list[str], open_end: list[str]) -> bool:
+    """Whether the last message is a reply being written (only thinking yet), reported so: the
+    request it answers is not made yet, and the payload's reading leaves it out as well."""
+    if message.role is not _ASSISTANT or not all(part.kind is PartKind.THINKING for part in message.parts):
+        return False
+    repairs.append(
+        f"{path}:{message.line}: the last reply is not finished (only blank text or thinking "
+        "is written yet): left out, as a request not yet made"
+    )
+    open_end.append("its last reply is being written")
+    return True
 
 
 def _not_empty(message: Message, path: str, repairs: list[str]) -> bool:
