@@ -179,6 +179,9 @@ class OldTurns:
     def requests(self, transcript: Transcript, options: FitOptions) -> Iterator[Request]:
         counter = options.counter
         fixed_tokens = sum(message_cost(m, counter).tokens for m in transcript.fixed)
+        # Sizes anchored on the log's recorded calls as the other policies' are: the correction
+        # is part of the fixed part, which every request sends (as the Fitter counts it).
+        anchoring = log_anchoring(transcript, counter)
         messages = transcript.messages
         prefix, first, call = [0], -1, 0
         turns: list[int] = []
@@ -189,20 +192,25 @@ class OldTurns:
             boundary = open_calls.add(message)
             if made_by_a_call(message) and i and i >= transcript.given:
                 call += 1
-                start = self._start(messages, prefix, first, turns, turn_prefix, i, fixed_tokens, options)
+                fixed, confirmed = fixed_tokens, 0
+                if anchoring is not None:
+                    fixed, confirmed = fixed_tokens + anchoring.offset(i, prefix), anchoring.confirmed(i)
+                start = self._start(messages, prefix, first, turns, turn_prefix, i, fixed, options)
                 if start is not None:
                     check.trimmed(call=call, first=first, anchor=None, start=start, end=i)
                 if start is None:
                     yield Request(
                         call,
-                        fixed_tokens + prefix[i],
+                        fixed + prefix[i],
                         "none",
                         lambda earlier: earlier.tokens,
-                        self._still_sent(transcript, first, 0, i, fixed_tokens, prefix, options),
+                        _whole_after_whole(self._still_sent(transcript, first, 0, i, fixed, prefix, options)),
                         (0, i),
+                        confirmed,
                     )
                 else:
-                    yield self._request(transcript, call, first, start, i, options, fixed_tokens, prefix)
+                    request = self._request(transcript, call, first, start, i, options, fixed, prefix)
+                    yield request._replace(confirmed=confirmed)
             if first < 0 and message.role is Role.USER:
                 first = i
             elif first >= 0 and boundary and message.is_human_turn:
@@ -276,6 +284,12 @@ class OldTurns:
             return tokens
 
         return still_sent
+
+
+def _whole_after_whole(still_sent: Callable[[Request], int]) -> Callable[[Request], int]:
+    """The cache bound of an uncut request of `turns`: all of an earlier uncut one, as its size
+    was counted (anchored, as `none` counts it), else `still_sent`."""
+    return lambda earlier: earlier.tokens if not earlier.shape[0] else still_sent(earlier)
 
 
 #: Clear only until the request is under the budget (the seed rule; what the policies ctxfit is
