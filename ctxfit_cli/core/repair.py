@@ -134,7 +134,7 @@ def _sendable(messages: Iterable[Message], path: str, repairs: list[str], open_e
         if held is not None and _not_empty(held, path, repairs):
             yield held
         held = message
-    if held is not None and _not_empty(held, path, repairs) and not _unfinished(held, path, repairs, open_end):
+    if held is not None and not _unfinished(held, path, repairs, open_end) and _not_empty(held, path, repairs):
         yield held
 
 
