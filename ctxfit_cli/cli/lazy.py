@@ -174,17 +174,20 @@ class OnDemandTyper(typer.Typer):
 
 @contextmanager
 def interrupt_held() -> Iterator[None]:
-    """Ctrl-C is delivered only after the block (in the main thread, which takes it). For a
-    module's import: interrupted in a native extension's initialization (orjson's), the process
-    died of SIGSEGV, and in a class's creation it became a RuntimeError ("internal error"), in
-    about 1 of 40 interrupted `--jobs 2` runs; held, it ends the run as "interrupted" a moment
-    later."""
-    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+    """Ctrl-C is delivered only after the block. For a module's import: interrupted in a native
+    extension's initialization (orjson's), the process died of SIGSEGV, and in a class's
+    creation it became a RuntimeError ("internal error"), in about 1 of 40 interrupted `--jobs 2`
+    runs; held, it ends the run as "interrupted" a moment later. (Python's handler is replaced,
+    not the signal blocked: with other threads alive the kernel hands the signal to one of them
+    and the main thread is interrupted anyway.)"""
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    held: list[int] = []
+    before = signal.signal(signal.SIGINT, lambda number, _frame: held.append(number))
     try:
         yield
     finally:
-        if signal.SIGINT not in before:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        signal.signal(signal.SIGINT, before)
+        if held:
+            signal.raise_signal(signal.SIGINT)  # to the handler there was before, now
