@@ -102,15 +102,32 @@ def fit_body(
 ) -> Outcome:
     """Fit a parsed request of `conversation` (the caller holds its lock)."""
     system = request.get("system") if dialect == "anthropic" else None
+    return fit_conversation(
+        body, request["messages"], layout, dialect, conversation, limits, system, request.get("tools")
+    )
+
+
+def fit_conversation(
+    body: bytes,
+    conversation_array: list,
+    layout: Layout,
+    dialect: Dialect,
+    conversation: Conversation,
+    limits: Limits,
+    system: object,
+    tools: object,
+) -> Outcome:
+    """Fit a request's conversation array (messages, items, contents) with `conversation`'s
+    session, `system` and `tools` its fixed part: every dialect's `fit_body` ends here."""
     try:
-        session = conversation.session_for(limits.budget, limits.window, dialect, system, request.get("tools"))
-        messages = session.fit(request["messages"])
+        session = conversation.session_for(limits.budget, limits.window, dialect, system, tools)
+        fitted = session.fit(conversation_array)
     except CannotFit as error:
         return Outcome(body, conversation, session.plan, error=context_too_long(dialect, str(error)))
     except Exception:
         conversation.session = None  # in an unknown state now: rebuilt from the next request
-        raise
+        raise  # the proxy forwards the body unchanged (fail open, in one place: `Proxy._fit`)
     plan = session.plan
     assert plan is not None  # set by the fit just made
-    forwarded = body if not plan.dropped and not plan.cleared else layout.write(messages)
+    forwarded = body if not plan.dropped and not plan.cleared else layout.write(fitted)
     return Outcome(forwarded, conversation, plan, session=session, sent=session.sent)

@@ -14,11 +14,9 @@ import hashlib
 import orjson
 
 from ..core.model import Dialect
-from ..errors import CannotFit
 from .body import Layout, Readers
 from .conversations import Conversation
-from .errors import context_too_long
-from .fitting import Limits, Outcome, read_conversation
+from .fitting import Limits, Outcome, fit_conversation, read_conversation
 
 DIALECT: Dialect = "responses"
 KEY = "input"  # the array of the conversation in the body
@@ -45,17 +43,5 @@ def fit_body(
     body: bytes, request: dict, layout: Layout, _dialect: str, conversation: Conversation, limits: Limits
 ) -> Outcome:
     """Fit a parsed Responses request of `conversation` (the caller holds its lock)."""
-    try:
-        session = conversation.session_for(
-            limits.budget, limits.window, DIALECT, request.get("instructions"), request.get("tools")
-        )
-        items = session.fit(request[KEY])
-    except CannotFit as error:
-        return Outcome(body, conversation, session.plan, error=context_too_long(DIALECT, str(error)))
-    except Exception:
-        conversation.session = None  # in an unknown state now: rebuilt from the next request
-        raise  # the proxy forwards the body unchanged (fail open, in one place: `Proxy._fit`)
-    plan = session.plan
-    assert plan is not None  # set by the fit just made
-    forwarded = body if not plan.dropped and not plan.cleared else layout.write(items)
-    return Outcome(forwarded, conversation, plan, session=session, sent=session.sent)
+    instructions, tools = request.get("instructions"), request.get("tools")
+    return fit_conversation(body, request[KEY], layout, DIALECT, conversation, limits, instructions, tools)
