@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import time
-
+import base64
 import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import orjson
@@ -87,3 +87,20 @@ def eventually(condition, seconds: float = 20) -> bool:
             return False
         time.sleep(0.02)
     return True
+
+
+class Recorded:
+    """What the fake provider recorded (`self.record`): a stack of provider and proxy reads
+    its requests and replies through these."""
+
+    record: Path
+
+    def mark(self) -> int:
+        return len(recorded(self.record))
+
+    def since(self, mark: int) -> list[dict]:
+        return recorded(self.record)[mark:]
+
+    def reply_of(self, headers) -> bytes:
+        """The exact bytes the provider sent for the request these reply headers belong to."""
+        return base64.b64decode(recorded(self.record)[int(headers["x-fake-request"]) - 1]["reply"])

@@ -14,7 +14,7 @@ import orjson
 import pytest
 
 from ctxfit_cli import CLEARED_RESULT, TOO_LONG, count, validate_request
-from servers import ROOT, eventually, fake_provider, proxy, recorded
+from servers import ROOT, eventually, fake_provider, proxy, Recorded, recorded
 
 BUDGET = 20_000
 KEY = "sk-test-do-not-log-4242"
@@ -22,22 +22,12 @@ TOOLS = [{"name": "read_file", "description": "Read a file.", "input_schema": {"
 OPENAI_TOOLS = [{"type": "function", "function": {"name": "read_file", "parameters": {"type": "object"}}}]
 
 
-class Stack:
+class Stack(Recorded):
     def __init__(self, tmp) -> None:
         self.record = tmp / "upstream.jsonl"
         self.provider = fake_provider(self.record, steps=24)
         self.proxy = proxy(self.provider.url, "--budget", str(BUDGET))
         self.url = self.proxy.url
-
-    def mark(self) -> int:
-        return len(recorded(self.record))
-
-    def since(self, mark: int) -> list[dict]:
-        return recorded(self.record)[mark:]
-
-    def reply_of(self, headers) -> bytes:
-        """The exact bytes the provider sent for the request these reply headers belong to."""
-        return base64.b64decode(recorded(self.record)[int(headers["x-fake-request"]) - 1]["reply"])
 
     def anthropic(self, **options) -> anthropic.Anthropic:
         return anthropic.Anthropic(base_url=self.url, api_key=KEY, max_retries=0, **options)

@@ -12,7 +12,7 @@ import threading
 import httpx
 import orjson
 import pytest
-from servers import ROOT, eventually, fake_provider, proxy, recorded
+from servers import ROOT, eventually, fake_provider, proxy, Recorded, recorded
 from test_gemini import gemini_problems
 
 from ctxfit_cli import CLEARED_RESULT, validate_request
@@ -69,7 +69,7 @@ class Tee(httpx.HTTPTransport):
         return response
 
 
-class Stack:
+class Stack(Recorded):
     def __init__(self, tmp, usage: str = "exact") -> None:
         self.record = tmp / "upstream.jsonl"
         self.provider = fake_provider(self.record, STEPS + 10, usage=usage)
@@ -81,15 +81,6 @@ class Stack:
                 base_url=self.proxy.url, api_version="v1beta", httpx_client=httpx.Client(transport=self.tee)
             ),
         )
-
-    def mark(self) -> int:
-        return len(recorded(self.record))
-
-    def since(self, mark: int) -> list[dict]:
-        return recorded(self.record)[mark:]
-
-    def reply_of(self, headers) -> bytes:
-        return base64.b64decode(recorded(self.record)[int(headers["x-fake-request"]) - 1]["reply"])
 
 
 @pytest.fixture(scope="module")

@@ -4,14 +4,13 @@ streaming and not."""
 
 from __future__ import annotations
 
-import base64
 import json
 
 import openai
 import pytest
 
 from ctxfit_cli import CLEARED_RESULT, count, validate_request
-from servers import ROOT, eventually, fake_provider, proxy, recorded
+from servers import ROOT, eventually, fake_provider, proxy, Recorded
 
 BUDGET = 20_000
 KEY = "sk-test-responses-4242"
@@ -19,21 +18,12 @@ INSTRUCTIONS = "You are a coding agent. Be brief."
 TOOLS = [{"type": "function", "name": "read_file", "parameters": {"type": "object"}}]
 
 
-class Stack:
+class Stack(Recorded):
     def __init__(self, tmp) -> None:
         self.record = tmp / "upstream.jsonl"
         self.provider = fake_provider(self.record, steps=24)
         self.proxy = proxy(self.provider.url, "--budget", str(BUDGET))
         self.client = openai.OpenAI(base_url=f"{self.proxy.url}/v1", api_key=KEY, max_retries=0)
-
-    def mark(self) -> int:
-        return len(recorded(self.record))
-
-    def since(self, mark: int) -> list[dict]:
-        return recorded(self.record)[mark:]
-
-    def reply_of(self, headers) -> bytes:
-        return base64.b64decode(recorded(self.record)[int(headers["x-fake-request"]) - 1]["reply"])
 
 
 @pytest.fixture(scope="module")
