@@ -292,12 +292,7 @@ print(json.dumps({name: statistics.median(t) for name, t in times.items()}))
 
 def floor(path: str, size_bytes: int) -> dict[str, float]:
     """CPU seconds of the bare parse, the reader, and measuring, on the first `size_bytes` of a log."""
-    head = _head(path, size_bytes)
-    try:
-        out = subprocess.run([c.PYTHON, "-c", FLOOR, head], capture_output=True, check=True, cwd=c.ROOT)
-    finally:
-        os.remove(head)
-    return orjson.loads(out.stdout)
+    return _on_head(FLOOR, path, size_bytes)
 
 
 def floor_table(format: str, times: dict[str, float], cores: int) -> str:
@@ -325,9 +320,14 @@ def _head(path: str, size_bytes: int) -> str:
 
 def stages(path: str, size_bytes: int) -> dict[str, float]:
     """Median seconds of each stage on the first `size_bytes` of `path`, in one child process."""
+    return _on_head(STAGES, path, size_bytes)
+
+
+def _on_head(script: str, path: str, size_bytes: int) -> dict[str, float]:
+    """What `script` prints (JSON), run in a child process on the first `size_bytes` of `path`."""
     head = _head(path, size_bytes)
     try:
-        out = subprocess.run([c.PYTHON, "-c", STAGES, head], capture_output=True, check=True, cwd=c.ROOT)
+        out = subprocess.run([c.PYTHON, "-c", script, head], capture_output=True, check=True, cwd=c.ROOT)
     finally:
         os.remove(head)
     return orjson.loads(out.stdout)
