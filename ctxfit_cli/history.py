@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from .core.anchor import Anchor, prefix_digest
+from .core.anchor import Anchor, PrefixDigests
 from .core.fitting import FitOptions, Fitter
 from .core.model import Dialect, Message, Part, PartKind, Role, Transcript
 from .core.plan import Plan
@@ -81,6 +81,7 @@ class Walk:
         self.fitter = Fitter(options, self.transcript.fixed, dialect=dialect)
         self.lead = lead  # leading system messages: sent as they are, counted as fixed
         self.body: list[Message] = []  # the history after them, grown in place
+        self._digests = PrefixDigests(self.transcript.fixed)
 
     def leads_to(self, body: list[Message]) -> bool:
         """Whether `body` is the history walked so far and more (a repair made at its end, as
@@ -102,8 +103,8 @@ class Walk:
         return SentRequest(len(self.body), self.fitter.planned_estimate, self)
 
     def digest(self, body: Sequence[Message]) -> bytes:
-        """What an anchor on a request holding `body` compares (`core.anchor.prefix_digest`)."""
-        return prefix_digest(self.transcript.fixed, body)
+        """What an anchor on a request holding `body` compares (`core.anchor.PrefixDigests`)."""
+        return self._digests.of(body)
 
     def holds(self, anchor: Anchor, body: list[Message]) -> bool:
         """Whether the history `body` (the lead excluded, as repaired) still starts with the

@@ -9,7 +9,15 @@ from conftest import REALWORLD, needs_realworld
 from test_usage_cli import run, runner
 
 from ctxfit_cli.cli.app import app
-from ctxfit_cli.core.anchor import RATIO_BOUNDS, Anchor, Anchoring, GrowthRatio, log_anchors, prefix_digest
+from ctxfit_cli.core.anchor import (
+    RATIO_BOUNDS,
+    Anchor,
+    Anchoring,
+    GrowthRatio,
+    log_anchors,
+    PrefixDigests,
+    prefix_digest,
+)
 from ctxfit_cli.core.fitting import FitOptions, Fitter
 from ctxfit_cli.core.model import Message, Part, PartKind, RecordedCall, Role
 
@@ -91,6 +99,18 @@ def test_the_digest_changes_with_any_byte_of_the_prefix_or_the_fixed_part():
     assert digest != prefix_digest([system], [a, text(Role.ASSISTANT, "hellO")])
     assert digest != prefix_digest([text(Role.SYSTEM, "be terse")], [a, b])
     assert digest != prefix_digest([], [system, a, b])
+
+
+def test_a_conversations_digests_asked_in_turn_are_each_the_digest_of_that_history_alone():
+    """`PrefixDigests` hashes only what a history adds to the last one: growing, shorter (an
+    anchor's prefix), changed in the middle, changed at the start, and grown again."""
+    system = text(Role.SYSTEM, "be brief")
+    said = [text(Role.USER if i % 2 == 0 else Role.ASSISTANT, f"message {i}") for i in range(8)]
+    edited = [*said[:3], text(Role.USER, "edited"), *said[4:]]
+    histories = [said[:2], said[:5], said[:3], said, edited, said[:6], [said[1], *said[1:]], said, []]
+    digests = PrefixDigests([system])
+    for history in histories:
+        assert digests.of(history) == prefix_digest([system], history)
 
 
 def test_the_fitter_decides_with_the_anchored_size():

@@ -78,7 +78,7 @@ class Anchor(NamedTuple):
     messages: int
     #: ctxfit's estimate of that request as it was sent (same counter as the fit).
     estimated: int
-    #: `prefix_digest` of the fixed part and those messages; b"" when the history is the log's
+    #: The digest of the fixed part and those messages (`PrefixDigests`); b"" when the history is the log's
     #: own record of what was sent (nothing to check).
     digest: bytes = b""
     #: Reasoning tokens the reply produced, which the next request of the same turn re-sends.
@@ -104,17 +104,57 @@ class Count(NamedTuple):
         return {"tokens": self.tokens, "confirmed": self.confirmed, "estimated": self.estimated}
 
 
-def prefix_digest(fixed: Iterable[Message], messages: Iterable[Message]) -> bytes:
-    """What an anchor compares: the bytes of the fixed part and of the messages, in order."""
-    import hashlib  # (only where anchors are checked: `estimate` never needs it)
+class PrefixDigests:
+    """What an anchor compares: a digest of the fixed part's and the messages' bytes, in order,
+    for the histories of one conversation. Each history is hashed only past what it shares with
+    the last one: a conversation grows by a message or two per request, and hashing all of it
+    again was a third of a proxy worker's time per request (0.33 ms for a 300 KB history).
 
-    digest = hashlib.blake2b(digest_size=16)
-    for part in (fixed, messages):
-        for message in part:
-            digest.update(len(message.raw).to_bytes(8, "little"))
-            digest.update(message.raw)
-        digest.update(b"\x00")
-    return digest.digest()
+    >>> from ctxfit_cli.core.model import Message
+    >>> one, two = Message("user", (), raw=b'"a"'), Message("assistant", (), raw=b'"b"')
+    >>> digests = PrefixDigests([])
+    >>> digests.of([one, two]) == PrefixDigests([]).of([one, two]), digests.of([one]) == digests.of([one, two])
+    (True, False)
+    """
+
+    def __init__(self, fixed: Iterable[Message]) -> None:
+        import hashlib  # (only where anchors are checked: `estimate` never needs it)
+
+        base = hashlib.blake2b(digest_size=16)
+        for message in fixed:
+            _add(base, message)
+        base.update(b"\x00")
+        self._base = base
+        #: The last history's messages, each as its bytes and the hash of everything up to it.
+        self._chain: list[tuple[bytes, Any]] = []
+
+    def of(self, messages: Sequence[Message]) -> bytes:
+        chain = self._chain
+        shared = 0
+        for (raw, _), message in zip(chain, messages):
+            if raw is not message.raw and raw != message.raw:
+                del chain[shared:]  # another history from here on
+                break
+            shared += 1
+        state = chain[shared - 1][1] if shared else self._base
+        if shared < len(messages):
+            for message in messages[shared:]:
+                state = state.copy()
+                _add(state, message)
+                chain.append((message.raw, state))
+        final = state.copy()
+        final.update(b"\x00")
+        return final.digest()
+
+
+def prefix_digest(fixed: Iterable[Message], messages: Iterable[Message]) -> bytes:
+    """The digest of one history (`PrefixDigests`, when a conversation's are asked in turn)."""
+    return PrefixDigests(fixed).of(list(messages))
+
+
+def _add(digest: Any, message: Message) -> None:
+    digest.update(len(message.raw).to_bytes(8, "little"))
+    digest.update(message.raw)
 
 
 class GrowthRatio:
