@@ -14,8 +14,8 @@ from ctxfit_cli.core.anchor import (
     Anchor,
     Anchoring,
     GrowthRatio,
-    log_anchors,
     PrefixDigests,
+    log_anchors,
     prefix_digest,
 )
 from ctxfit_cli.core.fitting import FitOptions, Fitter

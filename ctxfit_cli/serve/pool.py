@@ -72,6 +72,10 @@ class Worker:
         self.alive = True
         self.held = 0
         self.reader: asyncio.Future | None = None
+        #: Anchors for conversations this worker serves, sent with the next request it fits:
+        #: the one they help is a later request of theirs, which comes here after them, and a
+        #: frame of their own would wake the worker once more per request.
+        self.anchors: list[tuple[str, int, Reported]] = []
 
     def send(self, message: tuple, body: bytes = b"") -> None:
         stdin = self.process.stdin
@@ -110,8 +114,9 @@ class Pool:
         worker = await self._worker(number)
         ticket = next(self._tickets)
         answer = worker.waiting[ticket] = asyncio.get_running_loop().create_future()
+        anchors, worker.anchors = worker.anchors, []
         try:
-            worker.send(("fit", ticket, dialect, model), body)
+            worker.send(("fit", ticket, dialect, model, anchors), body)
             fitted, changed, fitted_body = await answer
         finally:
             worker.waiting.pop(ticket, None)
@@ -122,15 +127,13 @@ class Pool:
         return fitted
 
     def anchor(self, fitted: Fitted, reported: Reported) -> None:
-        """The reply to `fitted` reported its prompt's size: to the worker holding its
-        conversation, before the agent can send its next request (which goes there after it)."""
+        """The reply to `fitted` reported its prompt's size: for the worker holding its
+        conversation, with the next request it is sent (the conversation's next one is sent
+        there, after the agent has this reply)."""
         worker = self.workers[fitted.worker] if 0 <= fitted.worker < self.size else None
         if worker is None or not fitted.anchorable or fitted.key is None:
-            return
-        try:
-            worker.send(("anchor", fitted.key, fitted.ticket, reported))
-        except WorkerLost:
-            pass  # its conversation will be rebuilt elsewhere, estimated: nothing to anchor
+            return  # (a replaced worker: the conversation is rebuilt estimated, nothing to anchor)
+        worker.anchors.append((fitted.key, fitted.ticket, reported))
 
     def fitting(self) -> int:
         """The requests the workers have in hand."""

@@ -10,10 +10,11 @@ fitted one after the other, so a conversation's session is never shared.
 
 The channel is the worker's stdin and stdout, one frame per message each way (`frames.py`):
 
-- in: the settings first (`Setup`); then `("fit", ticket, dialect, model)` with the body
-  (`model`: the one the request's path names, Gemini's, else ""), and
-  `("anchor", key, ticket, Reported)` once a reply reported the size of the prompt it was
-  given (DESIGN §11: it anchors the conversation's next request, which this worker will fit);
+- in: the settings first (`Setup`); then `("fit", ticket, dialect, model, anchors)` with the
+  body (`model`: the one the request's path names, Gemini's, else ""; `anchors`: the
+  `(key, ticket, Reported)` of each reply since the last frame that reported the size of the
+  prompt it was given, DESIGN §11: each anchors its conversation's next request, which this
+  worker will fit, so they are applied first);
 - out: `("ready", pid)` once, then `("fitted", ticket, Fitted, body)` for each fit, in order.
 
 Whatever a body makes fitting raise is answered as `Fitted.skipped` (the reason, on one line):
@@ -130,22 +131,20 @@ def serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
     fitting = Fitting(setup)
     write_frame(outbox, ("ready", os.getpid()))
     while (frame := read_frame(inbox)) is not None:
-        message, body = frame
-        if message[0] == "fit":
-            _, ticket, dialect, model = message
-            fitted = fitting.fit(ticket, dialect, body, model)
-            changed = fitted.body is not body
-            answer, fitted.body = fitted.body, b""
+        (_, ticket, dialect, model, anchors), body = frame
+        for anchor in anchors:
             try:
-                write_frame(outbox, ("fitted", ticket, fitted, changed), answer if changed else b"")
-            except (pickle.PicklingError, TypeError, AttributeError, RecursionError) as error:
-                failed = Fitted(b"", fitted.key, skipped=f"the fitted request could not be passed on ({reason(error)})")
-                write_frame(outbox, ("fitted", ticket, failed, False))
-        elif message[0] == "anchor":
-            try:
-                fitting.anchor(*message[1:])
+                fitting.anchor(*anchor)
             except Exception:  # an anchor is a help, never a failure: the count is estimated then
                 pass
+        fitted = fitting.fit(ticket, dialect, body, model)
+        changed = fitted.body is not body
+        answer, fitted.body = fitted.body, b""
+        try:
+            write_frame(outbox, ("fitted", ticket, fitted, changed), answer if changed else b"")
+        except (pickle.PicklingError, TypeError, AttributeError, RecursionError) as error:
+            failed = Fitted(b"", fitted.key, skipped=f"the fitted request could not be passed on ({reason(error)})")
+            write_frame(outbox, ("fitted", ticket, failed, False))
 
 
 def main() -> None:
