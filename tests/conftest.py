@@ -7,9 +7,11 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from unittest import mock
 
 import orjson
 import pytest
+import typer.testing
 from hypothesis import settings
 
 # In CI, Hypothesis runs the same examples every time (a seed per test), so a submission is not
@@ -28,6 +30,22 @@ REALWORLD = ROOT.parent / "shared" / "realworld"
 #: in CI, which has it, a missing folder fails them instead of skipping them quietly.
 needs_realworld = pytest.mark.skipif(not REALWORLD.is_dir() and not os.environ.get("CI"),
                                      reason="needs ../shared/realworld beside the checkout (CI has it)")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def click_command_built_once():
+    """Typer's runner builds the Click command from every command's signature on each invoke
+    (35 ms, most of a small CLI test); the app does not change, so each app's is built once."""
+    built: dict[int, tuple[object, object]] = {}  # the app is kept too, so its id stays its own
+    build = typer.testing._get_command
+
+    def once(app):
+        if id(app) not in built:
+            built[id(app)] = (app, build(app))
+        return built[id(app)][1]
+
+    with mock.patch("typer.testing._get_command", once):
+        yield
 
 
 def ascii_text(tokens: int) -> str:

@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 
 from ctxfit_cli.cli import app
 from ctxfit_cli.core.notes import AGENT_NOTE, TOO_LONG
-from conftest import Chat, run_cli
+from conftest import ROOT, Chat, run_cli
 from test_fitting import result
 
 runner = CliRunner()
@@ -33,6 +33,22 @@ def test_estimate_json_has_the_documented_schema(tmp_path):
         assert all({"chars", "tokens"} <= set(v) for v in entry["by_script"].values())
         assert sum(entry["by_kind"].values()) == entry["tokens"]
     assert document["files"][0]["path"] == str(path) and document["files"][0]["format"] == "anthropic"
+
+
+def test_estimate_weighs_a_log_against_the_budget_fit_would_use_never_more_than_its_window(tmp_path):
+    """The default budget (400,000) is above a Claude model's 200,000 window: `fit` fits to the
+    window, so `estimate` says how far the log is from that, not from a budget no fit uses."""
+    small = tmp_path / "small.anthropic.jsonl"
+    small.write_bytes(subagent_file(tmp_path).read_bytes())
+    claude = str(ROOT / "sample_transcripts" / "claude_code_session.jsonl")
+    outcome = runner.invoke(app, ["estimate", claude, str(small)])
+    assert outcome.exit_code == 0, outcome.output
+    [line] = [line for line in outcome.stdout.splitlines() if "of the 200,000 window" in line and "largest" not in line]
+    assert "of the 200,000 budget" in line
+    assert "of the 400,000 budget, " in outcome.stdout  # (the other file's window is larger)
+    document = orjson.loads(runner.invoke(app, ["estimate", "--json", claude, str(small)]).stdout)
+    assert [f["budget"] for f in document["files"]] == [200_000, 400_000] and document["budget"] == 400_000
+    assert document["total"]["largest"]["budget"] == min(400_000, document["total"]["largest"]["window"])
 
 
 def test_fit_writes_only_the_payload_on_stdout_and_a_summary_on_stderr(tmp_path):

@@ -177,7 +177,7 @@ def estimate_report(out: Console, report: dict, *, budget: int, window: int) -> 
     out.print()
 
 
-def estimate_total(out: Console, total: dict, *, budget: int) -> None:
+def estimate_total(out: Console, total: dict) -> None:
     """The total over many inputs: how many conversations, how big all of them are together,
     and the largest one against the budget and its window (a sum of conversations is never one
     request), with the counters the files were counted with."""
@@ -192,7 +192,7 @@ def estimate_total(out: Console, total: dict, *, budget: int) -> None:
     out.print(
         Text(f"  largest: {largest['path']}")
         .append(": ")
-        .append_text(limit_line(largest["tokens"], budget, largest["window"]))
+        .append_text(limit_line(largest["tokens"], largest["budget"], largest["window"]))
     )
     over_budget, over_window = total["over_budget"], total["over_window"]
     out.print(f"  over the budget: {over_budget:,} of {total['files']:,}; over their window: {over_window:,}")

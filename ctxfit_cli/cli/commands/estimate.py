@@ -110,11 +110,13 @@ def estimate(
         }
         for item in combined.items
     ]
+    for file in files:  # as `fit` fits it: never to more than the model's window
+        file["budget"] = min(budget, file["window"])
     report_repairs([line for item in combined.items for line in item["repairs"]])
     if compare:
         for file, item in zip(files, combined.items):
             file["compare"] = item["compare"]
-    total = {**combine(reports), **_across(files, budget, combined, prices)}
+    total = {**combine(reports), **_across(files, combined, prices)}
     if json:
         write_json(
             {"budget": budget, "window": window or DEFAULT_WINDOW, "files": files, "total": total, **combined.to_dict()}
@@ -122,11 +124,11 @@ def estimate(
     else:
         out = render.console(StdoutText())
         for file in files:
-            render.estimate_report(out, file, budget=budget, window=file["window"])
+            render.estimate_report(out, file, budget=file["budget"], window=file["window"])
             if compare:
-                render.comparison(out, file["compare"], naive=file["naive_tokens"], budget=budget)
+                render.comparison(out, file["compare"], naive=file["naive_tokens"], budget=file["budget"])
         if len(files) > 1:
-            render.estimate_total(out, total, budget=budget)
+            render.estimate_total(out, total)
         elif total["cost_usd"] is not None:
             out.print(
                 f"recorded cost: ${total['cost_usd']:,.2f} (the usage the log records, at the prices of "
@@ -135,9 +137,9 @@ def estimate(
     many.finish(combined, quiet=quiet, verbose=verbose)
 
 
-def _across(files: list[dict], budget: int, combined, prices: str | None) -> dict:
-    """What a total over many conversations can honestly say: the largest of them against the
-    budget and its window, how many are over each, the counters used (with how many
+def _across(files: list[dict], combined, prices: str | None) -> dict:
+    """What a total over many conversations can honestly say: the largest of them against its
+    budget and window, how many are over each, the counters used (with how many
     conversations each counted), and, where sessions were described, their recorded cost."""
     largest = max(files, key=lambda f: f["tokens"])
     counters: dict[str, int] = {}
@@ -145,8 +147,8 @@ def _across(files: list[dict], budget: int, combined, prices: str | None) -> dic
         counters[file["counter"]] = counters.get(file["counter"], 0) + 1
     across = {
         "conversations": len(files),
-        "largest": {"path": largest["path"], "tokens": largest["tokens"], "window": largest["window"]},
-        "over_budget": sum(f["tokens"] > budget for f in files),
+        "largest": {k: largest[k] for k in ("path", "tokens", "budget", "window")},
+        "over_budget": sum(f["tokens"] > f["budget"] for f in files),
         "over_window": sum(f["tokens"] > f["window"] for f in files),
         "counters": counters,
         "cost_usd": None,
