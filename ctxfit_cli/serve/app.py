@@ -439,8 +439,7 @@ def _describe(outcome: Fitted) -> str:
         return f"{_conversation(outcome)} forwarded unchanged, not fitted: {outcome.skipped}"
     plan = outcome.plan
     assert plan is not None  # (not skipped: fitted)
-    cleared = sum(len(b.results) for b in plan.batches if b.cleared)
-    stage = plan.stage if plan.stage == "none" else f"{plan.stage}, {cleared} results cleared"
+    stage = plan.stage if plan.stage == "none" else f"{plan.stage}, {plan.results_cleared} results cleared"
     over = ", over the budget: the smallest request" if plan.overrun else ""
     limits = f"; {outcome.limits.about}, budget {outcome.limits.budget:,}" if outcome.limits else ""
     counted = (

@@ -33,10 +33,9 @@ import sys
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from ..core.plan import Plan
 from ..core.reported import Reported
 from .body import READER_MEMORY, BodyError, Readers
-from .conversations import SESSION_MEMORY, Conversations
+from .conversations import SESSION_MEMORY, Conversations, PlanSummary
 from .dialects import HANDLING
 from .fitting import Limits
 from .frames import read_frame, write_frame
@@ -62,7 +61,7 @@ class Fitted:
 
     body: bytes
     key: str | None = None
-    plan: Plan | None = None
+    plan: PlanSummary | None = None
     limits: Limits | None = None
     error: bytes | None = None
     skipped: str = ""
@@ -99,7 +98,8 @@ class Fitting:
             return Fitted(body, key, skipped=reason(error), held=self.held())
         anchorable = outcome.session is not None and outcome.sent is not None and outcome.error is None
         conversation.last = (ticket, outcome.session, outcome.sent) if anchorable else None
-        return Fitted(outcome.body, key, outcome.plan, limits, outcome.error, anchorable=anchorable, held=self.held())
+        plan = PlanSummary.of(outcome.plan) if outcome.plan is not None else None
+        return Fitted(outcome.body, key, plan, limits, outcome.error, anchorable=anchorable, held=self.held())
 
     def anchor(self, key: str, ticket: int, reported: Reported) -> None:
         """The reply to request `ticket` of conversation `key` reported its prompt's size."""
