@@ -18,10 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-import os
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import aiohttp
 import orjson
@@ -35,8 +32,9 @@ from .clients import ConnectionGuard, RateLimitedLog
 from .conversations import Ledger, Stats
 from .errors import provider_error
 from .fitting import DIALECTS, dialect_of
-from .limits import LimitRule
+from .log_lines import conversation, describe
 from .pool import NotFitted, Pool, WorkerLost
+from .settings import Settings, Totals
 from .upstream import Upstream
 from .usage import ReplyUsage
 from .worker import Fitted, Setup, reason
@@ -61,41 +59,6 @@ HOP_BY_HOP = frozenset(
 AUTO_HEADERS = ("Accept-Encoding", "User-Agent")
 #: What a request carries for its log line: when it started, what was done, whether it has it.
 _STARTED, _WHAT, _LOGGED = "ctxfit.started", "ctxfit.what", "ctxfit.logged"
-
-
-@dataclass
-class Settings:
-    upstream: str
-    limits: LimitRule
-    max_body: int = 32 * 1024 * 1024
-    #: Conversation state kept in memory (sessions and parsed bodies, least recently used
-    #: dropped first): at most this many bytes, as estimated, shared by the workers, and at
-    #: most this many conversations per worker.
-    memory: int = 512 * 1024 * 1024
-    conversations: int = 256
-    #: Fitting worker processes (`pool.py`).
-    workers: int = field(default_factory=lambda: default_workers())
-    upstream_timeout: float = 600.0
-    #: On SIGTERM or SIGINT, how long requests in flight may take to finish before they are cut.
-    shutdown_grace: float = 5.0
-    #: Seconds a client gets to send a request's headers, and again its body (`clients.py`).
-    client_timeout: float = 30.0
-    max_connections: int = 512
-    log: Callable[[str], None] = print
-
-
-@dataclass
-class Totals:
-    requests: int = 0
-    fitted: int = 0
-    passed_through: int = 0  # not a fitted path
-    failed_open: int = 0
-    rejected: int = 0
-    fitted_in_worker: int = 0  # bodies a worker process answered for
-    upstream_errors: int = 0
-    #: Requests whose client went away before its reply was complete.
-    client_gone: int = 0
-    started: float = field(default_factory=time.time)
 
 
 class Proxy:
@@ -253,7 +216,7 @@ class Proxy:
                 request,
                 started,
                 400,
-                f"{_conversation(outcome)} {outcome.plan.tokens_after:,} tokens: "
+                f"{conversation(outcome)} {outcome.plan.tokens_after:,} tokens: "
                 "past the window, answered 400 without calling the provider"
                 f"; {outcome.limits.about}",
             )
@@ -264,7 +227,7 @@ class Proxy:
                 stats.failed_open += 1
         elif outcome.body is not body:
             self.totals.fitted += 1
-        request[_WHAT] = _describe(outcome)
+        request[_WHAT] = describe(outcome)
         response, status = await self.forward(request, outcome.body, stats, outcome)
         self._log(request, started, status, request[_WHAT])
         return response
@@ -420,34 +383,3 @@ def _loopback(host: str) -> bool:
 def _reason(error: Exception) -> str:
     """Why a body was not fitted, on one short line (a worker's reason as it gave it)."""
     return str(error) if isinstance(error, (NotFitted, WorkerLost)) else reason(error)
-
-
-def default_workers() -> int:
-    """One fitting worker per core this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # (not on Linux)
-        return max(1, os.cpu_count() or 1)
-
-
-def _conversation(outcome: Fitted) -> str:
-    return f"conversation {outcome.key}" if outcome.key else "request"
-
-
-def _describe(outcome: Fitted) -> str:
-    if outcome.skipped:
-        return f"{_conversation(outcome)} forwarded unchanged, not fitted: {outcome.skipped}"
-    plan = outcome.plan
-    assert plan is not None  # (not skipped: fitted)
-    stage = plan.stage if plan.stage == "none" else f"{plan.stage}, {plan.results_cleared} results cleared"
-    over = ", over the budget: the smallest request" if plan.overrun else ""
-    limits = f"; {outcome.limits.about}, budget {outcome.limits.budget:,}" if outcome.limits else ""
-    counted = (
-        f"{plan.confirmed:,} confirmed {'+' if plan.estimated >= 0 else '-'} {abs(plan.estimated):,} estimated"
-        if plan.confirmed
-        else "estimated"
-    )
-    return (
-        f"{_conversation(outcome)} {plan.tokens_before:,} -> {plan.tokens_after:,} tokens "
-        f"({stage}{over}; {counted}){limits}"
-    )

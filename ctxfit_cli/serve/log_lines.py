@@ -1,0 +1,29 @@
+"""What the proxy's log line says of a request it fitted, or forwarded as it came."""
+
+from __future__ import annotations
+
+from .worker import Fitted
+
+
+def conversation(outcome: Fitted) -> str:
+    return f"conversation {outcome.key}" if outcome.key else "request"
+
+
+def describe(outcome: Fitted) -> str:
+    """'conversation 3f2a… 120,400 -> 98,200 tokens (clear, 14 results cleared; …); model …'."""
+    if outcome.skipped:
+        return f"{conversation(outcome)} forwarded unchanged, not fitted: {outcome.skipped}"
+    plan = outcome.plan
+    assert plan is not None  # (not skipped: fitted)
+    stage = plan.stage if plan.stage == "none" else f"{plan.stage}, {plan.results_cleared} results cleared"
+    over = ", over the budget: the smallest request" if plan.overrun else ""
+    limits = f"; {outcome.limits.about}, budget {outcome.limits.budget:,}" if outcome.limits else ""
+    counted = (
+        f"{plan.confirmed:,} confirmed {'+' if plan.estimated >= 0 else '-'} {abs(plan.estimated):,} estimated"
+        if plan.confirmed
+        else "estimated"
+    )
+    return (
+        f"{conversation(outcome)} {plan.tokens_before:,} -> {plan.tokens_after:,} tokens "
+        f"({stage}{over}; {counted}){limits}"
+    )

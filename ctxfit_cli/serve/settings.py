@@ -1,0 +1,54 @@
+"""What a proxy is told when it starts (`Settings`: the command's options), and what it counts
+over its life (`Totals`)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .limits import LimitRule
+
+
+@dataclass
+class Settings:
+    upstream: str
+    limits: LimitRule
+    max_body: int = 32 * 1024 * 1024
+    #: Conversation state kept in memory (sessions and parsed bodies, least recently used
+    #: dropped first): at most this many bytes, as estimated, shared by the workers, and at
+    #: most this many conversations per worker.
+    memory: int = 512 * 1024 * 1024
+    conversations: int = 256
+    #: Fitting worker processes (`pool.py`).
+    workers: int = field(default_factory=lambda: default_workers())
+    upstream_timeout: float = 600.0
+    #: On SIGTERM or SIGINT, how long requests in flight may take to finish before they are cut.
+    shutdown_grace: float = 5.0
+    #: Seconds a client gets to send a request's headers, and again its body (`clients.py`).
+    client_timeout: float = 30.0
+    max_connections: int = 512
+    log: Callable[[str], None] = print
+
+
+@dataclass
+class Totals:
+    requests: int = 0
+    fitted: int = 0
+    passed_through: int = 0  # not a fitted path
+    failed_open: int = 0
+    rejected: int = 0
+    fitted_in_worker: int = 0  # bodies a worker process answered for
+    upstream_errors: int = 0
+    #: Requests whose client went away before its reply was complete.
+    client_gone: int = 0
+    started: float = field(default_factory=time.time)
+
+
+def default_workers() -> int:
+    """One fitting worker per core this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # (not on Linux)
+        return max(1, os.cpu_count() or 1)
