@@ -174,3 +174,38 @@ def test_a_worker_that_dies_is_replaced_and_what_it_held_goes_on_unchanged(tmp_p
     for record in records[7:]:  # the conversation was rebuilt in the new worker
         assert validate_request(record["body"], "anthropic") == []
         assert count(record["body"]["messages"], system="Be brief.", dialect="anthropic") <= BUDGET
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="finds the workers in /proc")
+def test_a_worker_stuck_past_the_fit_deadline_is_replaced_and_its_requests_go_on_unchanged(tmp_path):
+    """A worker that stops answering (here: stopped) holds no request longer than --fit-timeout:
+    the one it took up and the one queued behind it are forwarded as they came, the worker is
+    killed and replaced, and the conversation is fitted again by the new one."""
+    bodies = conversation(4, 12)
+    with (
+        fake_provider(tmp_path / "upstream.jsonl") as provider,
+        proxy(provider.url, "--budget", str(BUDGET), "--workers", "1", "--fit-timeout", "1") as px,
+    ):
+        for body in bodies[:6]:
+            send(px.url, body)
+        [worker] = workers_of(px.process.pid)
+        os.kill(worker, signal.SIGSTOP)
+        with ThreadPoolExecutor(2) as pool:
+            stuck = pool.submit(send, px.url, bodies[6])
+            assert eventually(lambda: httpx.get(f"{px.url}/ctxfit/stats").json()["workers"]["fitting"] == 1)
+            queued = pool.submit(send, px.url, bodies[7])
+            stuck.result(), queued.result()  # (each raises if its request failed)
+        for body in bodies[8:]:
+            send(px.url, body)
+        [replacement] = workers_of(px.process.pid)
+        stats = httpx.get(f"{px.url}/ctxfit/stats").json()
+        log = px.stop()
+    assert replacement != worker and stats["workers"]["replaced"] == 1
+    assert f"fitting worker 0 (pid {worker}) took over 1 s to fit a request (--fit-timeout)" in log
+    assert "Traceback" not in log
+    records = recorded(tmp_path / "upstream.jsonl")
+    assert len(records) == 12 and stats["totals"]["failed_open"] == 2
+    assert {orjson.dumps(r["body"]) for r in records[6:8]} == {orjson.dumps(orjson.loads(b)) for b in bodies[6:8]}
+    for record in records[8:]:  # fitted again, by the new worker
+        assert validate_request(record["body"], "anthropic") == []
+        assert count(record["body"]["messages"], system="Be brief.", dialect="anthropic") <= BUDGET

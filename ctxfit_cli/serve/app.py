@@ -73,7 +73,7 @@ class Proxy:
         self.handling: set[asyncio.Task] = set()
         self.errors = RateLimitedLog(settings.log)
         setup = Setup(settings.limits, settings.memory // settings.workers, settings.conversations)
-        self.pool = Pool(settings.workers, setup, self.errors.error)
+        self.pool = Pool(settings.workers, setup, self.errors.error, settings.fit_timeout)
         self.stopping = False
         self.guard: ConnectionGuard | None = None  # set once the server exists
         #: The replies under way, by id of their request (the last resort must not start another).

@@ -12,6 +12,10 @@ lock between them.
 A worker that dies (a crash, killed, out of memory) is replaced: the requests it had in hand
 get `WorkerLost`, which the proxy treats as any failure to fit (the body goes on unchanged,
 `Proxy._fit`); the conversations it served are rebuilt in the new one from their next request.
+So is a worker stuck on one request past the fit deadline (`--fit-timeout`): killed, so that
+neither that request nor the ones queued behind it wait longer. The deadline runs from when the
+worker took the request up, not from when it was queued: a busy worker is never taken for a
+stuck one.
 """
 
 from __future__ import annotations
@@ -41,6 +45,9 @@ _ELEMENT_END = re.compile(rb"\}\s*[,\]]")
 #: Seconds a worker has to start; a worker that died sooner than `RESTART_AFTER` seconds after
 #: it started is replaced no sooner than that (meanwhile its requests go on unchanged).
 START_SECONDS, RESTART_AFTER = 60.0, 1.0
+#: Seconds a worker may take over one request before it is taken for stuck (`--fit-timeout`):
+#: a full walk of a new conversation at the largest body accepted takes a few seconds.
+FIT_SECONDS = 30.0
 #: A body crosses to a worker and back in a few writes, not one per 64 KB: the pipes are made
 #: this large where the system allows (Linux: up to /proc/sys/fs/pipe-max-size), and a worker's
 #: answer is read without pausing the pipe under this size.
@@ -72,6 +79,11 @@ class Worker:
         self.alive = True
         self.held = 0
         self.reader: asyncio.Future | None = None
+        #: When the worker took up the request it is fitting now (None: it has none in hand);
+        #: it fits them one after the other, in the order they were sent.
+        self.busy_since: float | None = None
+        #: Why the proxy ended it, for the log line (a stuck fit), or "".
+        self.ended_why = ""
         #: Anchors for conversations this worker serves, sent with the next request it fits:
         #: the one they help is a later request of theirs, which comes here after them, and a
         #: frame of their own would wake the worker once more per request.
@@ -83,10 +95,19 @@ class Worker:
             raise WorkerLost(f"fitting worker {self.number} has ended")
         stdin.write(b"".join(frame(message, body)))  # one write: the worker wakes once
 
+    def answered(self) -> None:
+        """One request done: the next one in hand, if any, is taken up now."""
+        self.busy_since = time.monotonic() if self.waiting else None
+
+    def stuck(self, seconds: float) -> bool:
+        return self.busy_since is not None and time.monotonic() - self.busy_since > seconds
+
 
 class Pool:
-    def __init__(self, size: int, setup: Setup, log: Callable[[str, str], None]) -> None:
-        self.size, self.setup, self.log = size, setup, log
+    def __init__(
+        self, size: int, setup: Setup, log: Callable[[str, str], None], fit_seconds: float = FIT_SECONDS
+    ) -> None:
+        self.size, self.setup, self.log, self.fit_seconds = size, setup, log, fit_seconds
         self.workers: list[Worker | None] = [None] * size
         self._starting: list[asyncio.Task | None] = [None] * size
         self._tickets = count(1)
@@ -115,9 +136,11 @@ class Pool:
         ticket = next(self._tickets)
         answer = worker.waiting[ticket] = asyncio.get_running_loop().create_future()
         anchors, worker.anchors = worker.anchors, []
+        if worker.busy_since is None:
+            worker.busy_since = time.monotonic()
         try:
             worker.send(("fit", ticket, dialect, model, anchors), body)
-            fitted, changed, fitted_body = await answer
+            fitted, changed, fitted_body = await self._answer(worker, answer)
         finally:
             worker.waiting.pop(ticket, None)
         fitted.body = fitted_body if changed else body
@@ -125,6 +148,18 @@ class Pool:
         if fitted.skipped:
             raise NotFitted(fitted.skipped, fitted.key)
         return fitted
+
+    async def _answer(self, worker: Worker, answer: asyncio.Future) -> tuple:
+        """The worker's answer; a worker stuck past the fit deadline is killed (`WorkerLost`)."""
+        while True:
+            try:
+                return await asyncio.wait_for(asyncio.shield(answer), self.fit_seconds / 4)
+            except TimeoutError:
+                if worker.alive and worker.stuck(self.fit_seconds):
+                    worker.ended_why = f"took over {self.fit_seconds:g} s to fit a request (--fit-timeout)"
+                    worker.process.kill()  # its reader sees the end: every request in hand fails open
+                    answer.cancel()
+                    raise WorkerLost(f"the fitting worker {worker.ended_why}; it was replaced") from None
 
     def anchor(self, fitted: Fitted, reported: Reported) -> None:
         """The reply to `fitted` reported its prompt's size: for the worker holding its
@@ -214,7 +249,8 @@ class Pool:
                 if message[0] == "fitted":
                     _, ticket, fitted, changed = message
                     worker.held = fitted.held
-                    answer = worker.waiting.get(ticket)
+                    answer = worker.waiting.pop(ticket, None)
+                    worker.answered()
                     if answer is not None and not answer.done():
                         answer.set_result((fitted, changed, body))
                 elif message[0] == "ready" and not worker.ready.done():
@@ -242,11 +278,11 @@ class Pool:
         if self.closing:
             return
         self.replaced += 1
+        how = worker.ended_why or f"ended with exit code {worker.process.returncode}"
         self.log(
             "worker ended",
-            f"fitting worker {worker.number} (pid {worker.process.pid}) ended with exit code "
-            f"{worker.process.returncode}: its {len(in_hand)} requests in hand were forwarded unchanged; "
-            "a new worker takes its place",
+            f"fitting worker {worker.number} (pid {worker.process.pid}) {how}: its {len(in_hand)} requests "
+            "in hand were forwarded unchanged; a new worker takes its place",
         )
         if self.workers[worker.number] is worker and self._starting[worker.number] is None:
             try:

@@ -24,6 +24,8 @@ class Settings:
     #: Fitting worker processes (`pool.py`).
     workers: int = field(default_factory=lambda: default_workers())
     upstream_timeout: float = 600.0
+    #: Seconds a fitting worker may take over one request before it is replaced (`pool.py`).
+    fit_timeout: float = 30.0
     #: On SIGTERM or SIGINT, how long requests in flight may take to finish before they are cut.
     shutdown_grace: float = 5.0
     #: Seconds a client gets to send a request's headers, and again its body (`clients.py`).

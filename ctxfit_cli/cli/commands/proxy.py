@@ -54,6 +54,15 @@ UpstreamTimeout = Annotated[
     float,
     typer.Option("--upstream-timeout", min=1, help="Seconds to wait for the provider between two pieces of a reply."),
 ]
+FitTimeout = Annotated[
+    float,
+    typer.Option(
+        "--fit-timeout",
+        min=0.1,
+        help="Seconds a fitting worker may take over one request; past it the request, and those "
+        "queued behind it, are forwarded unchanged and the worker is replaced.",
+    ),
+]
 ShutdownGrace = Annotated[
     float,
     typer.Option(
@@ -117,6 +126,7 @@ def proxy(
     memory_mb: MemoryMb = 512,
     conversations: Conversations = 256,
     upstream_timeout: UpstreamTimeout = 600.0,
+    fit_timeout: FitTimeout = 30.0,
     shutdown_grace: ShutdownGrace = 5.0,
     client_timeout: ClientTimeout = 30.0,
     max_connections: MaxConnections = 512,
@@ -147,6 +157,7 @@ def proxy(
         upstream_timeout,
         _log,
         memory_mb=memory_mb,
+        fit_timeout=fit_timeout,
         shutdown_grace=shutdown_grace,
         client_timeout=client_timeout,
         max_connections=max_connections,
@@ -182,6 +193,7 @@ def proxy_settings(
     log,
     *,
     memory_mb: int = 512,
+    fit_timeout: float = 30.0,
     shutdown_grace: float = 5.0,
     client_timeout: float = 30.0,
     max_connections: int = 512,
@@ -208,6 +220,7 @@ def proxy_settings(
         memory=memory_mb * 1024 * 1024,
         conversations=conversations,
         upstream_timeout=upstream_timeout,
+        fit_timeout=fit_timeout,
         shutdown_grace=shutdown_grace,
         client_timeout=client_timeout,
         max_connections=max_connections,
