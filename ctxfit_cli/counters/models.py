@@ -18,6 +18,8 @@ its window (Codex `model_context_window`) is believed over this table. Opt-in la
 True
 >>> family("gemini-2.5-pro").window
 1048576
+>>> family("gpt-5.3-codex").window, total_context("gpt-5.3-codex")
+(272000, 400000)
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ class Family(NamedTuple):
     profile: str
     #: Input context window in tokens.
     window: int
+    #: The whole context, prompt and reply together, where it is more than the input window
+    #: (GPT-5: 400,000, of which at most 272,000 the prompt); None: the input window is it.
+    total: int | None = None
 
 
 #: (pattern searched in the lower-cased model name, family), first match wins: specific
@@ -49,7 +54,8 @@ FAMILIES: tuple[tuple[re.Pattern[str], Family], ...] = tuple(
         (r"claude", Family("Claude", "claude", 200_000)),
         (r"gpt-4\.1", Family("GPT-4.1", "o200k", 1_047_576)),
         (r"gpt-4o|chatgpt-4o", Family("GPT-4o", "o200k", 128_000)),
-        (r"gpt-5|codex", Family("GPT-5", "o200k", 400_000)),
+        # 272,000 in, up to 128,000 out: the prompt limit Codex itself fits to (`context_window`).
+        (r"gpt-5|codex", Family("GPT-5", "o200k", 272_000, 400_000)),
         (r"(^|[/:])o[134](-|$)", Family("OpenAI o-series", "o200k", 200_000)),
         (r"gpt-oss", Family("gpt-oss", "o200k", 131_072)),
         (r"gpt-4-turbo|gpt-4-1106|gpt-4-0125", Family("GPT-4 Turbo", "cl100k", 128_000)),
@@ -107,6 +113,13 @@ def counter_for_models(models: Iterable[str]) -> tuple[Counter, str]:
 
     name, why = profile_for(list(models))
     return (SEED if name == "seed" else load_profile(name)), why
+
+
+def total_context(model: str) -> int | None:
+    """The whole context of a model (prompt and reply), where the table says it is more than
+    its input window; else None."""
+    found = family(model) if model else None
+    return found.total if found is not None else None
 
 
 def window_for(models: Iterable[str], recorded: int | None = None) -> tuple[int | None, str]:

@@ -3,15 +3,19 @@
 The window is the model's (the CLI's table, `counters/models.py`) unless `--window` says
 otherwise. What the request may take of it is the window less the room it asks for its reply
 (`max_tokens`, `max_completion_tokens`, `max_output_tokens`): the provider refuses a prompt
-that leaves less. The budget is that by default, or what `--budget` asks — tokens (`150000`)
-or a share of the window (`80%`) — never more. A model the table does not know keeps the old
+that leaves less. (GPT-5's prompt limit, 272,000, is already less than its whole context less
+any reply room it allows: its requests get 272,000 whatever room they ask.) The budget is that
+by default, or what `--budget` asks — tokens (`150000`) or a share of the window (`80%`) —
+never more. A model the table does not know keeps the old
 defaults: a 400,000-token budget in a 1,000,000-token window.
 
 >>> limits = LimitRule().for_request({"model": "claude-sonnet-4-5", "max_tokens": 32000})
 >>> limits.budget, limits.window, limits.about
 (168000, 168000, 'claude-sonnet-4-5, window 200,000 (Claude window (2026-02 table)) less 32,000 for the reply')
 >>> LimitRule(share=0.8).for_request({"model": "gpt-5-codex"}).budget
-320000
+217600
+>>> LimitRule().for_request({"model": "gpt-5-codex", "max_output_tokens": 32000}).budget  # (272,000 in, 400,000 in all)
+272000
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core.options import DEFAULT_WINDOW
-from ..counters.models import window_for
+from ..counters.models import total_context, window_for
 from .fitting import Limits
 
 #: The budget for a model the table does not know (the proxy's default before models decided).
@@ -63,8 +67,11 @@ class LimitRule:
         window, source = (self.window, "--window") if self.window else window_for([model])
         known = window is not None
         window = window or DEFAULT_WINDOW
+        # The prompt and the reply's room share the whole context: for most models that is
+        # the window, for some (GPT-5) more, while the prompt alone is held to the window.
+        total = (None if self.window else total_context(model)) or window
         room = _reply_room(request)
-        hard = window - room if 0 < room < window else window
+        hard = min(window, total - room) if 0 < room < total else window
         if self.budget is not None:
             budget = self.budget
         elif self.share is not None:
