@@ -440,6 +440,7 @@ def make_app(steps: int = 30, record: Path | None = None, gzip: bool = False,
     app.router.add_post("/v1/messages", provider.anthropic)
     app.router.add_post("/v1/chat/completions", provider.openai)
     app.router.add_post("/v1/responses", provider.responses)
+    app.router.add_post("/backend-api/codex/responses", provider.responses)  # (Codex signed in with ChatGPT)
     for method in ("generateContent", "streamGenerateContent"):
         app.router.add_post(f"/{{version:v1|v1beta|v1alpha}}/models/{{model}}:{method}", provider.gemini)
     app.router.add_route("*", "/{tail:.*}", provider.other)

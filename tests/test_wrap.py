@@ -4,6 +4,7 @@ own variables (`stand_in_agent.py`, installed as `claude` / `codex` / `gemini` o
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -175,3 +176,46 @@ def test_no_process_is_left_however_it_ends(world, how, code):
     assert not proxies_for(upstream)
     if "to wrap" not in how or "SIGTERM" in how:
         assert "requests" in err.decode().strip().splitlines()[-1]  # the summary, at the end
+
+
+def test_codex_signed_in_with_chatgpt_is_fitted_on_its_way_to_the_chatgpt_backend(world):
+    """Signed in with ChatGPT, Codex talks to chatgpt.com/backend-api/codex, and posts to its
+    base URL + /responses: wrap points it at the proxy's root and forwards to that backend."""
+    upstream, record, env, tmp = world
+    home = tmp / "codex-home"
+    home.mkdir()
+    tokens = {"id_token": "x", "access_token": "chatgpt-token", "refresh_token": "r", "account_id": "acct"}
+    (home / "auth.json").write_text(json.dumps({"auth_mode": "chatgpt", "OPENAI_API_KEY": None, "tokens": tokens}))
+    env = {**env, "CODEX_HOME": str(home)}
+    log = tmp / "chatgpt.log"
+    process = wrap(env, "codex", "--upstream", f"{upstream}/backend-api/codex", "--budget", "20000",
+                   "--log", str(log), "--", "--steps", "6")
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err.decode()
+    base = out.decode().split("base URL ")[1].strip()
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+", base)  # the proxy's root: Codex adds /responses
+    assert "signed in with ChatGPT" in err.decode()
+    records = recorded(record)
+    assert [r["path"] for r in records] == ["/backend-api/codex/responses"] * 6
+    for r in records:
+        assert validate_request(r["body"], "responses") == []
+        assert count(r["body"]["input"], tools=r["body"]["tools"], system="Be brief.", dialect="responses") <= 20_000
+    lines = re.findall(r"POST /responses 200 .*", log.read_text())
+    assert len(lines) == 6 and not any("passed through" in line or "not fitted" in line for line in lines)
+
+
+def test_which_provider_is_behind_codex_comes_from_its_auth_file(tmp_path):
+    from ctxfit_cli.serve import supervise
+
+    def agent(auth: object | None) -> supervise.Agent:
+        if auth is not None:
+            (tmp_path / "auth.json").write_text(json.dumps(auth))
+        return supervise.agent_named("codex", {"CODEX_HOME": str(tmp_path)})
+
+    assert agent(None) is supervise.AGENTS["codex"]  # no login saved
+    assert agent({"auth_mode": "apikey", "OPENAI_API_KEY": "sk-x", "tokens": None}) is supervise.AGENTS["codex"]
+    assert agent({"OPENAI_API_KEY": "sk-x"}) is supervise.AGENTS["codex"]
+    assert agent({"OPENAI_API_KEY": None, "tokens": {"access_token": "t"}}) is supervise.CODEX_WITH_CHATGPT
+    chatgpt = agent({"auth_mode": "chatgpt", "tokens": {"access_token": "t"}})
+    assert supervise.upstream_for(chatgpt, None, {}) == "https://chatgpt.com/backend-api/codex"
+    assert (tmp_path / "auth.json").write_text("not json") and agent(None) is supervise.AGENTS["codex"]

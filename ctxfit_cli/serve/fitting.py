@@ -26,6 +26,9 @@ from .errors import context_too_long
 #: Which API each fitted path speaks.
 DIALECTS: dict[str, Dialect] = {"/v1/messages": "anthropic", "/v1/chat/completions": "openai"}
 DIALECTS["/v1/responses"] = "responses"  # (serve/responses.py)
+#: Codex signed in with ChatGPT posts to its base URL + `/responses` (`ctxfit wrap codex` points
+#: it at the proxy's root, and the proxy forwards to the ChatGPT backend's path).
+DIALECTS["/responses"] = "responses"
 #: Gemini's two methods, for any model: the model is named in the path (serve/gemini.py).
 GEMINI_METHODS = ("generateContent", "streamGenerateContent")
 GEMINI_ROUTES = tuple(f"/{{version:v1|v1beta|v1alpha}}/models/{{model}}:{method}" for method in GEMINI_METHODS)

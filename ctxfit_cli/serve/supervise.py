@@ -11,7 +11,10 @@ does).
 
 Which variable each agent honours, from each agent's own source and docs: Claude Code
 `ANTHROPIC_BASE_URL`; Codex CLI `OPENAI_BASE_URL` (read by its built-in `openai` provider,
-codex-rs `model_provider_info.rs`; it ends in `/v1`); Gemini CLI `GOOGLE_GEMINI_BASE_URL`
+codex-rs `model_provider_info.rs`; it ends in `/v1`, and Codex posts to `{it}/responses`;
+signed in with ChatGPT rather than an API key, Codex talks to `chatgpt.com/backend-api/codex`
+with the same variable overriding it, so wrap reads `$CODEX_HOME/auth.json` to know which
+provider is behind it and points the variable at the proxy without `/v1`); Gemini CLI `GOOGLE_GEMINI_BASE_URL`
 (its `contentGenerator.ts` passes it to `@google/genai` as the base URL with API-key auth,
 `GEMINI_API_KEY`; with "Login with Google" it talks to Google's Code Assist service instead, and
 wrap says so when no key is set).
@@ -51,11 +54,36 @@ AGENTS = {
         "gemini", "GOOGLE_GEMINI_BASE_URL", "https://generativelanguage.googleapis.com", key="GEMINI_API_KEY"
     ),
 }
+#: Codex CLI signed in with ChatGPT: the ChatGPT backend behind the same variable.
+CODEX_WITH_CHATGPT = Agent("codex", "OPENAI_BASE_URL", "https://chatgpt.com/backend-api/codex")
 #: For `ctxfit wrap --env VAR -- COMMAND`: the provider a well-known variable points at.
 KNOWN_VARIABLES = {agent.variable: agent for agent in AGENTS.values()}
 #: How long the proxy may take to start, and to stop once asked.
 START_SECONDS, STOP_SECONDS = 30.0, 10.0
 _PR_SET_PDEATHSIG = 1
+
+
+def agent_named(name: str, environ: dict) -> Agent:
+    """The agent `ctxfit wrap NAME` runs, as it is set up here (Codex: how it signs in)."""
+    if name == "codex" and codex_signed_in_with_chatgpt(environ):
+        return CODEX_WITH_CHATGPT
+    return AGENTS[name]
+
+
+def codex_signed_in_with_chatgpt(environ: dict) -> bool:
+    """Whether Codex uses a ChatGPT login ($CODEX_HOME/auth.json, default ~/.codex): its
+    `auth_mode`, or, in files from before it was written, tokens and no API key."""
+    home = Path(environ.get("CODEX_HOME") or Path(environ.get("HOME") or Path.home()) / ".codex")
+    try:
+        auth = json.loads((home / "auth.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False  # no login saved: an API key, if anything
+    if not isinstance(auth, dict):
+        return False
+    mode = auth.get("auth_mode")
+    if isinstance(mode, str):
+        return mode.lower().startswith("chatgpt")
+    return bool(auth.get("tokens")) and not auth.get("OPENAI_API_KEY")
 
 
 def agent_for_variable(variable: str, command: str) -> Agent:

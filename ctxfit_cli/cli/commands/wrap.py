@@ -106,6 +106,8 @@ def wrap(
     target = supervise.upstream_for(agent, upstream, dict(os.environ))
     if not target:
         raise UsageProblem(f"--upstream is needed: ctxfit does not know which provider {env} points at")
+    if agent is supervise.CODEX_WITH_CHATGPT:
+        _say(f"codex is signed in with ChatGPT (its auth.json): its requests are fitted on their way to {target}")
     proxy_settings(
         target,
         budget,
@@ -166,7 +168,7 @@ def _command(command: list[str], env: str | None, supervise: ModuleType) -> tupl
         raise UsageProblem(
             f"unknown agent{given}: wrap knows {', '.join(AGENT_NAMES)}; for another program use --env VAR -- COMMAND"
         )
-    agent = supervise.AGENTS[command[0]]
+    agent = supervise.agent_named(command[0], dict(os.environ))
     return [agent.command, *command[1:]], agent
 
 
