@@ -272,8 +272,35 @@ class Provider:
         value = self.parse(body)
         model = request.match_info["model"]
         if not isinstance(value, dict) or not isinstance(value.get("contents"), list):
-            error = {"error": {"code": 400, "message": "invalid request body", "status": "INVALID_ARGUMENT"}}
-            return self.reply(request, body, orjson.dumps(error), status=400)
+            return self.gemini_error(request, body)
+        reply, chunks = self.gemini_reply(body, value, model)
+        misbehaviour = await self.misbehave(request, body, model, "gemini")
+        if misbehaviour is not None:
+            return misbehaviour
+        if request.path.endswith(":streamGenerateContent"):
+            if request.query.get("alt") == "sse":
+                return await self.stream(request, body, [b"data: " + orjson.dumps(c) + b"\r\n\r\n" for c in chunks])
+            return await self.stream(request, body, [b"[" + b",\r\n".join(orjson.dumps(c) for c in chunks) + b"]"],
+                                     content_type="application/json")
+        return self.reply(request, body, orjson.dumps(reply, option=orjson.OPT_INDENT_2))
+
+    async def code_assist(self, request: web.Request) -> web.StreamResponse:
+        """Google's Code Assist API (Gemini CLI signed in with Google): a generateContent request
+        wrapped in `{"model", "project", "request"}`, each reply wrapped in `{"response"}`."""
+        body = await request.read()
+        outer = self.parse(body)
+        value = outer.get("request") if isinstance(outer, dict) else None
+        if not isinstance(value, dict) or not isinstance(value.get("contents"), list) or not outer.get("model"):
+            return self.gemini_error(request, body)
+        reply, chunks = self.gemini_reply(body, value, outer["model"])
+        trace = f"trace-{self.served:04d}"
+        if request.path.endswith(":streamGenerateContent"):
+            events = [b"data: " + orjson.dumps({"response": c, "traceId": trace}) + b"\r\n\r\n" for c in chunks]
+            return await self.stream(request, body, events)
+        return self.reply(request, body, orjson.dumps({"response": reply, "traceId": trace}))
+
+    def gemini_reply(self, body: bytes, value: dict, model: str) -> tuple[dict, list[dict]]:
+        """The reply to a generateContent request, whole and as a stream's chunks."""
         step = self.step(value["contents"])
         if step < self.steps:
             path = FILES[step % len(FILES)]
@@ -287,21 +314,14 @@ class Provider:
             usage["totalTokenCount"] = usage["promptTokenCount"] + 20
         reply = {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
                  "usageMetadata": usage, "modelVersion": model, "responseId": f"resp-{step:04d}"}
-        misbehaviour = await self.misbehave(request, body, model, "gemini")
-        if misbehaviour is not None:
-            return misbehaviour
-        if request.path.endswith(":streamGenerateContent"):
-            chunks = [{"candidates": [{"content": {"role": "model", "parts": parts[:1]}, "index": 0}],
-                       "modelVersion": model, "responseId": reply["responseId"]},
-                      {**reply, "candidates": [{**reply["candidates"][0],
-                                                "content": {"role": "model", "parts": parts[1:]}}]}]
-            if not parts[1:]:
-                chunks = [reply]
-            if request.query.get("alt") == "sse":
-                return await self.stream(request, body, [b"data: " + orjson.dumps(c) + b"\r\n\r\n" for c in chunks])
-            return await self.stream(request, body, [b"[" + b",\r\n".join(orjson.dumps(c) for c in chunks) + b"]"],
-                                     content_type="application/json")
-        return self.reply(request, body, orjson.dumps(reply, option=orjson.OPT_INDENT_2))
+        chunks = [{"candidates": [{"content": {"role": "model", "parts": parts[:1]}, "index": 0}],
+                   "modelVersion": model, "responseId": reply["responseId"]},
+                  {**reply, "candidates": [{**reply["candidates"][0], "content": {"role": "model", "parts": parts[1:]}}]}]
+        return reply, chunks if parts[1:] else [reply]
+
+    def gemini_error(self, request: web.Request, body: bytes) -> web.Response:
+        error = {"error": {"code": 400, "message": "invalid request body", "status": "INVALID_ARGUMENT"}}
+        return self.reply(request, body, orjson.dumps(error), status=400)
 
     @staticmethod
     def parse(body: bytes):
@@ -441,6 +461,8 @@ def make_app(steps: int = 30, record: Path | None = None, gzip: bool = False,
     app.router.add_post("/v1/chat/completions", provider.openai)
     app.router.add_post("/v1/responses", provider.responses)
     app.router.add_post("/backend-api/codex/responses", provider.responses)  # (Codex signed in with ChatGPT)
+    for method in ("generateContent", "streamGenerateContent"):  # (Gemini CLI signed in with Google)
+        app.router.add_post(f"/v1internal:{method}", provider.code_assist)
     for method in ("generateContent", "streamGenerateContent"):
         app.router.add_post(f"/{{version:v1|v1beta|v1alpha}}/models/{{model}}:{method}", provider.gemini)
     app.router.add_route("*", "/{tail:.*}", provider.other)

@@ -12,6 +12,7 @@ SIGINT, as an agent that handles Ctrl-C may, and dies on SIGTERM).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import sys
@@ -66,6 +67,35 @@ def gemini_loop(steps: int) -> int:
     return len(contents)
 
 
+def code_assist_loop(steps: int) -> int:
+    """Gemini CLI signed in with Google: its requests to Code Assist, at CODE_ASSIST_ENDPOINT,
+    as gemini-cli's `code_assist/server.ts` sends them (no SDK speaks this API: plain HTTP)."""
+    import httpx
+    endpoint = os.environ["CODE_ASSIST_ENDPOINT"].rstrip("/")
+    headers = {"authorization": "Bearer ya29.stand-in-google-login", "content-type": "application/json"}
+    contents = [{"role": "user", "parts": [{"text": "Read the files (stand-in)."}]}]
+    tools = [{"functionDeclarations": [{"name": "read_file", "parameters": {"type": "OBJECT"}}]}]
+    with httpx.Client(timeout=60) as client:
+        for step in range(steps):
+            request = {"contents": contents, "systemInstruction": {"role": "user", "parts": [{"text": "Be brief."}]},
+                       "tools": tools, "generationConfig": {"maxOutputTokens": 8192}, "session_id": "stand-in"}
+            body = {"model": "gemini-2.5-pro", "project": "stand-in-project", "user_prompt_id": f"p{step}",
+                    "request": request}
+            if step % 2:  # streamed, as Gemini CLI asks
+                reply = client.post(f"{endpoint}/v1internal:streamGenerateContent", params={"alt": "sse"},
+                                    json=body, headers=headers)
+                chunks = [json.loads(line[5:]) for line in reply.text.splitlines() if line.startswith("data:")]
+                parts = [p for c in chunks for p in c["response"]["candidates"][0]["content"]["parts"]]
+            else:
+                reply = client.post(f"{endpoint}/v1internal:generateContent", json=body, headers=headers)
+                parts = reply.json()["response"]["candidates"][0]["content"]["parts"]
+            reply.raise_for_status()
+            call = next(p["functionCall"] for p in parts if "functionCall" in p)
+            answer = {"functionResponse": {"id": call["id"], "name": call["name"], "response": {"output": "z" * 40_000}}}
+            contents += [{"role": "model", "parts": parts}, {"role": "user", "parts": [answer]}]
+    return len(contents)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("api", choices=["anthropic", "responses", "gemini"])
@@ -74,9 +104,11 @@ def main() -> None:
     parser.add_argument("--wait")
     args = parser.parse_args()
     loop = {"anthropic": anthropic_loop, "responses": responses_loop, "gemini": gemini_loop}[args.api]
+    if args.api == "gemini" and os.environ.get("CODE_ASSIST_ENDPOINT"):
+        loop = code_assist_loop  # (as Gemini CLI signed in with Google)
     seen = loop(args.steps)
-    base = next(os.environ[v] for v in ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "GOOGLE_GEMINI_BASE_URL")
-                if os.environ.get(v))
+    base = next(os.environ[v] for v in ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "GOOGLE_GEMINI_BASE_URL",
+                                        "CODE_ASSIST_ENDPOINT") if os.environ.get(v))
     print(f"stand-in: {seen} items, base URL {base}", flush=True)
     if args.wait:
         signal.signal(signal.SIGINT, lambda *_: sys.exit(0))

@@ -125,14 +125,52 @@ def test_a_genai_program_with_env_goes_through_the_proxy_to_where_it_pointed(wor
     assert re.match(r"4 requests, [1-4] fitted", err.decode().strip().splitlines()[-1].split(": ", 1)[-1])
 
 
-def test_gemini_without_an_api_key_is_told_its_requests_may_not_come_through(world):
+def test_gemini_set_to_an_api_key_it_lacks_is_told_its_requests_may_not_come_through(world):
     upstream, record, env, tmp = world
-    env = {k: v for k, v in env.items() if k != "GEMINI_API_KEY"} | {"GOOGLE_API_KEY": "AIza-test-google"}
+    settings = tmp / "home" / ".gemini" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}}))
+    env = {k: v for k, v in env.items() if k != "GEMINI_API_KEY"} | {"GOOGLE_API_KEY": "AIza-test-google",
+                                                                     "HOME": str(tmp / "home")}
     process = wrap(env, "gemini", "--upstream", upstream, "--", "--steps", "1")
     _, err = process.communicate(timeout=120)
     assert process.returncode == 0, err.decode()
     assert "GEMINI_API_KEY is not set: gemini uses GOOGLE_GEMINI_BASE_URL only with API-key auth" in err.decode()
     assert len(recorded(record)) == 1  # (this stand-in, the SDK, also takes GOOGLE_API_KEY)
+
+
+@pytest.mark.parametrize("settings", [{"security": {"auth": {"selectedType": "oauth-personal"}}},
+                                      {"selectedAuthType": "oauth-personal"}, None])
+def test_gemini_signed_in_with_google_is_fitted_on_its_way_to_code_assist(world, settings):
+    """Signed in with Google (its settings say so, or no API key and nothing selected), Gemini
+    CLI talks to Google's Code Assist API at CODE_ASSIST_ENDPOINT: Gemini's request wrapped in
+    {"model", "project", "request"}. wrap points that variable at the proxy, which fits the
+    inner contents and forwards to Code Assist (here the fake provider's)."""
+    upstream, record, env, tmp = world
+    home = tmp / "home"
+    (home / ".gemini").mkdir(parents=True)
+    if settings is not None:
+        (home / ".gemini" / "settings.json").write_text(json.dumps(settings))
+    env = {k: v for k, v in env.items() if k != "GEMINI_API_KEY"} | {"HOME": str(home)}
+    log = tmp / "google.log"
+    process = wrap(env, "gemini", "--upstream", upstream, "--budget", "20000", "--log", str(log),
+                   "--", "--steps", "6")
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err.decode()
+    assert "signed in with Google" in err.decode() and "is not set" not in err.decode()
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+", out.decode().split("base URL ")[1].strip())
+    records = recorded(record)
+    assert [r["path"] for r in records] == [f"/v1internal:{m}" for m in ("generateContent", "streamGenerateContent")] * 3
+    for r in records:
+        assert r["body"]["model"] == "gemini-2.5-pro" and r["body"]["project"] == "stand-in-project"
+        inner = r["body"]["request"]
+        assert validate_request(inner, "gemini") == []
+        assert count(inner["contents"], tools=inner["tools"], system=inner["systemInstruction"], dialect="gemini") <= 20_000
+    assert records[-1]["headers"].get("authorization", "").startswith("Bearer ya29.")
+    lines = re.findall(r"POST /v1internal:\w+ 200 .*", log.read_text())
+    assert len(lines) == 6 and not any("not fitted" in line or "passed through" in line for line in lines)
+    assert any("results cleared" in line for line in lines) and "gemini-2.5-pro" in lines[-1]
+    assert "confirmed" in lines[-1]  # anchored on the usage a Code Assist reply reports (response.usageMetadata)
 
 
 def test_unknown_agent_and_missing_command_are_usage_errors(world):

@@ -52,12 +52,13 @@ def reported_prompt(value: Any) -> Reported | None:
 
 def _usage_objects(value: dict[str, Any]) -> list[dict[str, Any]]:
     """Where the usage may sit: the value itself, its `usage`, an Anthropic stream's
-    `message.usage`, a Responses stream's `response.usage`, Gemini's `usageMetadata`."""
+    `message.usage`, a Responses stream's `response.usage`, Gemini's `usageMetadata`, and
+    Google's Code Assist's `response.usageMetadata` (Gemini CLI signed in with Google)."""
     places = [value.get("usage"), value.get("usageMetadata"), value.get("usage_metadata")]
     for holder in ("message", "response"):
         inner = value.get(holder)
         if isinstance(inner, dict):
-            places.append(inner.get("usage"))
+            places += [inner.get("usage"), inner.get("usageMetadata")]
     places.append(value)
     return [p for p in places if isinstance(p, dict)]
 

@@ -14,11 +14,14 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from ..core.model import Dialect
-from . import fitting, gemini, responses
+from . import code_assist, fitting, gemini, responses
 from .body import Layout, Readers
 from .conversations import Conversation, conversation_key
 from .fitting import Limits, Outcome
 from .limits import LimitRule
+
+#: The handling of a path whose API is another's inside a wrapper (`fitting.HANDLED_AS`).
+CODE_ASSIST = "code-assist"
 
 
 class Handling(NamedTuple):
@@ -47,4 +50,6 @@ HANDLING: dict[str, Handling] = {
         responses.KEY, responses.parse, responses.conversation_key, responses.fit_body, _model_in_body
     ),
     "gemini": Handling(gemini.KEY, gemini.parse, gemini.conversation_key, gemini.fit_body, _model_in_path),
+    #: Gemini wrapped in Google's Code Assist API (Gemini CLI signed in with Google).
+    CODE_ASSIST: Handling(gemini.KEY, code_assist.parse, gemini.conversation_key, gemini.fit_body, code_assist.limits),
 }

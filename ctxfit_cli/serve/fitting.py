@@ -33,6 +33,12 @@ DIALECTS["/responses"] = "responses"
 GEMINI_METHODS = ("generateContent", "streamGenerateContent")
 GEMINI_ROUTES = tuple(f"/{{version:v1|v1beta|v1alpha}}/models/{{model}}:{method}" for method in GEMINI_METHODS)
 DIALECTS.update(dict.fromkeys(GEMINI_ROUTES, "gemini"))
+#: Gemini CLI signed in with Google: Gemini inside Google's Code Assist API (serve/code_assist.py),
+#: answered with Gemini's errors, fitted by a handling of its own (`HANDLED_AS`).
+CODE_ASSIST_PATHS = ("/v1internal:generateContent", "/v1internal:streamGenerateContent")
+DIALECTS.update(dict.fromkeys(CODE_ASSIST_PATHS, "gemini"))
+#: Paths fitted otherwise than as their dialect's own API (`dialects.HANDLING`).
+HANDLED_AS = dict.fromkeys(CODE_ASSIST_PATHS, "code-assist")
 #: A method of Google's API (`…/models/gemini-2.5-pro:countTokens`): only Google's paths hold a colon.
 _GOOGLE_METHOD = re.compile(r"/v1(?:beta|alpha)?/[^:]+:[A-Za-z]+")
 

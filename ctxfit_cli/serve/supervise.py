@@ -16,8 +16,10 @@ signed in with ChatGPT rather than an API key, Codex talks to `chatgpt.com/backe
 with the same variable overriding it, so wrap reads `$CODEX_HOME/auth.json` to know which
 provider is behind it and points the variable at the proxy without `/v1`); Gemini CLI `GOOGLE_GEMINI_BASE_URL`
 (its `contentGenerator.ts` passes it to `@google/genai` as the base URL with API-key auth,
-`GEMINI_API_KEY`; with "Login with Google" it talks to Google's Code Assist service instead, and
-wrap says so when no key is set).
+`GEMINI_API_KEY`; signed in with Google it talks to Google's Code Assist API instead, at
+`CODE_ASSIST_ENDPOINT` when that is set, gemini-cli `code_assist/server.ts`: wrap reads which
+way it signs in from its settings, `security.auth.selectedType` or the older `selectedAuthType`
+in `~/.gemini/settings.json` and the project's `.gemini/settings.json`).
 """
 
 from __future__ import annotations
@@ -56,6 +58,10 @@ AGENTS = {
 }
 #: Codex CLI signed in with ChatGPT: the ChatGPT backend behind the same variable.
 CODEX_WITH_CHATGPT = Agent("codex", "OPENAI_BASE_URL", "https://chatgpt.com/backend-api/codex")
+#: Gemini CLI signed in with Google: Google's Code Assist API, at the endpoint the variable names.
+GEMINI_WITH_GOOGLE = Agent("gemini", "CODE_ASSIST_ENDPOINT", "https://cloudcode-pa.googleapis.com")
+#: Gemini CLI's ways to sign in that talk to Code Assist (`selectedType` in its settings).
+GOOGLE_SIGN_INS = ("oauth-personal", "cloud-shell", "compute-default-credentials")
 #: For `ctxfit wrap --env VAR -- COMMAND`: the provider a well-known variable points at.
 KNOWN_VARIABLES = {agent.variable: agent for agent in AGENTS.values()}
 #: How long the proxy may take to start, and to stop once asked.
@@ -67,7 +73,33 @@ def agent_named(name: str, environ: dict) -> Agent:
     """The agent `ctxfit wrap NAME` runs, as it is set up here (Codex: how it signs in)."""
     if name == "codex" and codex_signed_in_with_chatgpt(environ):
         return CODEX_WITH_CHATGPT
+    if name == "gemini" and gemini_signed_in_with_google(environ):
+        return GEMINI_WITH_GOOGLE
     return AGENTS[name]
+
+
+def gemini_signed_in_with_google(environ: dict, project: Path | None = None) -> bool:
+    """Whether Gemini CLI talks to Code Assist: the way to sign in its settings select (the
+    project's over the user's), else, with none selected, whether no API key is set."""
+    home = Path(environ.get("HOME") or Path.home())
+    selected = None
+    for settings in (home / ".gemini" / "settings.json", (project or Path.cwd()) / ".gemini" / "settings.json"):
+        selected = _selected_sign_in(settings) or selected
+    if selected is not None:
+        return selected in GOOGLE_SIGN_INS
+    return not environ.get(AGENTS["gemini"].key)
+
+
+def _selected_sign_in(path: Path) -> str | None:
+    try:
+        settings = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(settings, dict):
+        return None
+    auth = settings.get("security", {}).get("auth", {}) if isinstance(settings.get("security"), dict) else {}
+    selected = (auth.get("selectedType") if isinstance(auth, dict) else None) or settings.get("selectedAuthType")
+    return selected if isinstance(selected, str) else None
 
 
 def codex_signed_in_with_chatgpt(environ: dict) -> bool:

@@ -108,6 +108,8 @@ def wrap(
         raise UsageProblem(f"--upstream is needed: ctxfit does not know which provider {env} points at")
     if agent is supervise.CODEX_WITH_CHATGPT:
         _say(f"codex is signed in with ChatGPT (its auth.json): its requests are fitted on their way to {target}")
+    if agent is supervise.GEMINI_WITH_GOOGLE:
+        _say(f"gemini is signed in with Google: its requests to Code Assist are fitted on their way to {target}")
     proxy_settings(
         target,
         budget,
