@@ -44,6 +44,35 @@ def test_a_375k_token_sonnet_request_is_fitted_under_its_200k_window_by_default(
     assert "claude-sonnet-4-5, window 200,000" in line and "less 16,000 for the reply" in line
 
 
+def test_a_request_that_opts_into_the_1m_context_is_fitted_to_it(tmp_path):
+    """Claude Code's `sonnet[1m]` (and the SDK's `betas=[...]`) opts into Anthropic's 1M-token
+    context with the `anthropic-beta` header: that request is fitted to 1,000,000 tokens, the
+    same conversation without it to the model's 200,000; `--window` still overrides both."""
+    record = tmp_path / "upstream.jsonl"
+    messages = big_conversation(100, 3_750)
+    tools = [{"name": "read_file", "input_schema": {"type": "object"}}]
+    with fake_provider(record, steps=1000) as provider, proxy(provider.url) as server:
+        client = anthropic.Anthropic(base_url=server.url, api_key=KEY, max_retries=0)
+        client.beta.messages.create(model="claude-sonnet-4-5", max_tokens=16_000, messages=messages, tools=tools,
+                                    betas=["context-1m-2025-08-07"])
+        client.messages.create(model="claude-sonnet-4-5", max_tokens=16_000, messages=messages, tools=tools)
+        assert eventually(lambda: server.stderr.count("POST /v1/messages 200") == 2)
+        log = server.stderr
+    opted, plain = (r["body"] for r in recorded(record))
+    assert opted["messages"] == messages  # 375k tokens: within 1,000,000 less the reply's room
+    assert count(plain["messages"], tools=plain["tools"], dialect="anthropic") <= 200_000 - 16_000
+    first, second = (l for l in log.splitlines() if "POST /v1/messages" in l)
+    assert "window 1,000,000 (anthropic-beta: context-1m) less 16,000 for the reply" in first
+    assert "window 200,000 (Claude window" in second
+    with fake_provider(tmp_path / "given.jsonl", steps=1000) as provider, \
+            proxy(provider.url, "--window", "300000") as server:
+        client = anthropic.Anthropic(base_url=server.url, api_key=KEY, max_retries=0)
+        client.beta.messages.create(model="claude-sonnet-4-5", max_tokens=16_000, messages=messages, tools=tools,
+                                    betas=["context-1m-2025-08-07"])
+        assert eventually(lambda: "POST /v1/messages 200" in server.stderr)
+        assert "window 300,000 (--window)" in server.stderr.splitlines()[-1]
+
+
 def test_budget_as_a_share_of_the_window_given(tmp_path):
     record = tmp_path / "upstream.jsonl"
     messages = big_conversation(30, 1_000)

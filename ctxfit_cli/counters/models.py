@@ -7,8 +7,9 @@ that names no model keeps the seed rule (DESIGN §3) and the default window.
 
 Windows are the providers' published input limits as of **February 2026**; a log that records
 its window (Codex `model_context_window`) is believed over this table. Opt-in larger windows
-(Anthropic's 1M-token context beta for Sonnet 4/4.5 and Opus 4.6) are not assumed: pass
-``--window 1000000`` when your agent uses them.
+(Anthropic's 1M-token context beta for Sonnet 4/4.5 and Opus 4.6) are not assumed for a log:
+pass ``--window 1000000`` when your agent uses them (the proxy sees a request opt in, by its
+`anthropic-beta` header, and fits it to 1,000,000).
 
 >>> family("claude-opus-4-6").profile, family("claude-opus-4-6").window
 ('claude', 200000)

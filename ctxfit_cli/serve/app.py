@@ -32,6 +32,7 @@ from .clients import ConnectionGuard, RateLimitedLog
 from .conversations import Ledger, Stats
 from .errors import provider_error
 from .fitting import DIALECTS, HANDLED_AS, dialect_of
+from .limits import asked_window
 from .log_lines import conversation, describe
 from .pool import NotFitted, Pool, WorkerLost
 from .settings import Settings, Totals
@@ -207,7 +208,8 @@ class Proxy:
             return body
         encoding = request.headers.get("content-encoding", "identity")
         model, handling = request.match_info.get("model", ""), HANDLED_AS.get(request.path, dialect)
-        outcome, stats = await self._fit(body, dialect, encoding, model, handling)
+        window = asked_window(request.headers.get("anthropic-beta", ""))
+        outcome, stats = await self._fit(body, dialect, encoding, model, handling, window)
         if outcome.error is not None:
             # (an error comes only from a fit: its conversation, plan and limits are set)
             assert stats is not None and outcome.plan is not None and outcome.limits is not None
@@ -258,12 +260,19 @@ class Proxy:
             return web.Response(status=413, body=provider_error(dialect, 413, message), content_type="application/json")
 
     async def _fit(
-        self, body: bytes, dialect: Dialect, encoding: str = "identity", model: str = "", handling: str = ""
+        self,
+        body: bytes,
+        dialect: Dialect,
+        encoding: str = "identity",
+        model: str = "",
+        handling: str = "",
+        window: int | None = None,
     ) -> tuple[Fitted, Stats | None]:
         """The body fitted, or the agent's own bytes with the reason they were not (fail open);
         and the stats of its conversation (None when the body was not read that far). `model`:
         the model the request's path names (Gemini's), else ""; `handling`: how the worker
-        reads the body when not as `dialect`'s own API (`fitting.HANDLED_AS`).
+        reads the body when not as `dialect`'s own API (`fitting.HANDLED_AS`); `window`: the one
+        the request's headers opt into (`limits.asked_window`).
 
         The one place a request fails open: whatever reading, recognising or fitting the body
         raises in its worker (a body that is not JSON, a value the serializer refuses, nesting
@@ -273,7 +282,7 @@ class Proxy:
         try:
             if encoding.lower() not in ("identity", ""):
                 raise BodyError(f"a compressed body (Content-Encoding: {encoding})")
-            outcome = await self.pool.fit(handling or dialect, body, model)
+            outcome = await self.pool.fit(handling or dialect, body, model, window)
             self.totals.fitted_in_worker += 1
         except Exception as error:
             outcome = Fitted(body, getattr(error, "key", None), skipped=_reason(error))

@@ -20,7 +20,7 @@ defaults: a 400,000-token budget in a 1,000,000-token window.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..core.options import DEFAULT_WINDOW
 from ..counters.models import total_context, window_for
@@ -28,6 +28,9 @@ from .fitting import Limits
 
 #: The budget for a model the table does not know (the proxy's default before models decided).
 UNKNOWN_MODEL_BUDGET = 400_000
+#: Anthropic's 1M-token context, opted into per request (Claude Code's `sonnet[1m]` sends it):
+#: the `anthropic-beta` header names it.
+ONE_MILLION_BETA, ONE_MILLION = "anthropic-beta: context-1m", 1_000_000
 #: Where each API asks for the room of its reply, in the order looked at.
 REPLY_FIELDS = ("max_output_tokens", "max_completion_tokens", "max_tokens")
 
@@ -60,11 +63,20 @@ class LimitRule:
     budget: int | None = None
     share: float | None = None
     window: int | None = None
+    #: What set `window`: the user (`--window`), or the request itself (`asked_window`).
+    window_source: str = "--window"
+
+    def asking(self, window: int | None) -> LimitRule:
+        """This rule for a request that asks for a larger window of its own (None: none), unless
+        the user set the window."""
+        if window is None or self.window:
+            return self
+        return replace(self, window=window, window_source=ONE_MILLION_BETA)
 
     def for_request(self, request: dict, _dialect: str = "") -> Limits:
         model = request.get("model")
         model = model if isinstance(model, str) else ""
-        window, source = (self.window, "--window") if self.window else window_for([model])
+        window, source = (self.window, self.window_source) if self.window else window_for([model])
         known = window is not None
         window = window or DEFAULT_WINDOW
         # The prompt and the reply's room share the whole context: for most models that is
@@ -96,6 +108,16 @@ class LimitRule:
                 "not in ctxfit's table)"
             )
         return f"{window}, {budget}"
+
+
+def asked_window(anthropic_beta: str) -> int | None:
+    """The window a request's `anthropic-beta` header opts into, if any.
+
+    >>> asked_window("interleaved-thinking-2025-05-14,context-1m-2025-08-07"), asked_window("")
+    (1000000, None)
+    """
+    betas = (beta.strip() for beta in anthropic_beta.split(","))
+    return ONE_MILLION if any(beta.startswith("context-1m") for beta in betas) else None
 
 
 def _reply_room(request: dict) -> int:

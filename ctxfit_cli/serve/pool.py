@@ -128,9 +128,10 @@ class Pool:
         end = _ELEMENT_END.search(body, at, at + ROUTE_BYTES)
         return zlib.crc32(body[at : end.start() if end else at + ROUTE_BYTES]) % self.size
 
-    async def fit(self, dialect: str, body: bytes, model: str = "") -> Fitted:
-        """`body` (to `model`, when its path names one) fitted by its conversation's worker;
-        raises `NotFitted` (with the worker's reason) or `WorkerLost` when it was not."""
+    async def fit(self, dialect: str, body: bytes, model: str = "", window: int | None = None) -> Fitted:
+        """`body` (to `model`, when its path names one; in `window`, when its headers ask for
+        one) fitted by its conversation's worker; raises `NotFitted` (with the worker's reason)
+        or `WorkerLost` when it was not."""
         number = self.route(dialect, body)
         worker = await self._worker(number)
         ticket = next(self._tickets)
@@ -139,7 +140,7 @@ class Pool:
         if worker.busy_since is None:
             worker.busy_since = time.monotonic()
         try:
-            worker.send(("fit", ticket, dialect, model, anchors), body)
+            worker.send(("fit", ticket, dialect, model, window, anchors), body)
             fitted, changed, fitted_body = await self._answer(worker, answer)
         finally:
             worker.waiting.pop(ticket, None)

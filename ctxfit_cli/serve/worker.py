@@ -10,8 +10,9 @@ fitted one after the other, so a conversation's session is never shared.
 
 The channel is the worker's stdin and stdout, one frame per message each way (`frames.py`):
 
-- in: the settings first (`Setup`); then `("fit", ticket, dialect, model, anchors)` with the
-  body (`model`: the one the request's path names, Gemini's, else ""; `anchors`: the
+- in: the settings first (`Setup`); then `("fit", ticket, dialect, model, window, anchors)`
+  with the body (`model`: the one the request's path names, Gemini's, else ""; `window`: the
+  one its headers opt into, `limits.asked_window`, or None; `anchors`: the
   `(key, ticket, Reported)` of each reply since the last frame that reported the size of the
   prompt it was given, DESIGN §11: each anchors its conversation's next request, which this
   worker will fit, so they are applied first);
@@ -84,14 +85,14 @@ class Fitting:
         readers = Readers(setup.conversations, setup.memory - sessions)
         self.readers = {h.array: readers.sibling(h.array) for h in HANDLING.values()}
 
-    def fit(self, ticket: int, dialect: str, body: bytes, model: str = "") -> Fitted:
+    def fit(self, ticket: int, dialect: str, body: bytes, model: str = "", window: int | None = None) -> Fitted:
         key = None
         try:
             handling = HANDLING[dialect]
             request, layout = handling.parse(self.readers[handling.array], body)
             key = handling.conversation_key(dialect, request)
             conversation = self.conversations.get(key, dialect)
-            limits = handling.limits(self.limits, request, dialect, model)  # type: ignore[arg-type]
+            limits = handling.limits(self.limits.asking(window), request, dialect, model)  # type: ignore[arg-type]
             outcome = handling.fit_body(body, request, layout, dialect, conversation, limits)  # type: ignore[arg-type]
             self.conversations.fitted(conversation, len(body))
         except Exception as error:
@@ -131,13 +132,13 @@ def serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
     fitting = Fitting(setup)
     write_frame(outbox, ("ready", os.getpid()))
     while (frame := read_frame(inbox)) is not None:
-        (_, ticket, dialect, model, anchors), body = frame
+        (_, ticket, dialect, model, window, anchors), body = frame
         for anchor in anchors:
             try:
                 fitting.anchor(*anchor)
             except Exception:  # an anchor is a help, never a failure: the count is estimated then
                 pass
-        fitted = fitting.fit(ticket, dialect, body, model)
+        fitted = fitting.fit(ticket, dialect, body, model, window)
         changed = fitted.body is not body
         answer, fitted.body = fitted.body, b""
         try:
