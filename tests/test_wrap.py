@@ -182,6 +182,16 @@ def test_unknown_agent_and_missing_command_are_usage_errors(world):
         assert b"ctxfit: error:" in err
 
 
+def test_an_agent_that_is_not_installed_is_told_before_a_proxy_starts(world):
+    _, _, env, tmp = world
+    env = {**env, "PATH": os.path.dirname(sys.executable), "TMPDIR": str(tmp)}  # (no claude there)
+    process = wrap(env, "claude")
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 2
+    assert err.decode().splitlines() == ["ctxfit: error: claude: command not found (is it installed and on PATH?)"]
+    assert not list(tmp.glob("ctxfit-wrap-*.log"))  # no log of a proxy that never ran
+
+
 def started(world, *extra: str) -> tuple[subprocess.Popen, int, int, str]:
     """wrap running a stand-in that waits: (wrap, agent pid, proxy pid, upstream)."""
     upstream, _, env, tmp = world

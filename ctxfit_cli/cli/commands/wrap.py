@@ -6,6 +6,7 @@ Parses and prints only; starting, watching and stopping the processes is `serve/
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -103,6 +104,8 @@ def wrap(
     from ...serve import supervise
 
     argv, agent = _command(command or [], env, supervise)
+    if shutil.which(argv[0]) is None:  # before a proxy is started and a log written for nothing
+        raise UsageProblem(f"{argv[0]}: command not found (is it installed and on PATH?)")
     target = supervise.upstream_for(agent, upstream, dict(os.environ))
     if not target:
         raise UsageProblem(f"--upstream is needed: ctxfit does not know which provider {env} points at")
