@@ -32,6 +32,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
 from ctxfit_cli.core import choice  # noqa: E402
+from ctxfit_cli.core.model import made_by_a_call  # noqa: E402
 from ctxfit_cli.core.options import FitOptions  # noqa: E402
 from ctxfit_cli.core.usage import call_estimates, recorded_by_call, usable  # noqa: E402
 from ctxfit_cli.formats import read_transcripts  # noqa: E402
@@ -96,7 +97,7 @@ def _call_numbers(transcript) -> dict[int, int]:
     """Replay call number -> index of the message it produced."""
     numbers, call = {}, 0
     for index, message in enumerate(transcript.messages):
-        if message.role.value == "assistant" and index >= transcript.given:
+        if index and made_by_a_call(message) and index >= transcript.given:  # (as `recorded_by_call` numbers)
             call += 1
             numbers[call] = index
     return numbers
@@ -193,7 +194,12 @@ def write_doc(doc: Path, text: str) -> None:
         "`python bench/anchored.py --doc docs/accuracy.md`. The recorded size of the call before, "
         "plus what the log added since, estimated and counted at the high end of what the earlier "
         "calls' growths showed (the learned ratio and two mean misses above it, DESIGN §11). Errors "
-        "are relative to the recorded prompt; the first call of each conversation is not scored.\n\n"
+        "are relative to the recorded prompt; the first call of each conversation is not scored. "
+        "A call that recorded less than half of ctxfit's estimate of the log's history before it "
+        "ends the anchors of its log: the agent dropped part of its history itself (Cline, from its "
+        "81st call on), so its later requests are not the log's history, and ctxfit counts what it "
+        "sends (the history the log holds) from the estimate instead. Cline's row measures that "
+        "count against what Cline sent, so it is not an error of the count.\n\n"
         + text
         + f"\n{end}"
     )

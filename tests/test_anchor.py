@@ -10,6 +10,7 @@ from test_usage_cli import run, runner
 
 from ctxfit_cli.cli.app import app
 from ctxfit_cli.core.anchor import (
+    PLAUSIBLE_SHARE,
     RATIO_BOUNDS,
     Anchor,
     Anchoring,
@@ -240,3 +241,20 @@ def test_a_count_that_comes_after_a_request_never_uncleares_what_it_sent():
     following = fitter.plan()
     assert following.confirmed > 0 and following.tokens_after < budget
     assert {r.call_id for r in sent.cleared} <= {r.call_id for r in following.cleared}
+
+
+@needs_realworld
+def test_an_agent_that_drops_its_own_history_ends_the_anchors_of_its_log(tmp_path):
+    """Cline drops old turns itself: from its 81st call its recorded prompt (48,018) is a third
+    of the history its log holds. Anchored on those calls, `fit` counted a payload of the whole
+    history at Cline's trimmed size (16,667 tokens said for a payload ctxfit itself estimates at
+    105,982). The anchors end before that call; the count of what is sent is the estimate's."""
+    cline = REALWORLD / "cline" / "api_conversation_history.json"
+    report = tmp_path / "report.json"
+    done = runner.invoke(app, ["fit", str(cline), "--budget", "30000", "-o", str(tmp_path / "out.json"),
+                               "--report", str(report)])
+    assert done.exit_code == 0, done.output
+    said = json.loads(report.read_text())
+    read_back = json.loads(runner.invoke(app, ["estimate", "--json", str(tmp_path / "out.json")]).stdout)
+    estimated = read_back["files"][0]["tokens"]
+    assert said["tokens_sent"] >= estimated * PLAUSIBLE_SHARE, (said["tokens_sent"], estimated)

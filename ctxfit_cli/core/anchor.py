@@ -306,20 +306,36 @@ def turn_between(turn_starts: Sequence[int], after: int, before: int) -> bool:
     return bisect.bisect_right(turn_starts, after) < bisect.bisect_left(turn_starts, before)
 
 
+#: A recorded prompt under this share of ctxfit's estimate of the log's history before it is
+#: no count of that history: the agent sent less than its log holds (Cline drops old turns
+#: itself), and anchoring on it would count the whole history at the agent's trimmed size. (The
+#: estimate of a whole request errs by 20% at the 95th percentile, docs/accuracy.md.)
+PLAUSIBLE_SHARE = 0.5
+
+
 def log_anchors(
     calls: Sequence[RecordedCall], prefix: Sequence[int], fixed: int, turn_starts: Sequence[int] = ()
 ) -> list[Anchor]:
     """The anchors a log's recorded calls give: each call's reported prompt, as a request of
-    the log's own history before the call's message (estimated as `fixed + prefix[i]`).
+    the log's own history before the call's message (estimated as `fixed + prefix[i]`), unless
+    it is far smaller than that history (`PLAUSIBLE_SHARE`): the agent sent less than its log
+    holds, and from then on no call counts the log's history, so the anchors end there. (An
+    agent that drops less than half of its history is not told apart from an estimate that
+    errs high.)
 
     >>> log_anchors([RecordedCall(2, prompt_tokens=900)], [0, 100, 250], 500)
     [Anchor(reported=900, messages=2, estimated=750, digest=b'', reasoning=0, turn_reasoning=0)]
+    >>> log_anchors([RecordedCall(1, prompt_tokens=600), RecordedCall(2, prompt_tokens=300),
+    ...              RecordedCall(2, prompt_tokens=800)], [0, 100, 250], 500)  # (then the agent sent less)
+    [Anchor(reported=600, messages=1, estimated=600, digest=b'', reasoning=0, turn_reasoning=0)]
     """
     anchors: list[Anchor] = []
     turn_reasoning = 0
     for call in calls:
         if not call.prompt_tokens or call.model == "<synthetic>" or not 0 <= call.message < len(prefix):
             continue
+        if call.prompt_tokens < PLAUSIBLE_SHARE * (fixed + prefix[call.message]):
+            break  # (a prompt that shrinks, in itself, is no sign: Codex's do within a turn)
         if anchors and turn_between(turn_starts, anchors[-1].messages, call.message):
             turn_reasoning = 0  # a new user turn: the previous turn's reasoning is not re-sent
         reasoning = call.reasoning_tokens or 0
