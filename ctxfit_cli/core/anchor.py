@@ -280,6 +280,20 @@ class Anchoring:
         counted = anchor.reported - anchor.turn_reasoning  # (reasoning is not in the estimate)
         return max(min(self.ratio.low, counted / anchor.estimated), 0.0)
 
+    def ceiling(self, end: int) -> tuple[float, int] | None:
+        """A bound on the request before message `end` apart from its anchor: (the most one
+        estimated token is worth, the reasoning it carries that no estimate sees). The most is
+        the high end of the learned ratio, or the counted request's own ratio if that is more,
+        never under 1: so the bound is never below the anchored size of a request that removed
+        nothing, and it takes over only where removals credited at the low end add up."""
+        anchor = self.anchor_for(end)
+        if anchor is None or anchor.estimated <= 0:
+            return None
+        counted = anchor.reported - anchor.turn_reasoning
+        new_turn = turn_between(self.turn_starts, anchor.messages, end)
+        reasoning = 0 if new_turn else anchor.turn_reasoning + anchor.reasoning
+        return max(1.0, self.ratio.high, counted / anchor.estimated), reasoning
+
     def confirmed(self, end: int) -> int:
         """The reported size the request before message `end` is anchored on (0: none)."""
         anchor = self.anchor_for(end)

@@ -162,16 +162,17 @@ class Fitter:
         newest reported size goes into the fixed part, which every size counts once, and what
         was removed since that request is counted at the anchoring's removal ratio."""
         history, anchoring = self.history, self.anchoring
-        weights = (history.estimated_fixed, 1.0, 0)
+        weights: tuple[int, float, int, tuple[float, int] | None] = (history.estimated_fixed, 1.0, 0, None)
         if anchoring is not None and (anchor := anchoring.anchor_for(end)) is not None:
             weights = (
                 history.estimated_fixed + anchoring.offset(end, history.cost_prefix),
                 anchoring.removal_ratio(end),
                 # what the counted request had removed already, in estimated tokens
                 history.estimated_fixed + history.cost_prefix[anchor.messages] - anchor.estimated,
+                anchoring.ceiling(end),
             )
-        if weights != (history.fixed_tokens, history.removal_ratio, history.removed_at_anchor):
-            history.fixed_tokens, history.removal_ratio, history.removed_at_anchor = weights
+        if weights != (history.fixed_tokens, history.removal_ratio, history.removed_at_anchor, history.ceiling):
+            history.fixed_tokens, history.removal_ratio, history.removed_at_anchor, history.ceiling = weights
             self._cut = None  # the cuts were sized with the old correction
 
     @property

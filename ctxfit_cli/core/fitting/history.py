@@ -40,6 +40,9 @@ class History:
         #: estimate of what that request had removed (`anchored`).
         self.removal_ratio = 1.0
         self.removed_at_anchor = 0
+        #: The ceiling of a request's size apart from its anchor (`Anchoring.ceiling`): every
+        #: estimated token at most `ceiling_ratio`, plus reasoning the estimate cannot see.
+        self.ceiling: tuple[float, int] | None = None
         self.messages: list[Message] = []
         self.cost_prefix = [0]  # tokens of messages[:i]
         self.floor_prefix = [0]  # the same with every clearable result cleared
@@ -99,11 +102,22 @@ class History:
         """A request before `end` weighed at `tokens` (its estimate with the anchoring
         correction in `fixed_tokens`), with what ctxfit removed since the anchored request
         counted at `removal_ratio` rather than at its raw estimate (`Anchoring.removal_ratio`
-        says why). What was removed is what the full history's estimate has beyond it."""
-        if self.removal_ratio == 1.0:
-            return tokens
-        removed = self.fixed_tokens + self.cost_prefix[end] - tokens - self.removed_at_anchor
-        return tokens + round((1.0 - self.removal_ratio) * removed)
+        says why). What was removed is what the full history's estimate has beyond it.
+
+        Never more than the ceiling: crediting each removal at the low end of the ratio adds up
+        when most of a long history is removed (a 5M-token log fitted to a budget said its
+        smallest request was 1.4M tokens), while what is sent can be bounded directly, each of
+        its estimated tokens at the high end. For a request that removed nothing the ceiling is
+        never the lower of the two."""
+        anchored = tokens
+        if self.removal_ratio != 1.0:
+            removed = self.fixed_tokens + self.cost_prefix[end] - tokens - self.removed_at_anchor
+            anchored = tokens + round((1.0 - self.removal_ratio) * removed)
+        if self.ceiling is None:
+            return anchored
+        ratio, reasoning = self.ceiling
+        estimate = tokens - (self.fixed_tokens - self.estimated_fixed)
+        return min(anchored, round(estimate * ratio) + reasoning)
 
     def clearable(self, ref: ResultRef) -> bool:
         """Whether stage 1 may ever clear this result: after the first message, big enough."""
