@@ -139,6 +139,27 @@ def test_the_fitter_decides_with_the_anchored_size():
     assert large.stage != "none" and large.tokens_after <= 12_000 and large.confirmed == 14_000
 
 
+def test_removing_most_of_a_long_anchored_history_counts_what_is_sent_not_what_was_removed():
+    """A long history the provider counted at about its estimate, fitted to a small budget:
+    each removal is credited at the low end of the ratio, which over 200 rounds added up to more
+    than the window (the smallest request said to be over it: nothing could be sent). The count
+    of what is sent is bounded by its own estimate at the high end."""
+    history = [text(Role.USER, "task " * 10)]
+    for i in range(200):
+        history.append(Message(Role.ASSISTANT, (Part(PartKind.TOOL_CALL, "{}", "read", f"c{i}"),), b"{}"))
+        history.append(Message(Role.TOOL, (Part(PartKind.TOOL_RESULT, "x" * 8000, "read", f"c{i}"),), b"{}"))
+    options = FitOptions(budget=20_000, window=100_000)
+    plain = Fitter(options)
+    plain.extend(history)
+    counted = len(history) - 2
+    estimated = plain.history.cost_prefix[counted]
+    fitter = Fitter(options, anchoring=Anchoring([Anchor(estimated, counted, estimated)]))
+    fitter.extend(history)
+    plan = fitter.plan()
+    assert not plan.cannot_fit and not plan.overrun and plan.tokens_after <= 20_000
+    assert plan.confirmed == estimated  # still anchored on the provider's count
+
+
 @needs_realworld
 def test_estimate_says_the_recorded_and_the_estimated_part():
     document = run("estimate", str(OPEN_CODEX), "--json")
