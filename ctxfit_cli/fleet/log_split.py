@@ -1,4 +1,4 @@
-"""`estimate` of a big Claude Code log read in pieces on every core (`formats.log_pieces`).
+"""`estimate` and `fit` of a big Claude Code log read in pieces on every core (`log_pieces`).
 
 The counter is the one `log_estimate` guesses (the profile of the log's first model), found by
 reading the log's head; each piece is then read, estimated and its usage collected by its own
@@ -12,19 +12,22 @@ does not parse) is read by the one-process path instead, which gives its figures
 from __future__ import annotations
 
 import os
+import tempfile
 from typing import TYPE_CHECKING, NamedTuple
 
 import orjson
 
 from ..core.estimate import TranscriptEstimate
-from ..core.model import RecordedCall, Transcript
+from ..core.model import Message, RecordedCall, Transcript
 from ..counters.seed import Counter
 from ..errors import CtxfitError
-from ..formats import log_pieces, parallel
+from ..formats import parallel
 from ..formats.reading import open_input
+from . import log_pieces
 from .log_estimate import LogEstimate, estimate_entry, finish, guess_counter
 
 if TYPE_CHECKING:
+    from .log_outline import LogOutline
     from .work import Job
 
 #: Logs smaller than this are read in one process: starting workers costs more than it saves.
@@ -63,16 +66,10 @@ def estimate_split(
     if head is None:
         return None
     transcript, guess, sidechain = head
-    workers = workers or min(parallel.cores(), 8)
-    size = os.path.getsize(path)
-    jobs = [(path, name, a, b, sidechain, top_n) for a, b in parallel.pieces(path, size, pieces or 2 * workers)]
-    log_pieces.COUNTER = guess  # inherited by the workers, forked at the first submit
-    try:
-        read = list(parallel._run(log_pieces.read_piece, jobs, workers))
-    finally:
-        log_pieces.COUNTER = None
-    if not _joins(read):
+    got = _read_pieces(path, name, guess, sidechain, top_n=top_n, pieces=pieces, workers=workers)
+    if got is None:
         return None
+    read, _ = got
     report = TranscriptEstimate(name, "claude-code", counter=guess, top_n=top_n)
     prefix, turns, split = _put_together(read, transcript, report, name)
     estimate = finish(
@@ -81,6 +78,109 @@ def estimate_split(
     if estimate is None:
         return None
     return Split(transcript, estimate, _spend(read))
+
+
+def _read_pieces(
+    path: str,
+    name: str,
+    counter: Counter,
+    sidechain: bool,
+    *,
+    top_n: int = 0,
+    outline: tuple | None = None,
+    pieces: int | None = None,
+    workers: int | None = None,
+) -> tuple[list[log_pieces.Piece], list] | None:
+    """The pieces of the log, each read by a worker (in outline: `outline` is (memo keys kept,
+    seed, checks), each piece's bytes in its own temporary file, returned too); None when
+    they do not join as one reading (`_joins`)."""
+    workers = workers or min(parallel.cores(), 8)
+    cuts = parallel.pieces(path, os.path.getsize(path), pieces or 2 * workers)
+    spills = [tempfile.TemporaryFile() for _ in cuts] if outline is not None else []
+    jobs = [
+        (path, name, a, b, sidechain, top_n, None if outline is None else (k, *outline))
+        for k, (a, b) in enumerate(cuts)
+    ]
+    # Inherited by the workers, forked at the first submit.
+    log_pieces.COUNTER, log_pieces.SPILLS = counter, spills
+    try:
+        read = list(parallel._run(log_pieces.read_piece, jobs, workers))
+    except BaseException:
+        _close(spills)
+        raise
+    finally:
+        log_pieces.COUNTER, log_pieces.SPILLS = None, []
+    if not _joins(read):
+        _close(spills)
+        return None
+    return read, spills
+
+
+def _close(spills: list) -> None:
+    for spill in spills:
+        spill.close()
+
+
+def outline_split(
+    path: str,
+    transcript: Transcript,
+    counter: Counter,
+    keys: tuple,
+    *,
+    seed: bool,
+    checks: bool,
+    pieces: int | None = None,
+    workers: int | None = None,
+) -> LogOutline | None:
+    """`log_outline.read_outline` of a big Claude Code log (its first conversation:
+    `transcript`), read in pieces; None when it is not read so (see the module)."""
+    from .log_outline import outline_of
+
+    if not worth_it(path) and pieces is None:
+        return None
+    sidechain = _sidechain(path)
+    if sidechain is None:
+        return None
+    name = transcript.path
+    got = _read_pieces(path, name, counter, sidechain, outline=(keys, seed, checks), pieces=pieces, workers=workers)
+    if got is None:
+        return None
+    read, spills = got
+    merged = Transcript(name, "claude-code", "anthropic", (), transcript.system, transcript.tools, open_end=[])
+    held: list[Message] = []
+    lines_before = 0
+    for piece in read:
+        _add_calls(merged, piece, len(held), name, lines_before)
+        held.extend(
+            Message(m.role, m.parts, m.raw, m.line + lines_before if m.line else 0, m.memo, m.repaired)
+            for m in piece.outline
+        )
+        lines_before += piece.lines
+    return outline_of(merged, held, counter, spills, whole=True)
+
+
+def _add_calls(
+    transcript: Transcript, piece: log_pieces.Piece, messages_before: int, name: str, lines_before: int
+) -> None:
+    """The calls, repairs and notes on being written of a piece, added to the log's."""
+    seen = {call.id for call in transcript.calls}
+    for index, reply in piece.calls:
+        if reply[0] not in seen or not reply[0]:
+            seen.add(reply[0])
+            transcript.calls.append(RecordedCall(messages_before + index, *reply))
+    transcript.repairs.extend(_moved(entry, name, lines_before) for entry in piece.repairs)
+    transcript.open_end.extend(piece.open_end)
+
+
+def _sidechain(path: str) -> bool | None:
+    """Whether the log is a sub-agent's (its first conversation record a sidechain); None: it
+    has no conversation record."""
+    with open(path, "rb") as file:
+        for line in file:
+            value = orjson.loads(line) if line.strip() else None
+            if isinstance(value, dict) and value.get("type") in ("user", "assistant"):
+                return bool(value.get("isSidechain"))
+    return None
 
 
 def _head(path: str, name: str, format: str | None, given: Counter | None) -> tuple[Transcript, Counter, bool] | None:
@@ -100,12 +200,8 @@ def _head(path: str, name: str, format: str | None, given: Counter | None) -> tu
     except (CtxfitError, StopIteration):
         return None
     transcript = Transcript(name, "claude-code", "anthropic", (), line=1, open_end=[])
-    with open(path, "rb") as file:
-        for line in file:
-            value = orjson.loads(line) if line.strip() else None
-            if isinstance(value, dict) and value.get("type") in ("user", "assistant"):
-                return transcript, guess, bool(value.get("isSidechain"))
-    return None
+    sidechain = _sidechain(path)
+    return None if sidechain is None else (transcript, guess, sidechain)
 
 
 def _joins(read: list[log_pieces.Piece]) -> bool:
@@ -132,7 +228,6 @@ def _put_together(
     written); the running totals `log_estimate.finish` takes."""
     split = read[0].split
     prefix, turns = [sum(read[0].tokens[:split])], []
-    seen: set[str] = set()
     lines_before = messages_before = 0
     for piece in read:
         assert piece.report is not None
@@ -141,12 +236,7 @@ def _put_together(
             at = messages_before + index - split
             if at:
                 turns.append(at)
-        for index, reply in piece.calls:
-            if reply[0] not in seen or not reply[0]:
-                seen.add(reply[0])
-                transcript.calls.append(RecordedCall(messages_before + index, *reply))
-        transcript.repairs.extend(_moved(entry, name, lines_before) for entry in piece.repairs)
-        transcript.open_end.extend(piece.open_end)
+        _add_calls(transcript, piece, messages_before, name, lines_before)
         for tokens in piece.tokens[split if piece is read[0] else 0 :]:
             prefix.append(prefix[-1] + tokens)
         lines_before += piece.lines

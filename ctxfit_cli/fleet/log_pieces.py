@@ -29,16 +29,19 @@ import orjson
 from ..core.estimate import TranscriptEstimate, message_cost
 from ..core.model import Message, Role
 from ..core.repair import repair
-from ..counters.seed import Counter
+from ..counters.seed import SEED, Counter
 from ..errors import BadInput, CtxfitError
-from . import anthropic, claude_code
-from .common import Where
-from .reading import BUFFER, Record, as_sent, numbered_lines
-from .repair_writers import WRITERS
+from ..formats import _replies_of, anthropic, claude_code
+from ..formats.common import Where
+from ..formats.reading import BUFFER, Record, as_sent, numbered_lines
+from ..formats.repair_writers import WRITERS
 
 # The counter a piece is estimated with: set before the workers are forked, so that a counter
 # that cannot be pickled (a real tokenizer) needs no sending.
 COUNTER: Counter | None = None
+#: The temporary files the pieces read in outline write their messages' bytes to, one a piece
+#: (`fleet.log_outline`): opened before the workers are forked, which inherit them.
+SPILLS: list = []
 
 
 class Piece(NamedTuple):
@@ -70,6 +73,8 @@ class Piece(NamedTuple):
     tail: int
     #: The log's recorded spend in the piece (`fleet.spend.Spend`'s replies and unnamed calls).
     spend: tuple[dict, list]
+    #: Read in outline: its messages so (`log_outline._outlined`), line numbers the piece's own.
+    outline: list
 
 
 def _reply_key(value: Any, sidechain: bool) -> str | None:
@@ -113,7 +118,7 @@ class _Lines:
         self.before_end = 0
 
     def __iter__(self) -> Iterator[bytes]:
-        from .reading import lines_of
+        from ..formats.reading import lines_of
 
         for line in lines_of(self.file):
             self.at = self.position
@@ -128,16 +133,17 @@ def _is_compaction(value: Any) -> bool:
 
 def read_piece(job: tuple) -> Piece:
     """In a worker: one piece of a Claude Code log, from its cut to the next (see the module)."""
-    path, name, start, end, sidechain, top_n = job
+    path, name, start, end, sidechain, top_n, outline = job
     counter = COUNTER
     assert counter is not None
     state = _State(start == 0)
+    keep = _Estimating(name, counter, top_n) if outline is None else _Outlining(counter, *outline)
     try:
         with open(path, "rb", buffering=BUFFER) as file:
             file.seek(start)
             lines = _Lines(file, start, end)
             records = _records(name, lines, start == 0, sidechain, state)
-            piece = _read(name, records, counter, top_n, state, start == 0)
+            piece = _read(name, records, keep, state, start == 0)
             return piece._replace(lines=lines.before_end) if piece.refused is None else piece
     except (BadInput, CtxfitError, RecursionError, orjson.JSONDecodeError) as error:
         return _refused(f"{type(error).__name__}: {error}")
@@ -156,7 +162,7 @@ class _State:
 def _records(name: str, lines: _Lines, first: bool, sidechain: bool, state: _State) -> Iterator[Record]:
     """The records from the piece's cut up to the next cut (found from its first line at or
     after the end of its byte range), the spend they record kept on the way."""
-    from ..fleet.spend import Spend
+    from .spend import Spend
 
     spend = Spend()
     started, own, after = first, Cuts(sidechain), Cuts(sidechain)
@@ -175,8 +181,52 @@ def _records(name: str, lines: _Lines, first: bool, sidechain: bool, state: _Sta
     state.spend_replies, state.spend_unnamed = spend._replies, spend._unnamed
 
 
-def _read(name: str, records: Iterator[Record], counter: Counter, top_n: int, state: _State, first: bool) -> Piece:
-    report = TranscriptEstimate(name, "claude-code", counter=counter, top_n=top_n)
+class _Estimating:
+    """What a piece keeps of each message to estimate the log: its report, each message's
+    estimate, the human turns."""
+
+    def __init__(self, name: str, counter: Counter, top_n: int) -> None:
+        self.report = TranscriptEstimate(name, "claude-code", counter=counter, top_n=top_n)
+        self.counter = counter
+        self.tokens: list[int] = []
+        self.turns: list[int] = []
+        self.split = 0
+
+    def add(self, index: int, message: Message, leading: bool) -> None:
+        self.report.add(message)
+        self.tokens.append(message_cost(message, self.counter).tokens)
+        self.split += leading
+        if not leading and message.is_human_turn:
+            self.turns.append(index)
+
+
+class _Outlining:
+    """What a piece keeps of each message to fit or replay the log: the message in outline, its
+    bytes written to the piece's spill file (`log_outline.read_outline` does the same)."""
+
+    def __init__(self, counter: Counter, k: int, keys: tuple, seed: bool, checks: bool) -> None:
+        self.counter, self.k, self.keys, self.seed, self.checks = counter, k, keys, seed, checks
+        self.spill = SPILLS[k]
+        self.messages: list[Message] = []
+        self.report = None
+        self.tokens: list[int] = []
+        self.turns: list[int] = []
+        self.split = 0
+
+    def add(self, index: int, message: Message, leading: bool) -> None:
+        from .log_outline import _outlined
+
+        message_cost(message, self.counter)
+        if self.seed:
+            message_cost(message, SEED)
+        if self.checks:
+            from ..replay.validity import checked
+
+            checked(message, "anthropic")
+        self.messages.append(message if leading else _outlined(message, self.spill, self.keys, self.k))
+
+
+def _read(name: str, records: Iterator[Record], keep: _Estimating | _Outlining, state: _State, first: bool) -> Piece:
     repairs: list[str] = []
     open_end: list[str] = []
     replies: dict[Message, claude_code.Reply] = {}
@@ -193,11 +243,9 @@ def _read(name: str, records: Iterator[Record], counter: Counter, top_n: int, st
             yield message
         made[0] = len(repairs)
 
-    tokens: list[int] = []
-    turns: list[int] = []
     calls: list[tuple] = []
     seen: set[str] = set()
-    head, split = -1, 0
+    head = -1
     first_seen = last_seen = None
     leading = first
     for index, message in enumerate(repair(parsed(), WRITERS["anthropic"], name, repairs, open_end, started=not first)):
@@ -208,23 +256,24 @@ def _read(name: str, records: Iterator[Record], counter: Counter, top_n: int, st
             if reply.id not in seen or not reply.id:
                 seen.add(reply.id)
                 calls.append((index, tuple(reply)))
-        report.add(message)
-        tokens.append(message_cost(message, counter).tokens)
         leading = leading and message.role is Role.SYSTEM
-        split += leading
-        if not leading and message.is_human_turn:
-            turns.append(index)
+        keep.add(index, message, leading)
     if state.compacted:
         return _refused("compacted")
-    report.counter = None  # type: ignore[assignment]  # (the parent's own is put back)
+    if keep.report is not None:
+        keep.report.counter = None  # type: ignore[assignment]  # (the parent's own is put back)
+    outline = []
+    if isinstance(keep, _Outlining):
+        keep.spill.flush()
+        outline = keep.messages
     return Piece(
         None,
         0,
         state.cut,
-        report,
-        tokens,
-        split,
-        turns,
+        keep.report,
+        keep.tokens,
+        keep.split,
+        keep.turns,
         calls,
         repairs,
         open_end,
@@ -233,14 +282,9 @@ def _read(name: str, records: Iterator[Record], counter: Counter, top_n: int, st
         max(head, 0),
         len(repairs) - made[0],
         (state.spend_replies, state.spend_unnamed),
+        outline,
     )
 
 
-def _replies_of(message: Message, replies: dict) -> list:
-    from . import _replies_of as of
-
-    return of(message, replies)
-
-
 def _refused(why: str) -> Piece:
-    return Piece(why, 0, 0, None, [], 0, [], [], [], [], None, None, 0, 0, ({}, []))
+    return Piece(why, 0, 0, None, [], 0, [], [], [], [], None, None, 0, 0, ({}, []), [])
