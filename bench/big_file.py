@@ -19,7 +19,7 @@ Then, for each file, side by side and interleaved, each run as its own process:
   `formats/measures.py`);
 - `ctxfit fit PATH --budget 400000 -o /tmp/out.json`, end to end (held in outline — estimates,
   ids and names, no text — then what it sends read again in full: `formats/parallel.py` for a
-  chat file, `fleet/log_outline.py` for a log, from pieces for a Claude Code log). A fit that
+  chat file, `fleet/log_outline.py` for a log). A fit that
   ends in exit code 4 (the log cannot fit: it read, planned and found even the smallest request
   over the window, as on the generated logs with their made-up usage) is timed as it ran;
 - `ctxfit replay --json PATH`, end to end (every policy, the history held in outline).

@@ -13,10 +13,8 @@ from pathlib import Path
 import orjson
 import pytest
 from conftest import REALWORLD, SAMPLES, needs_realworld
-from typer.testing import CliRunner
 
-from ctxfit_cli.cli.app import app
-from ctxfit_cli.fleet import log_outline, log_split, work
+from ctxfit_cli.fleet import log_split, work
 from ctxfit_cli.fleet.spend import spend_of_file
 from ctxfit_cli.fleet.work import Job
 
@@ -115,25 +113,3 @@ def test_estimate_of_a_big_log_reads_it_in_pieces(tmp_path, monkeypatch):
     expected = one_process(path)
     assert (item["report"].to_dict(), item["usage"], item["repairs"], item["still_being_written"]) == expected[:4]
     assert orjson.dumps(item["report"].to_dict()) == orjson.dumps(expected[0])
-
-
-def fitted(path: Path, out: Path, budget: int) -> tuple:
-    result = CliRunner().invoke(app, ["fit", str(path), "--budget", str(budget), "-o", str(out), "--json"])
-    return result.exit_code, result.stdout, out.read_bytes() if out.exists() else None
-
-
-@needs_realworld
-@pytest.mark.parametrize("name", ["full-session-four.jsonl", "06381696-0074-49f8-863e-6ad4fac507f9.jsonl"])
-def test_fit_of_a_log_read_in_pieces(name, tmp_path, monkeypatch):
-    """`fit` of a big log held in outline from pieces (each piece's bytes in its own file, read
-    back for what the plan sends) writes what reading it in one process writes."""
-    path = REALWORLD / "claude-code" / name
-    expected = {budget: fitted(path, tmp_path / "whole.json", budget) for budget in (400_000, 5_000)}
-    monkeypatch.setattr(log_outline, "MIN_BYTES", 0)
-    joined = []
-    real, real_split = log_split._joins, log_split.outline_split
-    monkeypatch.setattr(log_split, "_joins", lambda read: joined.append(real(read)) or joined[-1])
-    monkeypatch.setattr(log_split, "outline_split", lambda *a, **k: real_split(*a, **k, pieces=7, workers=2))
-    for budget, whole in expected.items():
-        assert fitted(path, tmp_path / "pieces.json", budget) == whole
-    assert joined == [True, True]

@@ -73,10 +73,7 @@ def _current_conversations(source: str, format: str | None, counter: Counter) ->
             return [parallel.read_outline(source, transcript.path, transcript.format, transcript.dialect)]
         held: Transcript | log_outline.LogOutline
         if log_outline.worth_it(source, transcript.format):  # a big log: held in outline
-            given = counter if counter is not SEED else None
-            held = log_outline.read_outline(transcript, source, given, in_pieces=True)
-            if held.whole:  # read in pieces: the log holds no other conversation
-                return [held]
+            held = log_outline.read_outline(transcript, source, counter if counter is not SEED else None)
         else:
             held = transcript.materialize()  # before the input moves on
         if transcript.format in ("claude-code", "codex") and kept:

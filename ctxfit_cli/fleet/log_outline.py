@@ -52,19 +52,15 @@ class LogOutline:
     """One conversation of a log in outline: `transcript` (materialized, its messages in
     outline, its system prompt in full), and its messages' bytes in a temporary file."""
 
-    def __init__(self, transcript: Transcript, counter: Counter, spills: list, whole: bool = False) -> None:
-        #: Read in pieces (`log_split`): the whole log, no other conversation in it.
-        self.whole = whole
-        #: The temporary files the messages' bytes are in (one per piece of a log read in pieces).
-        self.transcript, self.counter, self._spills = transcript, counter, spills
+    def __init__(self, transcript: Transcript, counter: Counter, spill: Any) -> None:
+        self.transcript, self.counter, self._spill = transcript, counter, spill
 
     def holds(self, counter: Counter) -> bool:
         """Whether the outline's estimates are `counter`'s (else read the log whole)."""
         return counter.name == self.counter.name
 
     def close(self) -> None:
-        for spill in self._spills:
-            spill.close()
+        self._spill.close()
 
     def full(self, message: Message) -> Message:
         """A message of the conversation with its text and bytes (itself if it already has them:
@@ -72,10 +68,9 @@ class LogOutline:
         at = message.memo.get(_AT)
         if at is None:
             return message
-        k, offset, size = at
-        spill = self._spills[k]
-        spill.seek(offset)
-        raw = spill.read(size)
+        offset, size = at
+        self._spill.seek(offset)
+        raw = self._spill.read(size)
         parsed = PARSERS[self.transcript.dialect](orjson.loads(raw), raw, Where(self.transcript.path, message.line))
         memo = {key: value for key, value in message.memo.items() if key != _AT}
         full = Message(parsed.role, parsed.parts, raw, message.line, memo, message.repaired)
@@ -101,14 +96,11 @@ def read_outline(
     seed: bool = False,
     checks: bool = False,
     workers: bool = True,
-    in_pieces: bool = False,
 ) -> LogOutline:
     """Read one conversation of a log (`transcript`, as `read_transcripts` gives it) into an
     outline, its messages estimated with `given` or the counter of the log's first model (and
     with `seed`, with the seed rule too: a replay reports every message's script figures), on
-    every core unless not `workers` (the files are already spread over processes). `in_pieces`:
-    a big Claude Code log is read in pieces, each on its own core (`log_split`); the caller then
-    reads no further in the log, which holds no other conversation (`LogOutline.whole`)."""
+    every core unless not `workers` (the files are already spread over processes)."""
     messages = iter(transcript.messages)
     ahead, counter = guess_counter(messages, transcript, given)
     dialect = transcript.dialect
@@ -116,16 +108,10 @@ def read_outline(
         from ..replay.validity import checked
     from ..core.validate import memo_key
 
+    spill = tempfile.TemporaryFile()
     # What an outline message keeps of its memo: its estimates and checks (not the messages a
     # repair made it from, which hold their text).
     keys = (counter.name, *((SEED.name,) if seed else ()), *((memo_key(dialect),) if checks else ()))
-    if in_pieces and transcript.format == "claude-code" and transcript.line == 1:
-        from .log_split import outline_split
-
-        split = outline_split(path, transcript, counter, keys, seed=seed, checks=checks)
-        if split is not None:
-            return split
-    spill = tempfile.TemporaryFile()
     held: list[Message] = []
     leading = True  # the system prompt (the leading system messages) is kept in full
     try:
@@ -144,18 +130,10 @@ def read_outline(
         spill.close()
         raise
     spill.flush()
-    return outline_of(transcript, held, counter, [spill])
-
-
-def outline_of(
-    transcript: Transcript, held: list[Message], counter: Counter, spills: list, whole: bool = False
-) -> LogOutline:
-    """The outline of `transcript`'s conversation: `held`, its messages in outline, their bytes
-    in `spills` (`whole`: see `LogOutline`)."""
     outline = Transcript(
         transcript.path,
         transcript.format,
-        transcript.dialect,
+        dialect,
         tuple(held),
         transcript.system,
         transcript.tools,
@@ -167,16 +145,16 @@ def outline_of(
         transcript.given,
         transcript.open_end,
     ).materialize()
-    return LogOutline(outline, counter, spills, whole)
+    return LogOutline(outline, counter, spill)
 
 
-def _outlined(message: Message, spill: Any, keys: tuple, k: int = 0) -> Message:
+def _outlined(message: Message, spill: Any, keys: tuple) -> Message:
     """The message without its text and bytes (but ctxfit's own note, which a fitter looks
-    for), its estimates and checks kept, its bytes written to `spill` (the `k`th of the outline)."""
+    for), its estimates and checks kept, its bytes written to `spill`."""
     offset = spill.tell()
     spill.write(message.raw)
     memo: dict[object, Any] = {key: message.memo[key] for key in keys if key in message.memo}
-    memo[_AT] = (k, offset, len(message.raw))
+    memo[_AT] = (offset, len(message.raw))
     parts = tuple(
         [
             part if not part.text or (part.kind is _TEXT and part.text == TRIMMED_HISTORY) else part._replace(text="")

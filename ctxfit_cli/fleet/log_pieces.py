@@ -30,7 +30,7 @@ import orjson
 from ..core.estimate import TranscriptEstimate, message_cost
 from ..core.model import Message, Role
 from ..core.repair import repair
-from ..counters.seed import SEED, Counter
+from ..counters.seed import Counter
 from ..errors import BadInput, CtxfitError
 from ..formats import _replies_of, anthropic, claude_code
 from ..formats.common import Where
@@ -40,9 +40,6 @@ from ..formats.repair_writers import WRITERS
 # The counter a piece is estimated with: set before the workers are forked, so that a counter
 # that cannot be pickled (a real tokenizer) needs no sending.
 COUNTER: Counter | None = None
-#: The temporary files the pieces read in outline write their messages' bytes to, one a piece
-#: (`fleet.log_outline`): opened before the workers are forked, which inherit them.
-SPILLS: list = []
 
 
 class Piece(NamedTuple):
@@ -74,8 +71,6 @@ class Piece(NamedTuple):
     tail: int
     #: The log's recorded spend in the piece (`fleet.spend.Spend`'s replies and unnamed calls).
     spend: tuple[dict, list]
-    #: Read in outline: its messages so (`log_outline._outlined`), line numbers the piece's own.
-    outline: list
 
 
 def _reply_key(value: Any, sidechain: bool) -> str | None:
@@ -134,14 +129,14 @@ def _is_compaction(value: Any) -> bool:
 
 def read_piece(job: tuple) -> Piece:
     """In a worker: one piece of a Claude Code log, from its cut to the next (see the module)."""
-    path, name, start, end, sidechain, top_n, outline = job
+    path, name, start, end, sidechain, top_n = job
     # What the process held when it was forked is never garbage: the collector need not walk it
     # again and again as the piece's messages come and go (a few percent of a piece's time).
     gc.freeze()
     counter = COUNTER
     assert counter is not None
     state = _State(start == 0)
-    keep = _Estimating(name, counter, top_n) if outline is None else _Outlining(counter, *outline)
+    keep = _Estimating(name, counter, top_n)
     try:
         with open(path, "rb", buffering=BUFFER) as file:
             file.seek(start)
@@ -204,33 +199,7 @@ class _Estimating:
             self.turns.append(index)
 
 
-class _Outlining:
-    """What a piece keeps of each message to fit or replay the log: the message in outline, its
-    bytes written to the piece's spill file (`log_outline.read_outline` does the same)."""
-
-    def __init__(self, counter: Counter, k: int, keys: tuple, seed: bool, checks: bool) -> None:
-        self.counter, self.k, self.keys, self.seed, self.checks = counter, k, keys, seed, checks
-        self.spill = SPILLS[k]
-        self.messages: list[Message] = []
-        self.report = None
-        self.tokens: list[int] = []
-        self.turns: list[int] = []
-        self.split = 0
-
-    def add(self, index: int, message: Message, leading: bool) -> None:
-        from .log_outline import _outlined
-
-        message_cost(message, self.counter)
-        if self.seed:
-            message_cost(message, SEED)
-        if self.checks:
-            from ..replay.validity import checked
-
-            checked(message, "anthropic")
-        self.messages.append(message if leading else _outlined(message, self.spill, self.keys, self.k))
-
-
-def _read(name: str, records: Iterator[Record], keep: _Estimating | _Outlining, state: _State, first: bool) -> Piece:
+def _read(name: str, records: Iterator[Record], keep: _Estimating, state: _State, first: bool) -> Piece:
     repairs: list[str] = []
     open_end: list[str] = []
     replies: dict[Message, claude_code.Reply] = {}
@@ -264,12 +233,7 @@ def _read(name: str, records: Iterator[Record], keep: _Estimating | _Outlining, 
         keep.add(index, message, leading)
     if state.compacted:
         return _refused("compacted")
-    if keep.report is not None:
-        keep.report.counter = None  # type: ignore[assignment]  # (the parent's own is put back)
-    outline = []
-    if isinstance(keep, _Outlining):
-        keep.spill.flush()
-        outline = keep.messages
+    keep.report.counter = None  # type: ignore[assignment]  # (the parent's own is put back)
     return Piece(
         None,
         0,
@@ -286,9 +250,8 @@ def _read(name: str, records: Iterator[Record], keep: _Estimating | _Outlining, 
         max(head, 0),
         len(repairs) - made[0],
         (state.spend_replies, state.spend_unnamed),
-        outline,
     )
 
 
 def _refused(why: str) -> Piece:
-    return Piece(why, 0, 0, None, [], 0, [], [], [], [], None, None, 0, 0, ({}, []), [])
+    return Piece(why, 0, 0, None, [], 0, [], [], [], [], None, None, 0, 0, ({}, []))

@@ -1,4 +1,4 @@
-"""`estimate` and `fit` of a big Claude Code log read in pieces on every core (`log_pieces`).
+"""`estimate` of a big Claude Code log read in pieces on every core (`log_pieces`).
 
 The counter is the one `log_estimate` guesses (the profile of the log's first model), found by
 reading the log's head; each piece is then read, estimated and its usage collected by its own
@@ -12,13 +12,12 @@ does not parse) is read by the one-process path instead, which gives its figures
 from __future__ import annotations
 
 import os
-import tempfile
 from typing import TYPE_CHECKING, NamedTuple
 
 import orjson
 
 from ..core.estimate import TranscriptEstimate
-from ..core.model import Message, RecordedCall, Transcript
+from ..core.model import RecordedCall, Transcript
 from ..counters.seed import Counter
 from ..errors import CtxfitError
 from ..formats import parallel
@@ -27,7 +26,6 @@ from . import log_pieces
 from .log_estimate import LogEstimate, estimate_entry, finish, guess_counter
 
 if TYPE_CHECKING:
-    from .log_outline import LogOutline
     from .work import Job
 
 #: Logs smaller than this are read in one process: starting workers costs more than it saves.
@@ -66,10 +64,9 @@ def estimate_split(
     if head is None:
         return None
     transcript, guess, sidechain = head
-    got = _read_pieces(path, name, guess, sidechain, top_n=top_n, pieces=pieces, workers=workers)
-    if got is None:
+    read = _read_pieces(path, name, guess, sidechain, top_n=top_n, pieces=pieces, workers=workers)
+    if read is None:
         return None
-    read, _ = got
     report = TranscriptEstimate(name, "claude-code", counter=guess, top_n=top_n)
     prefix, turns, split = _put_together(read, transcript, report, name)
     estimate = finish(
@@ -86,77 +83,21 @@ def _read_pieces(
     counter: Counter,
     sidechain: bool,
     *,
-    top_n: int = 0,
-    outline: tuple | None = None,
+    top_n: int,
     pieces: int | None = None,
     workers: int | None = None,
-) -> tuple[list[log_pieces.Piece], list] | None:
-    """The pieces of the log, each read by a worker (in outline: `outline` is (memo keys kept,
-    seed, checks), each piece's bytes in its own temporary file, returned too); None when
-    they do not join as one reading (`_joins`)."""
+) -> list[log_pieces.Piece] | None:
+    """The pieces of the log, each read by a worker; None when they do not join as one
+    reading (`_joins`)."""
     workers = workers or min(parallel.cores(), 8)
     cuts = parallel.pieces(path, os.path.getsize(path), pieces or 2 * workers)
-    spills = [tempfile.TemporaryFile() for _ in cuts] if outline is not None else []
-    jobs = [
-        (path, name, a, b, sidechain, top_n, None if outline is None else (k, *outline))
-        for k, (a, b) in enumerate(cuts)
-    ]
-    # Inherited by the workers, forked at the first submit.
-    log_pieces.COUNTER, log_pieces.SPILLS = counter, spills
+    jobs = [(path, name, a, b, sidechain, top_n) for a, b in cuts]
+    log_pieces.COUNTER = counter  # inherited by the workers, forked at the first submit
     try:
         read = list(parallel._run(log_pieces.read_piece, jobs, workers))
-    except BaseException:
-        _close(spills)
-        raise
     finally:
-        log_pieces.COUNTER, log_pieces.SPILLS = None, []
-    if not _joins(read):
-        _close(spills)
-        return None
-    return read, spills
-
-
-def _close(spills: list) -> None:
-    for spill in spills:
-        spill.close()
-
-
-def outline_split(
-    path: str,
-    transcript: Transcript,
-    counter: Counter,
-    keys: tuple,
-    *,
-    seed: bool,
-    checks: bool,
-    pieces: int | None = None,
-    workers: int | None = None,
-) -> LogOutline | None:
-    """`log_outline.read_outline` of a big Claude Code log (its first conversation:
-    `transcript`), read in pieces; None when it is not read so (see the module)."""
-    from .log_outline import outline_of
-
-    if not worth_it(path) and pieces is None:
-        return None
-    sidechain = _sidechain(path)
-    if sidechain is None:
-        return None
-    name = transcript.path
-    got = _read_pieces(path, name, counter, sidechain, outline=(keys, seed, checks), pieces=pieces, workers=workers)
-    if got is None:
-        return None
-    read, spills = got
-    merged = Transcript(name, "claude-code", "anthropic", (), transcript.system, transcript.tools, open_end=[])
-    held: list[Message] = []
-    lines_before = 0
-    for piece in read:
-        _add_calls(merged, piece, len(held), name, lines_before)
-        held.extend(
-            Message(m.role, m.parts, m.raw, m.line + lines_before if m.line else 0, m.memo, m.repaired)
-            for m in piece.outline
-        )
-        lines_before += piece.lines
-    return outline_of(merged, held, counter, spills, whole=True)
+        log_pieces.COUNTER = None
+    return read if _joins(read) else None
 
 
 def _add_calls(
