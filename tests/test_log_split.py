@@ -113,3 +113,40 @@ def test_estimate_of_a_big_log_reads_it_in_pieces(tmp_path, monkeypatch):
     expected = one_process(path)
     assert (item["report"].to_dict(), item["usage"], item["repairs"], item["still_being_written"]) == expected[:4]
     assert orjson.dumps(item["report"].to_dict()) == orjson.dumps(expected[0])
+
+
+def test_blank_replies_between_pieces(tmp_path):
+    """Replies that hold only blank text (dropped, and the messages around them combined) read
+    the same in pieces, wherever the cuts fall, or the log is read in one process."""
+    lines = (SAMPLES / "claude_code_session.jsonl").read_bytes().splitlines(True)
+    out, blank, replies = [], 0, 0
+    for line in lines:
+        record = orjson.loads(line)
+        replies += record.get("type") == "assistant"
+        if record.get("type") == "assistant" and replies in (4, 11):
+            blank += 1
+            message = {**record["message"], "id": f"msg_blank_{blank}", "content": [{"type": "text", "text": "\n\n"}]}
+            out.append(orjson.dumps({**record, "message": message}) + b"\n")
+        out.append(line)
+    path = tmp_path / "blank.jsonl"
+    path.write_bytes(b"".join(out))
+    expected = one_process(path)
+    assert any("dropped an empty assistant message" in repair for repair in expected[2])
+    used = 0
+    for pieces in range(2, 60, 3):
+        got = in_pieces(path, pieces)
+        assert got is None or got == expected, f"{pieces} pieces"
+        used += got is not None
+    assert used  # (some cuts fall where the pieces join)
+
+
+def test_a_piece_that_makes_no_message_is_not_joined():
+    """A piece holding only a blank reply makes no message on its own (the reply is left out as
+    one being written); read with its neighbours it is dropped as empty: such pieces are not
+    joined (the log is read in one process)."""
+    piece = log_split.log_pieces.Piece(None, 3, 7, None, [], 0, [], [], [], ["x"], None, None, 0, 0, ({}, []))
+    whole = log_split.log_pieces.Piece(
+        None, 3, 1, None, [], 0, [], [], [], [], ("user", 1), ("user", 2), 0, 0, ({}, [])
+    )
+    assert not log_split._joins([whole, piece])
+    assert log_split._joins([whole, piece._replace(cut=0, open_end=[])])

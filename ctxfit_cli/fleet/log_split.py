@@ -150,8 +150,8 @@ def _joins(read: list[log_pieces.Piece]) -> bool:
     piece before ends in a user message, the one after starts with the reply at the cut, and the
     repairs around the cut are reported in one reading's order (those of the piece before after
     its last message was made, or those of the piece after before its first was done: none)."""
-    if any(piece.refused is not None for piece in read):
-        return False
+    if any(piece.refused is not None or (piece.first is None and piece.cut) for piece in read):
+        return False  # (a piece that read records but made no message: they were read on their own)
     used = [piece for piece in read if piece.first is not None]
     for before, after in zip(used, used[1:]):
         assert before.last is not None and after.first is not None
