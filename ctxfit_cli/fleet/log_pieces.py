@@ -22,6 +22,7 @@ Line numbers in a piece are counted from its first byte; the caller adds the lin
 from __future__ import annotations
 
 import gc
+import sys
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
@@ -177,7 +178,10 @@ def _records(name: str, lines: _Lines, first: bool, sidechain: bool, state: _Sta
             if isinstance(value, dict) and value.get("type") == "assistant":
                 spend.claude_code(value)
             yield Record(number, value, as_sent(line))
-    state.spend_replies, state.spend_unnamed = spend._replies, spend._unnamed
+    # Sent back one entry a reply: a model's name once (pickle sends one object once), counts as
+    # a tuple (what the parent holds of the whole log's spend while it adds it up).
+    state.spend_replies = {key: (sys.intern(model), tuple(counts)) for key, (model, counts) in spend._replies.items()}
+    state.spend_unnamed = spend._unnamed
 
 
 class _Estimating:
@@ -228,7 +232,7 @@ def _read(name: str, records: Iterator[Record], keep: _Estimating, state: _State
         for reply in _replies_of(message, replies):
             if reply.id not in seen or not reply.id:
                 seen.add(reply.id)
-                calls.append((index, tuple(reply)))
+                calls.append((index, (reply.id, sys.intern(reply.model), reply.prompt_tokens, reply.output_tokens)))
         leading = leading and message.role is Role.SYSTEM
         keep.add(index, message, leading)
     if state.compacted:

@@ -12,7 +12,7 @@ does not parse) is read by the one-process path instead, which gives its figures
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
@@ -64,40 +64,36 @@ def estimate_split(
     if head is None:
         return None
     transcript, guess, sidechain = head
-    read = _read_pieces(path, name, guess, sidechain, top_n=top_n, pieces=pieces, workers=workers)
-    if read is None:
-        return None
-    report = TranscriptEstimate(name, "claude-code", counter=guess, top_n=top_n)
-    prefix, turns, split = _put_together(read, transcript, report, name)
-    estimate = finish(
-        transcript, guess, report, prefix, turns, split, given=given, window=window, fixed_tokens=fixed_tokens
-    )
-    if estimate is None:
-        return None
-    return Split(transcript, estimate, _spend(read))
+    from .spend import Spend
 
-
-def _read_pieces(
-    path: str,
-    name: str,
-    counter: Counter,
-    sidechain: bool,
-    *,
-    top_n: int,
-    pieces: int | None = None,
-    workers: int | None = None,
-) -> list[log_pieces.Piece] | None:
-    """The pieces of the log, each read by a worker; None when they do not join as one
-    reading (`_joins`)."""
+    report, spend = TranscriptEstimate(name, "claude-code", counter=guess, top_n=top_n), Spend()
+    merged = _Merged(transcript, report, spend, name)
     workers = workers or min(parallel.cores(), 8)
     cuts = parallel.pieces(path, os.path.getsize(path), pieces or 2 * workers)
     jobs = [(path, name, a, b, sidechain, top_n) for a, b in cuts]
-    log_pieces.COUNTER = counter  # inherited by the workers, forked at the first submit
+    log_pieces.COUNTER = guess  # inherited by the workers, forked at the first submit
+    results = parallel._run(log_pieces.read_piece, jobs, workers)
     try:
-        read = list(parallel._run(log_pieces.read_piece, jobs, workers))
+        # Each piece merged as it comes and let go: the parent holds the log's totals, not its pieces.
+        if not all(merged.add(piece) for piece in results) or merged.last is None:
+            return None  # (the workers still reading are killed)
     finally:
+        results.close()
         log_pieces.COUNTER = None
-    return read if _joins(read) else None
+    estimate = finish(
+        transcript,
+        guess,
+        report,
+        merged.prefix,
+        merged.turns,
+        merged.split,
+        given=given,
+        window=window,
+        fixed_tokens=fixed_tokens,
+    )
+    if estimate is None:
+        return None
+    return Split(transcript, estimate, spend.totals())
 
 
 def _add_calls(
@@ -146,43 +142,71 @@ def _head(path: str, name: str, format: str | None, given: Counter | None) -> tu
 
 
 def _joins(read: list[log_pieces.Piece]) -> bool:
-    """Whether the pieces read the log as one reading does: none refused, and at each cut the
-    piece before ends in a user message, the one after starts with the reply at the cut, and the
-    repairs around the cut are reported in one reading's order (those of the piece before after
-    its last message was made, or those of the piece after before its first was done: none)."""
-    if any(piece.refused is not None or (piece.first is None and piece.cut) for piece in read):
-        return False  # (a piece that read records but made no message: they were read on their own)
-    used = [piece for piece in read if piece.first is not None]
-    for before, after in zip(used, used[1:]):
-        assert before.last is not None and after.first is not None
-        if before.open_end or before.last[0] != "user":
-            return False
-        if after.first != ("assistant", after.cut) or (before.tail and after.head):
-            return False
-    return bool(used)
+    """Whether the pieces read the log as one reading does (`_Merged.add`, without merging)."""
+    merged = _Merged(Transcript("", "claude-code", "anthropic", ()), None, None, "")
+    return all(merged.add(piece) for piece in read) and merged.last is not None
 
 
-def _put_together(
-    read: list[log_pieces.Piece], transcript: Transcript, report: TranscriptEstimate, name: str
-) -> tuple[list[int], list[int], int]:
-    """Merge the pieces into `report` and `transcript` (calls, repairs, why it looks still being
-    written); the running totals `log_estimate.finish` takes."""
-    split = read[0].split
-    prefix, turns = [sum(read[0].tokens[:split])], []
-    lines_before = messages_before = 0
-    for piece in read:
-        assert piece.report is not None
-        report.merge(piece.report)
+class _Merged:
+    """The pieces merged as they come, in order: into `report`, `transcript` (calls, repairs,
+    why it looks still being written) and `spend` (as one `Spend` reading the log adds it up),
+    and the running totals `log_estimate.finish` takes (`prefix`, `turns`, `split`)."""
+
+    def __init__(self, transcript: Transcript, report: TranscriptEstimate | None, spend: Any, name: str) -> None:
+        self.transcript, self.report, self.spend, self.name = transcript, report, spend, name
+        self.prefix: list[int] = [0]
+        self.turns: list[int] = []
+        self.split = 0
+        self.lines_before = self.messages_before = 0
+        #: The last piece that made messages (the one a cut is checked against).
+        self.last: log_pieces.Piece | None = None
+
+    def check(self, piece: log_pieces.Piece) -> bool:
+        """Whether `piece` joins the pieces before it as one reading reads them: not refused, and
+        at the cut the piece before ends in a user message, this one starts with the reply at the
+        cut, and the repairs around it come in one reading's order (those of the piece before
+        after its last message was made, or those of this one before its first was done: none).
+        A piece that read records but made no message is not joined: read with its neighbours,
+        what it read may have been (a blank reply, dropped as empty rather than left out)."""
+        if piece.refused is not None or (piece.first is None and piece.cut):
+            return False
+        before = self.last
+        if piece.first is None or before is None:
+            return True
+        assert before.last is not None
+        if before.open_end or before.last[0] != "user" or piece.first != ("assistant", piece.cut):
+            return False
+        return not (before.tail and piece.head)
+
+    def add(self, piece: log_pieces.Piece) -> bool:
+        """Merge one more piece (False: it does not join, see `check`)."""
+        if not self.check(piece):
+            return False
+        tokens = piece.tokens
+        if self.last is None and piece.first is not None:  # the first piece: the system prompt
+            self.split = piece.split
+            self.prefix[0] = sum(tokens[: piece.split])
+            tokens = tokens[piece.split :]
+        if self.report is not None:
+            assert piece.report is not None
+            self.report.merge(piece.report)
         for index in piece.turns:
-            at = messages_before + index - split
+            at = self.messages_before + index - self.split
             if at:
-                turns.append(at)
-        _add_calls(transcript, piece, messages_before, name, lines_before)
-        for tokens in piece.tokens[split if piece is read[0] else 0 :]:
-            prefix.append(prefix[-1] + tokens)
-        lines_before += piece.lines
-        messages_before += len(piece.tokens)
-    return prefix, turns, split
+                self.turns.append(at)
+        _add_calls(self.transcript, piece, self.messages_before, self.name, self.lines_before)
+        prefix = self.prefix
+        for count in tokens:
+            prefix.append(prefix[-1] + count)
+        if self.spend is not None:
+            replies, unnamed = piece.spend
+            self.spend._replies.update(replies)
+            self.spend._unnamed.extend(unnamed)
+        self.lines_before += piece.lines
+        self.messages_before += len(piece.tokens)
+        if piece.first is not None:
+            self.last = piece._replace(report=None, tokens=[], turns=[], calls=[], repairs=[], spend=({}, []))
+        return True
 
 
 _ANSWERED = " has no result before line "
@@ -201,18 +225,6 @@ def _moved(entry: str, name: str, lines: int) -> str:
         before, _, rest = tail.partition(";")
         entry = f"{head}{_ANSWERED}{int(before) + lines};{rest}"
     return entry
-
-
-def _spend(read: list[log_pieces.Piece]) -> dict:
-    """The spend the pieces recorded, added up as one `Spend` reading the log adds it up."""
-    from .spend import Spend
-
-    spend = Spend()
-    for piece in read:
-        replies, unnamed = piece.spend
-        spend._replies.update(replies)
-        spend._unnamed.extend(unnamed)
-    return spend.totals()
 
 
 def entry(path: str, name: str, job: Job, given: Counter | None) -> dict | None:

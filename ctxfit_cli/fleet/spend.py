@@ -40,7 +40,7 @@ class Spend:
     """Tokens per model as a log's records are read (one `Spend` per session)."""
 
     def __init__(self) -> None:
-        self._replies: dict[tuple[str, str], tuple[str, dict]] = {}
+        self._replies: dict[tuple[str, str], tuple[str, list[int]]] = {}
         self._unnamed: list[tuple[str, list[int]]] = []
         self._codex_model = ""
         self._codex_last_total: object = None
@@ -54,13 +54,19 @@ class Spend:
         model: str = body["model"] if isinstance(body.get("model"), str) else ""
         if model.startswith("<"):  # `<synthetic>`: written by Claude Code, not billed
             return
+        counts = [
+            _count(usage.get(k))
+            for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
+        ]
+        split = usage.get("cache_creation")
+        hour = min(_count(split.get("ephemeral_1h_input_tokens")), counts[1]) if isinstance(split, dict) else 0
+        counts[1] -= hour
+        counts.append(hour)
         reply = body.get("id")
         if isinstance(reply, str) and reply:
-            # The last record wins: its usage is counted when the totals are asked for (a reply
-            # is written one record per block, each repeating the usage so far).
-            self._replies[(reply, str(value.get("requestId") or ""))] = (model, usage)
+            self._replies[(reply, str(value.get("requestId") or ""))] = (model, counts)  # the last record wins
         else:
-            self._unnamed.append((model, _claude_code_counts(usage)))
+            self._unnamed.append((model, counts))
 
     def codex_model(self, model: object) -> None:
         """A Codex `turn_context`: the model of the calls that follow."""
@@ -82,26 +88,12 @@ class Spend:
 
     def totals(self) -> Tally:
         tally: Tally = {}
-        replies = [(model, _claude_code_counts(usage)) for model, usage in self._replies.values()]
-        for model, counts in [*replies, *self._unnamed]:
+        for model, counts in [*self._replies.values(), *self._unnamed]:
             long = counts[0] + counts[1] + counts[2] + counts[4] > LONG_CONTEXT
             kept = tally.setdefault((model, long), [0, 0, 0, 0, 0])
             for k, count in enumerate(counts):
                 kept[k] += count
         return tally
-
-
-def _claude_code_counts(usage: dict) -> list[int]:
-    """A Claude Code record's usage as a tally's five counts."""
-    counts = [
-        _count(usage.get(k))
-        for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
-    ]
-    split = usage.get("cache_creation")
-    hour = min(_count(split.get("ephemeral_1h_input_tokens")), counts[1]) if isinstance(split, dict) else 0
-    counts[1] -= hour
-    counts.append(hour)
-    return counts
 
 
 #: The formats whose logs record what each call was billed.
