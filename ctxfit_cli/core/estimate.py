@@ -266,6 +266,27 @@ def _finish(
     )
 
 
+def _script_figures(message: Message, cost: MessageCost, counter: Counter) -> tuple[Vector, Vector]:
+    """The seed rule's characters and tokens per writing system of a message: its estimate's own
+    under the seed rule; read off the vectors `cost` (the counter's) sums per kind when the
+    counter's vectors hold the seed rule's counts (a profile's: `script_groups`), as `_finish`
+    makes them from the seed rule's; else from the seed rule's estimate of the message."""
+    if counter is SEED:
+        return cost.script_chars, cost.script_tokens
+    groups = getattr(counter, "script_groups", None)
+    if groups is None or SEED.name in message.memo:
+        seed = message_cost(message, SEED)
+        return seed.script_chars, seed.script_tokens
+    ascii_of, cjk_of, other_of = groups
+    a = c = o = ta = to = 0
+    for vector in cost.vectors.values():
+        x = sum([vector[i] for i in ascii_of])
+        z = sum([vector[i] for i in other_of])
+        a, c, o = a + x, c + sum([vector[i] for i in cjk_of]), o + z
+        ta, to = ta - (-x // 4), to - (-z // 2)
+    return (a, c, o), (ta, c, to)
+
+
 def total_tokens(messages: Iterable[Message], counter: Counter = SEED) -> int:
     """Sum of the estimates of `messages`.
 
@@ -328,9 +349,9 @@ class TranscriptEstimate:
         self.chars += cost.chars
         for kind, tokens in cost.by_kind.items():
             self.by_kind[kind] += tokens
-        seed = cost if self.counter is SEED else message_cost(message, SEED)
-        self.script_chars = list(map(_add, self.script_chars, seed.script_chars))
-        self.script_tokens = list(map(_add, self.script_tokens, seed.script_tokens))
+        script_chars, script_tokens = _script_figures(message, cost, self.counter)
+        self.script_chars = list(map(_add, self.script_chars, script_chars))
+        self.script_tokens = list(map(_add, self.script_tokens, script_tokens))
         for part in message.parts:
             if part.kind is PartKind.TOOL_CALL and part.call_id:
                 self._tool_names[part.call_id] = part.tool

@@ -94,20 +94,29 @@ MADE_FROM = "made_from"
 
 
 def repair(
-    messages: Iterable[Message], writer: Writer | None, path: str, repairs: list[str], open_end: list[str] | None = None
+    messages: Iterable[Message],
+    writer: Writer | None,
+    path: str,
+    repairs: list[str],
+    open_end: list[str] | None = None,
+    *,
+    started: bool = False,
 ) -> Iterator[Message]:
     """The messages as their provider accepts them (lazy): nothing empty, turns combined where
     the dialect combines them, every call answered once by results right after it. Why the
     log looks still being written goes to `open_end`. (`writer` None: only the first steps,
-    for a doctest.)"""
+    for a doctest.) `started`: the messages continue a conversation (a piece of a log read on
+    its own, `formats.log_pieces`), so the first is no opening message."""
     open_end = [] if open_end is None else open_end
     stream = _sendable(messages, path, repairs, open_end)
     if writer is None:
         return stream
     if writer.combines_turns:
         stream = _combined(stream, writer, path, repairs)
-    answered = _answered_anywhere if getattr(writer, "pairs_by_id", False) else _answered
-    stream = answered(stream, writer, path, repairs, open_end)
+    if getattr(writer, "pairs_by_id", False):  # (adds no opening message: nothing to start)
+        stream = _answered_anywhere(stream, writer, path, repairs, open_end)
+    else:
+        stream = _answered(stream, writer, path, repairs, open_end, started)
     if writer.combines_turns:  # a message dropped above may leave two turns of one role side by side
         stream = _combined(stream, writer, path, repairs)
     # A result dropped above (no call before it) may leave an unfinished reply last again.
@@ -191,13 +200,17 @@ def _combined(messages: Iterable[Message], writer: Writer, path: str, repairs: l
 
 
 def _answered(
-    messages: Iterable[Message], writer: Writer, path: str, repairs: list[str], open_end: list[str]
+    messages: Iterable[Message],
+    writer: Writer,
+    path: str,
+    repairs: list[str],
+    open_end: list[str],
+    started: bool = False,
 ) -> Iterator[Message]:
     """The messages with every call answered once, by results right after it (lazy)."""
     open_calls: list[str] = []  # calls of the last assistant message not yet answered
     answered: set[str] = set()
     call_line = 0
-    started = False
     for message in messages:
         role = message.role
         if role is _TOOLS or (role is _SYSTEM and (writer.results_in_user or not open_calls)):

@@ -134,6 +134,12 @@ class ProfileCounter:
     """
 
     classes = COMPONENTS
+    #: The components of a vector that are the seed rule's ASCII, CJK and other characters: every
+    #: class lies wholly inside one of its groups, so the seed rule's counts of a text are read off
+    #: the text's vector, exactly (`core.estimate` reports them without measuring again).
+    script_groups = tuple(
+        tuple(i for i, c in enumerate(CLASSES) if SEED_GROUP[c] == group) for group in ("ascii", "cjk", "other")
+    )
 
     def __init__(self, data: dict[str, Any], *, source: str = "<dict>") -> None:
         self.data = validate_profile(data, source=source)

@@ -43,6 +43,13 @@ from ..formats import measures
 STREAMED_FORMATS = ("claude-code", "codex")
 
 
+class NamedCounter(NamedTuple):
+    """Stands in for the counter in a result that crosses a process boundary (a real tokenizer
+    need not pickle); reports only read its name."""
+
+    name: str
+
+
 class LogEstimate(NamedTuple):
     report: TranscriptEstimate
     chosen: choice.Choice
@@ -72,6 +79,25 @@ def estimate_log(
         counter = pieces.counter if pieces is not None else guess  # (the same name, the same figures)
         report = TranscriptEstimate(name, transcript.format, counter=counter, top_n=top_n)
         prefix, turns, split = _count(measures.measured(chain(ahead, messages), pieces), report, counter)
+    return finish(
+        transcript, guess, report, prefix, turns, split, given=given, window=window, fixed_tokens=fixed_tokens
+    )
+
+
+def finish(
+    transcript: Transcript,
+    guess: Counter,
+    report: TranscriptEstimate,
+    prefix: list[int],
+    turns: list[int],
+    split: int,
+    *,
+    given: Counter | None,
+    window: int | None,
+    fixed_tokens: int | None,
+) -> LogEstimate | None:
+    """The estimate of a log from its messages' running totals (`_count`'s, or those of a log
+    read in pieces, `log_split`), its calls read (`transcript.calls`); None as `estimate_log`."""
     # As `Transcript.materialize` has them: the leading system messages are the fixed part.
     calls = [c._replace(message=c.message - split) for c in transcript.calls] if split else transcript.calls
     chosen = choice.choose(_calls_only(transcript, calls), counter=given, window=window, fixed_tokens=fixed_tokens)
@@ -171,3 +197,15 @@ def _usage(
         recorded["next_request"] = next_request_from(anchoring, prefix, estimate).to_dict()
     entry["recorded"] = recorded
     return entry
+
+
+def estimate_entry(transcript: Transcript, report: TranscriptEstimate, comparison: dict | None, usage: dict) -> dict:
+    """One transcript's item of an `estimate` (`fleet.work`)."""
+    report.counter = NamedCounter(report.counter.name)  # type: ignore[assignment]  # a picklable stand-in
+    return {
+        "report": report,
+        "compare": comparison,
+        "usage": usage,
+        "repairs": list(transcript.repairs),  # complete: the messages were all read
+        "still_being_written": list(transcript.open_end),
+    }

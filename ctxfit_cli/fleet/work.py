@@ -31,7 +31,8 @@ from ..errors import EXIT_BAD_INPUT, BadInput, CtxfitError, NoConversation
 from ..formats import parallel, read_transcripts
 from ..formats.reading import DEFAULT_LINE_LIMIT_MB, open_input, read_records, set_line_limit
 from ..replay.prices import Prices
-from .log_estimate import STREAMED_FORMATS, estimate_log
+from . import log_split
+from .log_estimate import STREAMED_FORMATS, estimate_entry, estimate_log
 
 if TYPE_CHECKING:
     from ..replay.simulation import PolicyReplay
@@ -69,13 +70,6 @@ class Job(NamedTuple):
     line_limit_mb: int = DEFAULT_LINE_LIMIT_MB
     #: Inputs with a scheme (`s3://…`) are URIs, streamed with fsspec (`--engine ray`: uri_input.py).
     uris: bool = False
-
-
-class NamedCounter(NamedTuple):
-    """Stands in for the counter in a result that crosses a process boundary (a real tokenizer
-    need not pickle); reports only read its name."""
-
-    name: str
 
 
 @dataclass
@@ -163,8 +157,11 @@ def _read(path: str, data: bytes | None, job: Job) -> list[Unit]:
         stream = _open(path, job)
     items: list[tuple[int, object]] = []
     format = job.format
+    split = log_split.entry(path, name, job, counter) if job.command == "estimate" else None
+    if split is not None:  # a big Claude Code log, read in pieces on every core
+        items, format = [(1, split)], "claude-code"
     with stream as stream:
-        for transcript in read_transcripts(name, stream, job.format):
+        for transcript in read_transcripts(name, stream, job.format) if split is None else ():
             format = transcript.format
             items.append((transcript.line, HANDLERS[job.command](transcript, path, job, counter)))
     if not job.describe:
@@ -261,7 +258,7 @@ def _estimate(transcript: Transcript, path: str, job: Job, given: Counter | None
             path=path if job.split_big_files else None,
         )
         if streamed is not None:
-            return _estimate_entry(transcript, streamed.report, None, streamed.usage)
+            return estimate_entry(transcript, streamed.report, None, streamed.usage)
         transcript = _read_again(path, transcript, job)  # its last model's counter is another
     if transcript.format in choice.USAGE_FORMATS:
         transcript = transcript.materialize()
@@ -280,18 +277,7 @@ def _estimate(transcript: Transcript, path: str, job: Job, given: Counter | None
             for other in extra:
                 other.add(message)
     comparison = {e.counter.name: e.tokens for e in [report, *extra]} if job.compare else None
-    return _estimate_entry(transcript, report, comparison, _usage_entry(transcript, chosen))
-
-
-def _estimate_entry(transcript: Transcript, report: TranscriptEstimate, comparison: dict | None, usage: dict) -> dict:
-    report.counter = NamedCounter(report.counter.name)  # type: ignore[assignment]  # a picklable stand-in
-    return {
-        "report": report,
-        "compare": comparison,
-        "usage": usage,
-        "repairs": list(transcript.repairs),  # complete: the messages were all read
-        "still_being_written": list(transcript.open_end),
-    }
+    return estimate_entry(transcript, report, comparison, _usage_entry(transcript, chosen))
 
 
 def _read_again(path: str, transcript: Transcript, job: Job) -> Transcript:

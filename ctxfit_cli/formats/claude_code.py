@@ -45,7 +45,7 @@ from typing import Any, NamedTuple
 
 from .common import COMPACTED, Where, as_blocks, dumps, expect_dict
 from .reading import Record
-from .usage import claude_code_call
+from .usage import PROMPT_FIELDS, token_count
 
 CONVERSATION = ("user", "assistant")
 #: The model name Claude Code logs on replies it wrote itself (errors, placeholders).
@@ -119,9 +119,14 @@ def to_anthropic(records: Iterator[Record], path: str) -> Iterator[Built | objec
 
 
 def _usage(message: dict) -> tuple[int | None, int | None]:
-    """The prompt and output tokens one record of a reply logged (see `usage.claude_code_call`)."""
-    call = claude_code_call({"message": message}, 0)
-    return (call.prompt_tokens, call.output_tokens) if call is not None else (None, None)
+    """The prompt and output tokens one record of a reply logged, as `usage.claude_code_call`
+    reads them (inline: it runs for every record of every reply)."""
+    usage = message.get("usage")
+    if not isinstance(usage, dict):
+        return None, None
+    counts = [token_count(usage.get(k)) for k in PROMPT_FIELDS]
+    prompt = sum(c or 0 for c in counts) if any(c is not None for c in counts) else None
+    return prompt, token_count(usage.get("output_tokens"))
 
 
 def _is_result(block: object) -> bool:

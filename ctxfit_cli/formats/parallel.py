@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from array import array
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -73,9 +73,10 @@ def pieces(path: str, size: int, count: int, start: int = 0) -> list[tuple[int, 
     return [(a, b) for a, b in zip(cuts, cuts[1:]) if b > a] or [(start, size)]
 
 
-def _run(function, jobs: list, workers: int) -> Iterator:
+def _run(function, jobs: list, workers: int) -> Generator:
     """`function` over `jobs` (`(path, ...)` tuples) in `workers` forked processes: results in
-    job order, each as soon as it and those before it are ready."""
+    job order, each as soon as it and those before it are ready (closed early, the workers are
+    killed)."""
     from .workers import Workers
 
     with Workers(workers, tasks=len(jobs)) as pool:

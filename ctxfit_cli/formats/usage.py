@@ -30,7 +30,7 @@ from ..core.model import Message, RecordedCall, Role
 PROMPT_FIELDS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 
-def _count(value: object) -> int | None:
+def token_count(value: object) -> int | None:
     """A token count as the log has it: a non-negative int, else unknown."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
@@ -46,10 +46,10 @@ def claude_code_call(value: dict, message: int) -> RecordedCall | None:
     usage = body.get("usage")
     prompt = output = None
     if isinstance(usage, dict):
-        counts = [_count(usage.get(k)) for k in PROMPT_FIELDS]
+        counts = [token_count(usage.get(k)) for k in PROMPT_FIELDS]
         if any(c is not None for c in counts):
             prompt = sum(c or 0 for c in counts)
-        output = _count(usage.get("output_tokens"))
+        output = token_count(usage.get("output_tokens"))
     model = body.get("model")
     return RecordedCall(message, str(body.get("id") or ""), model if isinstance(model, str) else "", prompt, output)
 
@@ -75,11 +75,11 @@ class CodexCalls:
         if model:
             self.models.append(model)
         self._by_line[line] = (
-            _count(last.get("input_tokens")),
-            _count(last.get("output_tokens")),
+            token_count(last.get("input_tokens")),
+            token_count(last.get("output_tokens")),
             model,
-            _count(info.get("model_context_window")) or None,
-            _count(last.get("reasoning_output_tokens")),
+            token_count(info.get("model_context_window")) or None,
+            token_count(last.get("reasoning_output_tokens")),
         )
 
     def messages(self, messages: Iterable[Message]) -> Iterator[Message]:

@@ -158,7 +158,9 @@ def _across(files: list[dict], combined, prices: str | None) -> dict:
     if not spends and len(combined.kept) == 1:  # one log, not described: its usage read on its own
         from ...fleet.spend import spend_of_file
 
-        spends = [spend_of_file(combined.kept[0].path, files[0]["format"])]
+        items = combined.items  # (a log read in pieces added up its spend on the way)
+        spends = [items[0]["spend"] if len(items) == 1 and "spend" in items[0] else None]
+        spends = [spends[0] if spends[0] is not None else spend_of_file(combined.kept[0].path, files[0]["format"])]
     if any(spends):
         from ...fleet.sessions import session_cost
         from ...replay.model_prices import load_prices
