@@ -43,6 +43,16 @@ def sent_bodies(record: Path) -> list[bytes]:
     return [orjson.dumps(r["body"]) for r in recorded(record)]
 
 
+def the_rest(px, bodies: list[bytes]) -> tuple[int, dict, str]:
+    """Send the rest of a conversation through a one-worker proxy, then stop it: its worker's
+    pid by then, its stats and its log."""
+    for body in bodies:
+        send(px.url, body)
+    [worker] = workers_of(px.process.pid)
+    stats = httpx.get(f"{px.url}/ctxfit/stats").json()
+    return worker, stats, px.stop()
+
+
 def workers_of(pid: int) -> list[int]:
     return [
         int(child) for task in Path(f"/proc/{pid}/task").iterdir() for child in (task / "children").read_text().split()
@@ -159,11 +169,7 @@ def test_a_worker_that_dies_is_replaced_and_what_it_held_goes_on_unchanged(tmp_p
             assert eventually(lambda: httpx.get(f"{px.url}/ctxfit/stats").json()["workers"]["fitting"] == 1)
             os.kill(worker, signal.SIGKILL)  # ... when it dies
             waiting.result()
-        for body in bodies[7:]:
-            send(px.url, body)
-        [replacement] = workers_of(px.process.pid)
-        stats = httpx.get(f"{px.url}/ctxfit/stats").json()
-        log = px.stop()
+        replacement, stats, log = the_rest(px, bodies[7:])
     assert replacement != worker and stats["workers"]["replaced"] == 1
     assert f"fitting worker 0 (pid {worker}) ended with exit code -9" in log
     assert "forwarded unchanged, not fitted: the fitting worker ended (exit code -9)" in log
@@ -195,11 +201,7 @@ def test_a_worker_stuck_past_the_fit_deadline_is_replaced_and_its_requests_go_on
             assert eventually(lambda: httpx.get(f"{px.url}/ctxfit/stats").json()["workers"]["fitting"] == 1)
             queued = pool.submit(send, px.url, bodies[7])
             stuck.result(), queued.result()  # (each raises if its request failed)
-        for body in bodies[8:]:
-            send(px.url, body)
-        [replacement] = workers_of(px.process.pid)
-        stats = httpx.get(f"{px.url}/ctxfit/stats").json()
-        log = px.stop()
+        replacement, stats, log = the_rest(px, bodies[8:])
     assert replacement != worker and stats["workers"]["replaced"] == 1
     assert f"fitting worker 0 (pid {worker}) took over 1 s to fit a request (--fit-timeout)" in log
     assert "Traceback" not in log
