@@ -11,7 +11,9 @@ from conftest import REALWORLD, SAMPLES, needs_realworld
 from typer.testing import CliRunner
 
 from ctxfit_cli.cli.app import app
-from ctxfit_cli.fleet import log_outline, work
+from ctxfit_cli.fleet import log_outline, policy_runs, work
+from ctxfit_cli.formats.workers import Workers
+from ctxfit_cli.replay.policies import DEFAULT_POLICIES
 from ctxfit_cli.formats import measures
 
 LOGS = sorted([*(REALWORLD / "claude-code").glob("*.jsonl"), *(REALWORLD / "codex").glob("*.jsonl")])
@@ -96,8 +98,23 @@ def test_a_real_log_held_in_outline_fits_to_the_same_payload(monkeypatch, tmp_pa
 @needs_realworld
 @pytest.mark.parametrize("path", LOGS, ids=_log_ids)
 def test_a_real_log_held_in_outline_replays_the_same(monkeypatch, path):
+    """Held in outline or whole, a big log's policies are replayed side by side, each in a forked
+    worker (`fleet/policy_runs.py`): the same results either way."""
+    sent: list[str] = []
+    real_map = Workers.map
+
+    def counted(self, function, jobs, *, name):
+        jobs = list(jobs)
+        sent.extend(job for job in jobs if function is policy_runs._replay_held)
+        return real_map(self, function, jobs, name=name)
+
+    monkeypatch.setattr(Workers, "map", counted)
+    monkeypatch.setattr(policy_runs, "cores", lambda: 2)
+    monkeypatch.setattr(policy_runs, "MIN_BYTES", 0)  # (in the one-process run too: the same)
     big, whole = _both(monkeypatch, lambda: _replay(str(path)))
     assert big == whole
+    # In both runs every policy of every conversation went to a worker.
+    assert len(sent) == 2 * len(big) * len(DEFAULT_POLICIES)
 
 
 @pytest.mark.parametrize("name", ["claude_code_session.jsonl", "codex_rollout.jsonl"])

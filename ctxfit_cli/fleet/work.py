@@ -327,6 +327,8 @@ def _options(job: Job, chosen: choice.Choice) -> FitOptions:
 def _replay(transcript: Transcript, path: str, job: Job, given: Counter | None) -> dict:
     from ..replay.policies import DEFAULT_POLICIES, POLICIES  # (the fitter: not for `estimate`)
     from ..replay.simulation import replay
+    from .policy_runs import replay_policies
+    from .policy_runs import worth_it as policy_runs_worth_it
 
     names = job.policies or DEFAULT_POLICIES
     outline = _outline(transcript, path, job, given)
@@ -350,7 +352,13 @@ def _replay(transcript: Transcript, path: str, job: Job, given: Counter | None) 
         else:
             held = list(outline.messages())
         transcript = replace(transcript, messages=tuple(held))
-    results = {name: done[name] if name in done else run(transcript, name) for name in names}
+    rest = [name for name in names if name not in done]
+    # A big file's other policies on every core (files spread over the cores: in this one).
+    side_by_side = job.split_big_files and policy_runs_worth_it(path)
+    more = replay_policies(
+        transcript, rest, options, prices=job.prices, min_cacheable=job.min_cacheable, side_by_side=side_by_side
+    )
+    results = {name: done[name] if name in done else more[name] for name in names}
     recorded = None
     if transcript.calls:
         from ..core.usage import recorded_by_call
