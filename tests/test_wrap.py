@@ -253,17 +253,17 @@ def test_codex_signed_in_with_chatgpt_is_fitted_on_its_way_to_the_chatgpt_backen
 
 
 def test_which_provider_is_behind_codex_comes_from_its_auth_file(tmp_path):
-    from ctxfit_cli.serve import supervise
+    from ctxfit_cli.serve import agents
 
-    def agent(auth: object | None) -> supervise.Agent:
+    def agent(auth: object | None) -> agents.Agent:
         if auth is not None:
             (tmp_path / "auth.json").write_text(json.dumps(auth))
-        return supervise.agent_named("codex", {"CODEX_HOME": str(tmp_path)})
+        return agents.agent_named("codex", {"CODEX_HOME": str(tmp_path)})
 
-    assert agent(None) is supervise.AGENTS["codex"]  # no login saved
-    assert agent({"auth_mode": "apikey", "OPENAI_API_KEY": "sk-x", "tokens": None}) is supervise.AGENTS["codex"]
-    assert agent({"OPENAI_API_KEY": "sk-x"}) is supervise.AGENTS["codex"]
-    assert agent({"OPENAI_API_KEY": None, "tokens": {"access_token": "t"}}) is supervise.CODEX_WITH_CHATGPT
+    assert agent(None) is agents.AGENTS["codex"]  # no login saved
+    assert agent({"auth_mode": "apikey", "OPENAI_API_KEY": "sk-x", "tokens": None}) is agents.AGENTS["codex"]
+    assert agent({"OPENAI_API_KEY": "sk-x"}) is agents.AGENTS["codex"]
+    assert agent({"OPENAI_API_KEY": None, "tokens": {"access_token": "t"}}) is agents.CODEX_WITH_CHATGPT
     chatgpt = agent({"auth_mode": "chatgpt", "tokens": {"access_token": "t"}})
-    assert supervise.upstream_for(chatgpt, None, {}) == "https://chatgpt.com/backend-api/codex"
-    assert (tmp_path / "auth.json").write_text("not json") and agent(None) is supervise.AGENTS["codex"]
+    assert agents.upstream_for(chatgpt, None, {}) == "https://chatgpt.com/backend-api/codex"
+    assert (tmp_path / "auth.json").write_text("not json") and agent(None) is agents.AGENTS["codex"]

@@ -1,6 +1,7 @@
 """The `ctxfit wrap` command: an agent behind its own proxy, in one command.
 
-Parses and prints only; starting, watching and stopping the processes is `serve/supervise.py`.
+Parses and prints only; which agent is run how is `serve/agents.py`, starting, watching and
+stopping the processes `serve/supervise.py`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from ...errors import UsageProblem
 from ..error_reporting import reports_errors
 
 if TYPE_CHECKING:  # the module itself is imported when the command runs (start-up stays light)
-    from ...serve.supervise import Agent
+    from ...serve.agents import Agent
 from .proxy import (
     Budget,
     ClientTimeout,
@@ -101,17 +102,17 @@ def wrap(
 
     Any other program:  `ctxfit wrap --env ANTHROPIC_BASE_URL --budget 150000 -- python my_agent.py`
     """
-    from ...serve import supervise
+    from ...serve import agents, supervise
 
-    argv, agent = _command(command or [], env, supervise)
+    argv, agent = _command(command or [], env, agents)
     if shutil.which(argv[0]) is None:  # before a proxy is started and a log written for nothing
         raise UsageProblem(f"{argv[0]}: command not found (is it installed and on PATH?)")
-    target = supervise.upstream_for(agent, upstream, dict(os.environ))
+    target = agents.upstream_for(agent, upstream, dict(os.environ))
     if not target:
         raise UsageProblem(f"--upstream is needed: ctxfit does not know which provider {env} points at")
-    if agent is supervise.CODEX_WITH_CHATGPT:
+    if agent is agents.CODEX_WITH_CHATGPT:
         _say(f"codex is signed in with ChatGPT (its auth.json): its requests are fitted on their way to {target}")
-    if agent is supervise.GEMINI_WITH_GOOGLE:
+    if agent is agents.GEMINI_WITH_GOOGLE:
         _say(f"gemini is signed in with Google: its requests to Code Assist are fitted on their way to {target}")
     proxy_settings(
         target,
@@ -160,20 +161,20 @@ def wrap(
     raise typer.Exit(run.exit_code)
 
 
-def _command(command: list[str], env: str | None, supervise: ModuleType) -> tuple[list[str], Agent]:
+def _command(command: list[str], env: str | None, agents: ModuleType) -> tuple[list[str], Agent]:
     if env is not None:
         if not command:
             raise UsageProblem(
                 "--env needs the command to run after --, e.g. ctxfit wrap --env "
                 "ANTHROPIC_BASE_URL -- python my_agent.py"
             )
-        return command, supervise.agent_for_variable(env, command[0])
-    if not command or command[0] not in supervise.AGENTS:
+        return command, agents.agent_for_variable(env, command[0])
+    if not command or command[0] not in agents.AGENTS:
         given = f" {command[0]!r}" if command else ""
         raise UsageProblem(
             f"unknown agent{given}: wrap knows {', '.join(AGENT_NAMES)}; for another program use --env VAR -- COMMAND"
         )
-    agent = supervise.agent_named(command[0], dict(os.environ))
+    agent = agents.agent_named(command[0], dict(os.environ))
     return [agent.command, *command[1:]], agent
 
 
