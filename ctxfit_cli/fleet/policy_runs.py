@@ -47,7 +47,7 @@ def replay_policies(
     global _HISTORY
     workers = min(cores(), len(names))
     if not side_by_side or workers < 2:
-        return {name: _replay(transcript, name, options, prices, min_cacheable) for name in names}
+        return {name: replay_one(transcript, name, options, prices, min_cacheable) for name in names}
     from ..formats.workers import Workers
 
     _HISTORY = (transcript, options, prices, min_cacheable)
@@ -62,10 +62,11 @@ def _replay_held(name: str) -> PolicyReplay:
     """In a worker: policy `name` over the history it was forked with."""
     assert _HISTORY is not None  # (set before the workers forked)
     transcript, options, prices, min_cacheable = _HISTORY
-    return _replay(transcript, name, options, prices, min_cacheable)
+    return replay_one(transcript, name, options, prices, min_cacheable)
 
 
-def _replay(transcript: Transcript, name: str, options: FitOptions, prices: Any, min_cacheable: int) -> PolicyReplay:
+def replay_one(transcript: Transcript, name: str, options: FitOptions, prices: Any, min_cacheable: int) -> PolicyReplay:
+    """Policy `name` over `transcript` (held, or streamed as it is read)."""
     from ..replay.policies import POLICIES
     from ..replay.simulation import replay
 

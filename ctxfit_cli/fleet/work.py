@@ -326,9 +326,7 @@ def _options(job: Job, chosen: choice.Choice) -> FitOptions:
 
 def _replay(transcript: Transcript, path: str, job: Job, given: Counter | None) -> dict:
     from ..replay.policies import DEFAULT_POLICIES, POLICIES  # (the fitter: not for `estimate`)
-    from ..replay.simulation import replay
-    from .policy_runs import replay_policies
-    from .policy_runs import worth_it as policy_runs_worth_it
+    from . import policy_runs
 
     names = job.policies or DEFAULT_POLICIES
     outline = _outline(transcript, path, job, given)
@@ -338,9 +336,6 @@ def _replay(transcript: Transcript, path: str, job: Job, given: Counter | None) 
         transcript, chosen = _choose(outline.transcript, job, given)
     options = _options(job, chosen)
 
-    def run(transcript: Transcript, name: str) -> PolicyReplay:
-        return replay(transcript, POLICIES[name], options, prices=job.prices, min_cacheable=job.min_cacheable)
-
     done: dict[str, PolicyReplay] = {}
     if outline is not None:
         # A big file: the first policy that walks the history once walks it while later pieces
@@ -348,14 +343,15 @@ def _replay(transcript: Transcript, path: str, job: Job, given: Counter | None) 
         held: list[Message] = []
         streaming = next((name for name in names if POLICIES[name].streams), None)
         if streaming is not None:
-            done[streaming] = run(replace(transcript, messages=_holding(outline.messages(), held)), streaming)
+            streamed = replace(transcript, messages=_holding(outline.messages(), held))
+            done[streaming] = policy_runs.replay_one(streamed, streaming, options, job.prices, job.min_cacheable)
         else:
             held = list(outline.messages())
         transcript = replace(transcript, messages=tuple(held))
     rest = [name for name in names if name not in done]
     # A big file's other policies on every core (files spread over the cores: in this one).
-    side_by_side = job.split_big_files and policy_runs_worth_it(path)
-    more = replay_policies(
+    side_by_side = job.split_big_files and policy_runs.worth_it(path)
+    more = policy_runs.replay_policies(
         transcript, rest, options, prices=job.prices, min_cacheable=job.min_cacheable, side_by_side=side_by_side
     )
     results = {name: done[name] if name in done else more[name] for name in names}
