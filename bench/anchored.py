@@ -32,7 +32,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
 from ctxfit_cli.core import choice  # noqa: E402
-from ctxfit_cli.core.model import made_by_a_call  # noqa: E402
+from ctxfit_cli.core.model import replays_a_call  # noqa: E402
 from ctxfit_cli.core.options import FitOptions  # noqa: E402
 from ctxfit_cli.core.usage import call_estimates, recorded_by_call, usable  # noqa: E402
 from ctxfit_cli.formats import read_transcripts  # noqa: E402
@@ -97,7 +97,7 @@ def _call_numbers(transcript) -> dict[int, int]:
     """Replay call number -> index of the message it produced."""
     numbers, call = {}, 0
     for index, message in enumerate(transcript.messages):
-        if index and made_by_a_call(message) and index >= transcript.given:  # (as `recorded_by_call` numbers)
+        if replays_a_call(transcript, index, message):
             call += 1
             numbers[call] = index
     return numbers

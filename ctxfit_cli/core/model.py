@@ -99,6 +99,13 @@ def made_by_a_call(message: Message) -> bool:
     return message.role is Role.ASSISTANT and WRITTEN_BY_AGENT not in message.memo
 
 
+def replays_a_call(transcript: Transcript, index: int, message: Message) -> bool:
+    """Whether a replay counts a model call before `message`, the transcript's message `index`:
+    a call made it, it is not the first message, and it comes after the given history. Call
+    *k* of a replay, and of the usage a log recorded, is the *k*-th such message."""
+    return bool(index) and index >= transcript.given and made_by_a_call(message)
+
+
 class RecordedCall(NamedTuple):
     """One model call as the log itself recorded it: the ground truth estimates are held to.
 

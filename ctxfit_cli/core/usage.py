@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ..counters.seed import SEED, Counter, Vector
 from .anchor import Anchoring, Count, log_anchors
 from .estimate import MESSAGE_OVERHEAD, MessageCost, block_counts, block_framing, message_cost
-from .model import Message, RecordedCall, Role, Transcript, made_by_a_call
+from .model import Message, RecordedCall, Role, Transcript, replays_a_call
 
 if TYPE_CHECKING:
     from ..counters.profiles import ProfileCounter
@@ -189,7 +189,7 @@ def recorded_by_call(transcript: Transcript) -> dict[int, int]:
     request was made before (not the first message, not one its agent wrote)."""
     numbers: dict[int, int] = {}
     for index, message in enumerate(transcript.messages):
-        if index and made_by_a_call(message) and index >= transcript.given:
+        if replays_a_call(transcript, index, message):
             numbers[index] = len(numbers) + 1
     return {numbers[c.message]: prompt_of(c) for c in usable(transcript.calls) if c.message in numbers}
 

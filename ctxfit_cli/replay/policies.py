@@ -2,7 +2,7 @@
 
 Each policy turns a recorded history into the requests the agent would have sent, one before
 each assistant message a model call made (none before those of a history the conversation was
-given, `Transcript.given`, nor before one the agent wrote itself, `model.made_by_a_call`).
+given, `Transcript.given`, nor before one the agent wrote itself, `model.replays_a_call`).
 Policies that clear tool results are presets of the same `Fitter`, so a comparison isolates
 exactly the parameter that differs.
 
@@ -30,7 +30,7 @@ from typing import Any, NamedTuple, Protocol
 
 from ..core.estimate import merged_cost, message_cost
 from ..core.fitting import FitOptions, Fitter, OpenCalls, Shape, note_cost, noted_cost, overlapping_ranges
-from ..core.model import ALTERNATING, Role, Transcript, made_by_a_call
+from ..core.model import ALTERNATING, Role, Transcript, replays_a_call
 from ..core.usage import log_anchoring
 from ..errors import InvalidRequest
 from .validity import RequestCheck
@@ -151,7 +151,7 @@ class SendAll:
         anchoring = log_anchoring(transcript, options.counter)
         prefix, call = [0], 0
         for i, message in enumerate(transcript.messages):
-            if made_by_a_call(message) and i and i >= transcript.given:
+            if replays_a_call(transcript, i, message):
                 call += 1
                 tokens = fixed_tokens + prefix[i]
                 confirmed = 0
@@ -190,7 +190,7 @@ class OldTurns:
         check = RequestCheck(transcript)
         for i, message in enumerate(messages):
             boundary = open_calls.add(message)
-            if made_by_a_call(message) and i and i >= transcript.given:
+            if replays_a_call(transcript, i, message):
                 call += 1
                 fixed, confirmed = fixed_tokens, 0
                 if anchoring is not None:

@@ -17,11 +17,8 @@ from ..core.model import Dialect
 from . import code_assist, fitting, gemini, responses
 from .body import Layout, Readers
 from .conversations import Conversation, conversation_key
-from .fitting import Limits, Outcome
+from .fitting import CODE_ASSIST, Limits, Outcome
 from .limits import LimitRule
-
-#: The handling of a path whose API is another's inside a wrapper (`fitting.HANDLED_AS`).
-CODE_ASSIST = "code-assist"
 
 
 class Handling(NamedTuple):

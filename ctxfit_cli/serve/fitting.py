@@ -37,8 +37,9 @@ DIALECTS.update(dict.fromkeys(GEMINI_ROUTES, "gemini"))
 #: answered with Gemini's errors, fitted by a handling of its own (`HANDLED_AS`).
 CODE_ASSIST_PATHS = ("/v1internal:generateContent", "/v1internal:streamGenerateContent")
 DIALECTS.update(dict.fromkeys(CODE_ASSIST_PATHS, "gemini"))
-#: Paths fitted otherwise than as their dialect's own API (`dialects.HANDLING`).
-HANDLED_AS = dict.fromkeys(CODE_ASSIST_PATHS, "code-assist")
+#: Paths fitted otherwise than as their dialect's own API: the name of their `dialects.HANDLING`.
+CODE_ASSIST = "code-assist"
+HANDLED_AS = dict.fromkeys(CODE_ASSIST_PATHS, CODE_ASSIST)
 #: A method of Google's API (`…/models/gemini-2.5-pro:countTokens`): only Google's paths hold a colon.
 _GOOGLE_METHOD = re.compile(r"/v1(?:beta|alpha)?/[^:]+:[A-Za-z]+")
 
