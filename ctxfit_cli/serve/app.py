@@ -206,10 +206,7 @@ class Proxy:
         body = await self._body(request, dialect)
         if isinstance(body, web.Response):
             return body
-        encoding = request.headers.get("content-encoding", "identity")
-        model, handling = request.match_info.get("model", ""), HANDLED_AS.get(request.path, dialect)
-        window = asked_window(request.headers.get("anthropic-beta", ""))
-        outcome, stats = await self._fit(body, dialect, encoding, model, handling, window)
+        outcome, stats = await self._fit(request, body, dialect)
         if outcome.error is not None:
             # (an error comes only from a fit: its conversation, plan and limits are set)
             assert stats is not None and outcome.plan is not None and outcome.limits is not None
@@ -259,30 +256,25 @@ class Proxy:
             self._log(request, time.perf_counter(), 413, message)
             return web.Response(status=413, body=provider_error(dialect, 413, message), content_type="application/json")
 
-    async def _fit(
-        self,
-        body: bytes,
-        dialect: Dialect,
-        encoding: str = "identity",
-        model: str = "",
-        handling: str = "",
-        window: int | None = None,
-    ) -> tuple[Fitted, Stats | None]:
+    async def _fit(self, request: web.Request, body: bytes, dialect: Dialect) -> tuple[Fitted, Stats | None]:
         """The body fitted, or the agent's own bytes with the reason they were not (fail open);
-        and the stats of its conversation (None when the body was not read that far). `model`:
-        the model the request's path names (Gemini's), else ""; `handling`: how the worker
-        reads the body when not as `dialect`'s own API (`fitting.HANDLED_AS`); `window`: the one
-        the request's headers opt into (`limits.asked_window`).
+        and the stats of its conversation (None when the body was not read that far). The
+        worker is told the model the request's path names (Gemini's), how to read the body when
+        not as `dialect`'s own API (`fitting.HANDLED_AS`) and the window its headers opt into
+        (`limits.asked_window`).
 
         The one place a request fails open: whatever reading, recognising or fitting the body
         raises in its worker (a body that is not JSON, a value the serializer refuses, nesting
         past the parser's recursion limit, a request whose history the provider holds, a bug),
         and a worker that ended before answering, send the body on as it came, with one log line.
         """
+        encoding = request.headers.get("content-encoding", "identity")
+        model, handling = request.match_info.get("model", ""), HANDLED_AS.get(request.path, dialect)
+        window = asked_window(request.headers.get("anthropic-beta", ""))
         try:
             if encoding.lower() not in ("identity", ""):
                 raise BodyError(f"a compressed body (Content-Encoding: {encoding})")
-            outcome = await self.pool.fit(handling or dialect, body, model, window)
+            outcome = await self.pool.fit(handling, body, model, window)
             self.totals.fitted_in_worker += 1
         except Exception as error:
             outcome = Fitted(body, getattr(error, "key", None), skipped=_reason(error))
