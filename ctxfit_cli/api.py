@@ -19,17 +19,17 @@ import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import orjson
-
+from .answer import Answer, History
 from .core.anchor import Anchor, Anchoring
 from .core.estimate import total_tokens
 from .core.fitting import FitOptions
 from .core.model import Dialect, Message, Role
 from .core.notes import TOO_LONG
 from .core.plan import Plan
-from .core.repair import repair
+from .core.repair_steps import RepairedHistory
 from .core.reported import Reported, reported_prompt
-from .core.validate import Checked, scan, validate_request
+from .core.validate import Checked, validate_request
+from .core.validate_steps import ScanSteps
 from .counters.seed import SEED, Counter
 from .errors import BadInput, CannotFit, InvalidRequest
 from .formats import responses
@@ -38,16 +38,12 @@ from .history import (
     SentRequest,
     Walk,
     by_index,
-    changed_copy,
-    checks_of,
     leading_system,
     messages_of,
-    origin,
     parse_item,
     parse_span,
     repair_writer,
     request_of,
-    watched,
 )
 from .sdk import RequestDict, as_request_dict, plain_json
 
@@ -153,6 +149,11 @@ class Session:
         #: model's consecutive items are one message, `formats.responses.group_spans`).
         self._starts: list[int] = []
         self._walk: Walk | None = None
+        #: The last repair of the history, so that a step repairs only its end again.
+        self._repaired: RepairedHistory | None = None
+        #: What the last request gave back, so that a step makes only what changed.
+        self._answer = Answer()
+        self._scan = ScanSteps()
         #: What the last `fit` repaired so that the provider accepts the request, as the CLI
         #: reports it (DESIGN §13): blank text dropped, turns combined, an open call answered, ...
         self.repairs: list[str] = []
@@ -182,7 +183,9 @@ class Session:
             return list(history)  # no conversation yet: nothing to fit
         repairs: list[str] = []
         writer = repair_writer(self.dialect)
-        body = list(repair(watched(self._messages[lead:], writer), writer, "messages", repairs))
+        if self._repaired is None or self._repaired.writer is not writer:
+            self._repaired = RepairedHistory(writer, "messages")
+        body = self._repaired.repair(self._messages[lead:], repairs)
         # Each message was read with its 1-based position as its line: name it as the caller does.
         self.repairs = [by_index(line) for line in repairs]
         if usage is not None:
@@ -321,49 +324,16 @@ class Session:
     def _output(self, sent: tuple[Message, ...]) -> tuple[list, list[dict], list[Checked]]:
         """The caller's objects for the messages sent, their request JSON and their checks."""
         assert self._walk is not None and self.plan is not None  # (the fit that asks has set both)
-        lead, plan, messages, dialect = self._walk.lead, self.plan, self._messages, self.dialect
-        items, requests, starts, body = self._items, self._requests, self._starts, self._walk.body
-        out: list[Any] = []
-        values: list[dict[str, Any]] = []
-        checks: list[Checked] = []
-        position: int | None
-        for position in range(lead):  # leading system messages: as the caller gave them
-            start, end = starts[position], self._end(position)
-            group = [r.value for r in requests[start:end]]
-            out += items[start:end]
-            values += group
-            checks += checks_of(messages[position], group, dialect)
-        origins = plan.sent()
+        origins = self.plan.sent()
         if len(origins) == len(sent) + 1:  # Anthropic: the first kept user message was merged into the first
-            del origins[plan.first + 1]
-        where: dict[int, int] | None = None  # the caller's position of each message read, if a repair moved them
-        for index, message in zip(origins, sent):
-            position = lead + index
-            if position >= len(messages) or messages[position] is not body[index]:
-                where = where or {id(m): i for i, m in enumerate(messages)}
-                position = where.get(id(body[index]))
-                if position is None:
-                    position = origin(body[index], where)
-            if position is not None and message is messages[position] and not message.repaired:
-                start, end = starts[position], self._end(position)
-                group = [r.value for r in requests[start:end]]
-                out += items[start:end]
-            elif position is not None:  # a changed message is one item (a cleared output, a note, a repair)
-                item, value = changed_copy(items[starts[position]], message)
-                group = [value]
-                out.append(item)
-            else:  # made by a repair (an aborted result, an opening message): a dict
-                value = orjson.loads(message.raw)
-                group = [value]
-                out.append(value)
-            values += group
-            checks += checks_of(message, group, dialect)
-        return out, values, checks
+            del origins[self.plan.first + 1]
+        history = History(self._items, self._requests, self._starts, self._messages, self.dialect)
+        return self._answer.make(history, self._walk.lead, origins, sent, self._walk.body)
 
     def _checked(self, out: list, values: list[dict], checks: list[Checked]) -> list:
         """Every request leaves valid (DESIGN §8), or the caller hears why. Each message is
         checked once (the check is kept with it); each request pays only for the sequence."""
-        problems = scan(checks, self.dialect) + self._fixed.problems(checks, self.dialect)
+        problems = self._scan.problems(checks, self.dialect) + self._fixed.problems(checks, self.dialect)
         if not problems:
             return out
         given = validate_request(request_of([r.value for r in self._requests], self.dialect), self.dialect)

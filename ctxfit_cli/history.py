@@ -6,7 +6,7 @@ caller's objects given back for the messages sent."""
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple
 
@@ -193,11 +193,6 @@ def repair_writer(dialect: Dialect) -> Any:
 
         return GeminiWriter()
     return WRITERS[dialect]
-
-
-def watched(messages: list[Message], writer: Any) -> Iterable[Message]:
-    watch = getattr(writer, "watch", None)
-    return watch(messages) if watch is not None else messages
 
 
 def by_index(repaired: str) -> str:

@@ -217,14 +217,35 @@ def scan(checked: Sequence[Checked], dialect: str) -> list[str]:
         from .validate_responses import scan_items
 
         return scan_items(checked)
+    return scan_from(checked, dialect)
+
+
+#: A resumable scan (`scan_from`) notes its state before every this many messages.
+MARK_EVERY = 32
+
+
+def scan_from(
+    checked: Sequence[Checked],
+    dialect: str,
+    start: int = 0,
+    state: Any = None,
+    marks: list[tuple[int, Any]] | None = None,
+) -> list[str]:
+    """`scan` of Anthropic or OpenAI messages, from message `start` on with the sequence's
+    `state` there (as noted in `marks`: its (index, state) before every `MARK_EVERY` messages
+    read while no problem was found), or from the start."""
     problems: list[str] = []
-    for i, item in enumerate(checked):
+    last = len(checked) - 1
+    for i in range(start, len(checked)):
+        item = checked[i]
         if item.problems:  # (checked first: this runs for every message of a replayed history)
             problems.extend(f"messages[{i}]: {p}" for p in item.problems)
-        if item.empty and not (i == len(checked) - 1 and item.role == "assistant"):
+        if item.empty and not (i == last and item.role == "assistant"):
             problems.append(f"messages[{i}]: content must not be empty")
-    problems += (_anthropic_sequence if dialect == "anthropic" else _openai_sequence)(checked)
-    return problems
+    if problems:
+        marks = None  # the state is noted only where a request so far holds no problem
+    sequence = _anthropic_sequence if dialect == "anthropic" else _openai_sequence
+    return problems + sequence(checked, start, state, marks)
 
 
 # --- Anthropic -----------------------------------------------------------------------------
@@ -299,14 +320,19 @@ def _text_problems(block: dict[str, Any], where: str) -> list[str]:
     return []
 
 
-def _anthropic_sequence(checked: Sequence[Checked]) -> list[str]:
+def _anthropic_sequence(
+    checked: Sequence[Checked], start: int = 0, state: Any = None, marks: list[tuple[int, Any]] | None = None
+) -> list[str]:
     problems: list[str] = []
-    if checked[0].role != "user":
+    if start == 0 and checked[0].role != "user":
         problems.append(f"messages[0]: the first message must be from the user, not {checked[0].role}")
-    seen: set[object] = set()
-    calls: tuple[object, ...] = ()  # calls of the assistant message right before, awaiting their results
-    previous_role = None
-    for i, item in enumerate(checked):
+    seen: set[object]
+    calls: tuple[object, ...]  # calls of the assistant message right before, awaiting their results
+    seen, calls, previous_role = (set(state[0]), *state[1:]) if state is not None else (set(), (), None)
+    for i in range(start, len(checked)):
+        if marks is not None and not i % MARK_EVERY and not problems:
+            marks.append((i, (frozenset(seen), calls, previous_role)))
+        item = checked[i]
         role = item.role
         if role == previous_role and role in ("user", "assistant"):
             problems.append(f"messages[{i}]: two {role} messages in a row (roles must alternate)")
@@ -403,11 +429,17 @@ def _openai_message(message: dict[str, Any]) -> Checked:
     return Checked(role, calls, results, True, 0, tuple(problems), empty)
 
 
-def _openai_sequence(checked: Sequence[Checked]) -> list[str]:
+def _openai_sequence(
+    checked: Sequence[Checked], start: int = 0, state: Any = None, marks: list[tuple[int, Any]] | None = None
+) -> list[str]:
     problems: list[str] = []
-    waiting: dict[object, int] = {}  # calls of the last assistant message not yet answered
-    answered: set[object] = set()
-    for i, item in enumerate(checked):
+    waiting: dict[object, int]  # calls of the last assistant message not yet answered
+    answered: set[object]
+    waiting, answered = (dict(state[0]), set(state[1])) if state is not None else ({}, set())
+    for i in range(start, len(checked)):
+        if marks is not None and not i % MARK_EVERY and not problems:
+            marks.append((i, (tuple(waiting.items()), frozenset(answered))))
+        item = checked[i]
         calls = item.calls
         if len(calls) > 1 and len(set(calls)) < len(calls):
             problems.append(f"messages[{i}]: a tool call id is used twice in one message")
