@@ -1,6 +1,6 @@
 """Latency `ctxfit proxy` adds to a request, and requests per second through it.
 
-    python bench/proxy.py [--steps 60] [--sizes 10000,100000,400000] [--budget 400000] [--no-doc]
+    python bench/proxy.py [--steps 60] [--sizes 10000,100000,400000] [--budget 400000] [--no-short] [--no-doc]
 
 A fake provider (tests/fake_provider.py) and `ctxfit proxy` run as real processes on loopback.
 For each conversation size, an Anthropic sub-agent history of about that many tokens (tool
@@ -9,8 +9,10 @@ step's request is sent twice, interleaved — straight to the provider and throu
 with one keep-alive HTTP client, and the added latency is the difference. The first request of
 a conversation (the proxy has never seen it: a full walk) is reported apart; the percentiles
 are over the following steps (an ongoing conversation). Target: p99 < 20 ms for a step of an
-ongoing 400,000-token conversation. Beside the wall-clock figures, the proxy's own CPU time per
-request (its threads' on-CPU time, from /proc) shows its work apart from the machine's noise.
+ongoing 400,000-token conversation, of long results (~100 messages) and of short ones (a Claude
+Code session's 100-1,500-character results: thousands of messages). Beside the wall-clock
+figures, the proxy's own CPU time per request (its threads' on-CPU time, from /proc) shows its
+work apart from the machine's noise.
 
 Requests per second: `--clients` threads, each an ongoing 10,000-token conversation, for
 `--seconds`, through the proxy and straight to the provider.
@@ -52,22 +54,26 @@ TEAM_P99, TEAM_THROUGHPUT = 50e-3, 0.8
 
 
 class Conversation:
-    """An Anthropic sub-agent history, grown one tool round at a time."""
+    """An Anthropic sub-agent history, grown one tool round at a time. `short`: a session's
+    many short results (100-1,500 characters, as Claude Code's are mostly), so that 400,000
+    tokens are thousands of messages, not a hundred."""
 
-    def __init__(self, tokens: int, seed: int, step_chars: int = 40_000) -> None:
+    def __init__(self, tokens: int, seed: int, step_chars: int = 40_000, short: bool = False) -> None:
         self.rng = Random(seed)
-        self.step_chars = 40_000
+        self.short = short
+        self.step_chars = 1_500 if short else 40_000
         self.seed = seed
         self.messages = [{"role": "user", "content": f"Agent {seed}: read every chapter and summarise it."}]
         self.calls = 0
         self.tokens = count(self.messages)
         while self.tokens < tokens:
             self.grow()
-        self.step_chars = step_chars  # from now on: the steps of the ongoing conversation
+        self.step_chars = min(step_chars, self.step_chars)  # from now on: the steps of the ongoing conversation
 
     def grow(self) -> None:
         call_id = f"toolu_{self.seed}_{self.calls:05d}"
-        chars = self.rng.randint(min(3_000, self.step_chars // 2), self.step_chars)
+        low = 100 if self.short else min(3_000, self.step_chars // 2)
+        chars = self.rng.randint(min(low, self.step_chars), self.step_chars)
         text = c.mixed_text(chars, seed=f"proxy{self.calls % 89}")
         new = [{"role": "assistant", "content": [
                    {"type": "text", "text": "Next chapter."},
@@ -116,11 +122,14 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
-def latency(direct_url: str, proxy_url: str, proxy_pid: int, tokens: int, steps: int, seed: int) -> dict:
+def latency(direct_url: str, proxy_url: str, proxy_pid: int, tokens: int, steps: int, seed: int,
+            short: bool = False) -> dict:
     # Steps small enough that the conversation grows by about a tenth over the run (~3 chars a token).
-    conversation = Conversation(tokens, seed, step_chars=max(100, min(40_000, 3 * tokens // (10 * steps))))
+    step_chars = max(100, min(40_000, 3 * tokens // (10 * steps)))
+    conversation = Conversation(tokens, seed, step_chars=step_chars, short=short)
     start_tokens = conversation.tokens
     added, direct_times, cpu = [], [], []
+    known = set(httpx.get(f"{proxy_url}/ctxfit/stats").json()["conversations"])
     with httpx.Client(timeout=120) as client:
         body = conversation.body()
         post(client, direct_url, body)  # connections opened, the provider warmed up
@@ -135,8 +144,9 @@ def latency(direct_url: str, proxy_url: str, proxy_pid: int, tokens: int, steps:
             added.append(through - straight)
             direct_times.append(straight)
     stage = httpx.get(f"{proxy_url}/ctxfit/stats").json()["conversations"]
-    stage = next(v["stage"] for v in stage.values() if v["requests"] == steps + 1 and v["tokens_before"] >= start_tokens)
-    return {"start": start_tokens, "tokens": conversation.tokens, "stage": stage, "bytes": len(body), "first": first, "p50": percentile(added, 0.5),
+    stage = next(v["stage"] for key, v in stage.items() if key not in known)
+    return {"start": start_tokens, "tokens": conversation.tokens, "stage": stage, "bytes": len(body),
+            "messages": len(conversation.messages), "first": first, "p50": percentile(added, 0.5),
             "p99": percentile(added, 0.99), "direct": c.median(direct_times),
             "cpu50": percentile(cpu, 0.5), "cpu99": percentile(cpu, 0.99)}
 
@@ -305,6 +315,8 @@ def main() -> None:
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--seconds", type=float, default=5.0)
     ap.add_argument("--no-doc", action="store_true")
+    ap.add_argument("--no-short", action="store_true",
+                    help="skip the 400,000-token conversation of short results (thousands of messages)")
     ap.add_argument("--team", type=int, default=0, help="run the team case with this many conversations")
     ap.add_argument("--team-tokens", type=int, default=150_000)
     ap.add_argument("--client-processes", type=int, default=2)
@@ -318,16 +330,20 @@ def main() -> None:
     record = None
     with fake_provider(record, steps=10**9) as provider, proxy(provider.url, "--budget", str(args.budget)) as px:
         rows, ok = [], True
-        for i, size in enumerate(int(s) for s in args.sizes.split(",")):
-            r = latency(provider.url, px.url, px.process.pid, size, args.steps, seed=i)
+        cases = [(size, False) for size in (int(s) for s in args.sizes.split(","))]
+        cases += [(size, True) for size, _ in cases if size >= 400_000 and not args.no_short]
+        for i, (size, short) in enumerate(cases):
+            r = latency(provider.url, px.url, px.process.pid, size, args.steps, seed=i, short=short)
             good = r["p99"] < TARGET_P99 if size >= 400_000 else True
             good_cpu = r["cpu99"] < TARGET_P99 if size >= 400_000 else True
             ok = ok and good
-            rows.append([f"{size:,}", f"{r['start']:,} -> {r['tokens']:,}", r["stage"], size_text(r["bytes"]), c.fmt_s(r["direct"]),
+            rows.append([f"{size:,}" + (" (short results)" if short else ""), f"{r['messages']:,}",
+                         f"{r['start']:,} -> {r['tokens']:,}", r["stage"], size_text(r["bytes"]), c.fmt_s(r["direct"]),
                          c.fmt_s(r["first"]), c.fmt_s(r["p50"]), c.fmt_s(r["p99"]),
                          c.fmt_s(r["cpu50"]), c.fmt_s(r["cpu99"]),
                          f"wall {c.verdict(good)}, CPU {c.verdict(good_cpu)}" if size >= 400_000 else "-"])
-            print(f"{size:,} tokens: added p50 {c.fmt_s(r['p50'])}, p99 {c.fmt_s(r['p99'])}; proxy CPU p50 "
+            print(f"{size:,} tokens{' (short results)' if short else ''}, {r['messages']:,} messages: added p50 "
+                  f"{c.fmt_s(r['p50'])}, p99 {c.fmt_s(r['p99'])}; proxy CPU p50 "
                   f"{c.fmt_s(r['cpu50'])}, p99 {c.fmt_s(r['cpu99'])}; first request "
                   f"{c.fmt_s(r['first'])} (direct {c.fmt_s(r['direct'])})", flush=True)
         through = throughput(px.url, args.clients, args.seconds)
@@ -335,7 +351,8 @@ def main() -> None:
         print(f"requests/s with {args.clients} clients (10k-token conversations): {through:,.0f} through the "
               f"proxy, {direct:,.0f} straight to the provider")
         stats = httpx.get(f"{px.url}/ctxfit/stats").json()["totals"]
-    table = c.table(["conversation", "tokens (first -> last step)", "stage at the end", "request body", "direct request (median)",
+    table = c.table(["conversation", "messages at the end", "tokens (first -> last step)", "stage at the end",
+                     "request body", "direct request (median)",
                      "added, first request", "added p50", "added p99", "proxy CPU p50", "proxy CPU p99",
                      "target p99 < 20 ms"], rows)
     rps = (f"Requests per second, {args.clients} clients each in an ongoing 10,000-token conversation, "
@@ -348,7 +365,8 @@ def main() -> None:
             "Proxy latency (bench/proxy.py)",
             f"`ctxfit proxy --budget {args.budget:,}` in front of a fake provider, both real processes on "
             f"loopback; {args.steps} steps per conversation, each request sent straight and through the "
-            "proxy, interleaved; added = through - straight.",
+            "proxy, interleaved; added = through - straight. Results of 3,000-40,000 characters, and (short "
+            "results) of 100-1,500 as most of Claude Code's are, so that the history is thousands of messages.",
             c.command_line(), table + "\n\n" + rps,
             "Target: p99 added latency < 20 ms for a step of an ongoing 400,000-token conversation. "
             "Wall-clock figures include whatever else the shared machine ran (load average "

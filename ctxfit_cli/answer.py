@@ -62,7 +62,14 @@ class Answer:
         messages = history.messages
         where: dict[int, int] | None = None  # the caller's position of each message read, if a repair moved them
         position: int | None
-        for index, message in zip(origins[kept:], sent[kept:]):
+        last_origins, last_sent = self._origins, self._sent
+        reusable = min(len(sent), len(last_sent)) if kept > 0 or lead == self._lead else 0
+        i = kept
+        while i < len(sent):
+            if i < reusable and sent[i] is last_sent[i] and origins[i] == last_origins[i]:
+                i = self._copy_run(i, reusable, origins, sent, out, values, checks, ends)
+                continue
+            index, message = origins[i], sent[i]
             position = lead + index
             if position >= len(messages) or messages[position] is not body[index]:
                 where = where or {id(m): i for i, m in enumerate(messages)}
@@ -71,9 +78,36 @@ class Answer:
                     position = origin(body[index], where)
             history.add(message, position, out, values, checks)
             ends.append((len(out), len(values), len(checks)))
+            i += 1
         self._lead, self._origins, self._sent, self._ends = lead, origins, sent, ends
         self._out, self._values, self._checks = out, values, checks
         return list(out), values, checks  # (the caller's list is its own)
+
+    def _copy_run(
+        self,
+        start: int,
+        limit: int,
+        origins: list[int],
+        sent: tuple[Message, ...],
+        out: list[Any],
+        values: list[dict[str, Any]],
+        checks: list[Checked],
+        ends: list[tuple[int, int, int]],
+    ) -> int:
+        """Copy what was given back last time for the messages from `start` on that are still
+        sent as the same objects from the same positions (after a message that changed: a new
+        batch of results cleared); returns where that run ends."""
+        last_origins, last_sent, last_ends = self._origins, self._sent, self._ends
+        end = start + 1
+        while end < limit and sent[end] is last_sent[end] and origins[end] == last_origins[end]:
+            end += 1
+        (out_from, values_from, checks_from), (out_to, values_to, checks_to) = last_ends[start], last_ends[end]
+        shift = (len(out) - out_from, len(values) - values_from, len(checks) - checks_from)
+        out += self._out[out_from:out_to]
+        values += self._values[values_from:values_to]
+        checks += self._checks[checks_from:checks_to]
+        ends += [(o + shift[0], v + shift[1], c + shift[2]) for o, v, c in last_ends[start + 1 : end + 1]]
+        return end
 
     def _kept(self, lead: int, origins: list[int], sent: tuple[Message, ...]) -> int:
         """How many messages sent last time lead this request too, as the same objects from the

@@ -120,3 +120,37 @@ def test_repeated_messages_keys_are_read_as_the_provider_reads_them(grown):
     written = reader.layout.write([read["messages"][0], {"role": "assistant", "content": "cleared"}])
     assert json.loads(written)["messages"][1]["content"] == "cleared"
     assert written.startswith(small)  # the first key's array goes on as sent
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(sorted(FORMATS)), st.lists(MESSAGE, min_size=2, max_size=6),
+       st.lists(st.tuples(EDIT, MESSAGE, st.sets(st.integers(0, 30)), st.booleans()), min_size=1, max_size=10))
+def test_a_body_written_back_from_where_it_changed_is_the_body_written_whole(fmt, messages, steps):
+    """A reader writes each fitted body again only from the first message that is not the same
+    object as last time: the bytes are those of writing it whole, as the history grows, results
+    are cleared (a changed copy made once per message, as a session keeps it) and the start is
+    left out."""
+    reader = BodyReader()
+    head, tail = {"model": "m", "system": "Be brief."}, {"max_tokens": 10}
+    copies: dict[int, dict] = {}
+    cleared: set[int] = set()
+    for kind, message, clear, drop in [("none", messages[0], set(), False), *steps]:
+        messages = list(messages)
+        if kind in ("append", "append2", "mark-last"):
+            messages.append(message)
+        elif kind == "edit-early":
+            messages[0] = message
+        elif kind == "change-head":
+            head = {**head, "system": head["system"] + "!"}
+        elif kind == "toggle-tail":
+            tail = {**tail, "stream": not tail.get("stream", False)}
+        body = FORMATS[fmt](request("messages-middle", head, messages, tail))
+        read = reader.read(body)["messages"]
+        cleared |= {i for i in clear if i < len(read) - 1}  # (cleared results only grow)
+        fitted = [copies.setdefault(id(m), {**m, "content": "cleared"}) if i in cleared else m
+                  for i, m in enumerate(read)]
+        if drop and len(fitted) > 2:
+            fitted = fitted[:1] + fitted[2:]
+        layout = reader.layout
+        whole = layout._replace(written=None).write(fitted)
+        assert layout.write(fitted) == whole

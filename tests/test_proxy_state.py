@@ -23,6 +23,7 @@ def fit(conversations: Conversations, readers: Readers, body: bytes) -> bytes:
     conversation = conversations.get(conversation_key("anthropic", request_value), "anthropic")
     fitted = fit_body(body, request_value, layout, "anthropic", conversation, Limits(3_000)).body
     conversations.fitted(conversation, len(body))
+    readers.trim()
     return fitted
 
 

@@ -32,6 +32,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from ..core.growing import same_objects
 from ..formats.spans import WHITESPACE, Offsets, SpanError, elements, object_members
 
 #: Chunk size of the common-prefix search: equal chunks are skipped at memcmp speed.
@@ -44,6 +45,22 @@ _SYSTEM = ("system", "developer")
 BodyError = SpanError
 
 
+class Written:
+    """The messages a reader's layout last wrote back, and their bytes: the next body is written
+    again only from the first message that is not the same object as then (an agent's step sends
+    the same fitted history and a few messages more; the bytes of a message kept by the reader
+    are the same bytes at every step, and a changed one is the same object while it is sent)."""
+
+    __slots__ = ("messages", "head", "content", "ends", "sources")
+
+    def __init__(self) -> None:
+        self.messages: list = []
+        self.head = b""  # the body's bytes up to the array's "["
+        self.content = b""  # the messages' bytes, joined by commas
+        self.ends: list[int] = []  # where each message's bytes end in `content`
+        self.sources: list[int] = []  # which message of the body read each one is (-1: serialized)
+
+
 class Layout(NamedTuple):
     """Where the messages of one body are, to write it back with some of them changed."""
 
@@ -52,20 +69,44 @@ class Layout(NamedTuple):
     spans: list[tuple[int, int]]
     open: int
     close: int
+    #: What the reader that read this body wrote back last (None: written whole).
+    written: Written | None = None
 
     def write(self, messages: list) -> bytes:
         """This body with `messages`: the bytes of each one read from it (the same object) are
         spliced in as they were; any other is serialized."""
-        where = {id(m): i for i, m in enumerate(self.messages)}
-        raw, spans = self.raw, self.spans
-        parts = []
-        for message in messages:
+        raw, spans, written = self.raw, self.spans, self.written
+        head = raw[: self.open + 1]
+        kept = 0
+        if written is not None and written.head == head:
+            kept = same_objects(messages, written.messages)
+        content = memoryview(written.content)[: written.ends[kept - 1]] if kept and written else b""
+        ends = written.ends[:kept] if kept and written else []
+        sources = written.sources[:kept] if kept and written else []
+        # The messages read from the body after those kept (the rule: the new ones at its end).
+        after = max(sources, default=-1) + 1
+        where = {id(m): i for i, m in enumerate(self.messages[after:], after)}
+        parts: list[bytes] = []
+        length = len(content)
+        for message in messages[kept:]:
             i = where.get(id(message))
+            if i is None and after:
+                after, where = 0, {id(m): i for i, m in enumerate(self.messages)}
+                i = where.get(id(message))
             if i is not None and message is self.messages[i]:
-                parts.append(raw[spans[i][0] : spans[i][1]])
+                part = raw[spans[i][0] : spans[i][1]]
             else:
-                parts.append(orjson.dumps(message))
-        return raw[: self.open + 1] + b",".join(parts) + raw[self.close :]
+                part, i = orjson.dumps(message), -1
+            length += len(part) + (1 if length or parts else 0)
+            parts.append(part)
+            ends.append(length)
+            sources.append(i)
+        joined = b",".join(parts)
+        content = b",".join((content, joined)) if len(content) and parts else bytes(content) + joined
+        if written is not None:
+            written.messages, written.head, written.content = list(messages), head, content
+            written.ends, written.sources = ends, sources
+        return head + content + raw[self.close :]
 
 
 class BodyReader:
@@ -79,6 +120,7 @@ class BodyReader:
         self.open = -1  # byte offset of the messages array's "["
         self.close = -1  # ... and of its "]"
         self.reused = 0  # messages taken from the previous body by the last `read`
+        self.written = Written()  # what its layouts last wrote back
         self.own = 1  # messages up to the first that is not a system one
 
     def read(self, body: bytes, common: int | None = None) -> dict:
@@ -95,7 +137,7 @@ class BodyReader:
     @property
     def layout(self) -> Layout:
         """Where the messages of the last body read are."""
-        return Layout(self.raw, self.messages, self.spans, self.open, self.close)
+        return Layout(self.raw, self.messages, self.spans, self.open, self.close, self.written)
 
     def common(self, body: bytes) -> int:
         """How much of `body` this reader would not read again (0: it reads it all)."""
@@ -199,7 +241,8 @@ class Readers:
     `BodyReader.continues`); a body no reader knows is read whole by a new one. Which reader
     reads a body never changes what is read. Idle readers are kept, least recently used
     dropped first, while there are at most `capacity` of them and they hold at most `memory`
-    bytes (`READER_MEMORY` per byte of the body each last read).
+    bytes (`READER_MEMORY` per byte of the body each last read, and what it last wrote back:
+    `trim` again once a body read is written back).
     """
 
     def __init__(self, capacity: int | None = 32, memory: int | None = None, key: str = "messages") -> None:
@@ -222,6 +265,12 @@ class Readers:
             with self._guard:
                 self._idle.append(reader)
                 self._trim()
+
+    def trim(self) -> None:
+        """Drop the least recently used idle readers past the bounds (once a body read was
+        written back: its reader holds that too now)."""
+        with self._guard:
+            self._trim()
 
     def held(self) -> int:
         """The memory the idle readers hold, as estimated."""
@@ -255,4 +304,5 @@ READER_MEMORY = 2
 
 
 def _memory(reader: BodyReader) -> int:
-    return READER_MEMORY * len(reader.raw)
+    """The body and its messages, and what the reader last wrote back."""
+    return READER_MEMORY * len(reader.raw) + len(reader.written.content)

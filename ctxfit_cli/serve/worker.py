@@ -95,6 +95,8 @@ class Fitting:
             limits = handling.limits(self.limits.asking(window), request, dialect, model)  # type: ignore[arg-type]
             outcome = handling.fit_body(body, request, layout, dialect, conversation, limits)  # type: ignore[arg-type]
             self.conversations.fitted(conversation, len(body))
+            if outcome.body is not body:  # written back: its reader holds that too
+                self.readers[handling.array].trim()
         except Exception as error:
             return Fitted(body, key, skipped=reason(error), held=self.held())
         anchorable = outcome.session is not None and outcome.sent is not None and outcome.error is None
