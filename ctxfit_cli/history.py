@@ -21,7 +21,7 @@ from .core.validate import MAX_BREAKPOINTS, Checked, check_message, memo_key, va
 from .errors import BadInput
 from .formats import PARSERS, anthropic, gemini, responses
 from .formats.common import Where, dumps, json_text
-from .formats.payload import sent_messages
+from .formats.payload import cleared_calls, sent_messages, with_cleared
 from .formats.repair_writers import WRITERS
 from .sdk import RequestDict, copy_with, plain_json
 
@@ -82,6 +82,10 @@ class Walk:
         self.lead = lead  # leading system messages: sent as they are, counted as fixed
         self.body: list[Message] = []  # the history after them, grown in place
         self._digests = PrefixDigests(self.transcript.fixed)
+        #: What the last step sent, and how many results it cleared (-1: it left some out).
+        self._last_sent: tuple[Message, ...] = ()
+        self._last_cleared = -1
+        self._calls: dict[int, str | frozenset[str]] = {}
 
     def leads_to(self, body: list[Message]) -> bool:
         """Whether `body` is the history walked so far and more (a repair made at its end, as
@@ -96,7 +100,23 @@ class Walk:
         plan = self.fitter.update(self.body)
         if plan.cannot_fit:
             return plan, ()
-        return plan, sent_messages(replace(self.transcript, messages=tuple(self.body)), plan)
+        return plan, self._sent(plan)
+
+    def _sent(self, plan: Plan) -> tuple[Message, ...]:
+        """`payload.sent_messages` of the walked history: the last step's messages and the new
+        ones, while the plan leaves nothing out and clears what it cleared then (the cleared
+        results are the oldest candidates, and only grow: the same number is the same ones)."""
+        cleared = sum(len(batch.results) for batch in plan.batches if batch.cleared)
+        if plan.dropped or cleared != self._last_cleared or len(self._last_sent) > plan.messages:
+            self._calls = cleared_calls(plan)
+            sent = sent_messages(replace(self.transcript, messages=tuple(self.body)), plan)
+        else:
+            calls, dialect, body = self._calls, self.transcript.dialect, self.body
+            sent = self._last_sent + tuple(
+                [with_cleared(body[i], calls.get(i), dialect) for i in range(len(self._last_sent), plan.messages)]
+            )
+        self._last_cleared, self._last_sent = (-1 if plan.dropped else cleared), sent
+        return sent
 
     def sent(self) -> SentRequest:
         """The request the last `step` planned, as an anchor will compare with it."""

@@ -181,15 +181,15 @@ def sent_messages(transcript: Transcript, plan: Plan) -> tuple[Message, ...]:
     messages = transcript.messages
     assert isinstance(messages, Sequence)  # (a fitted transcript holds its messages)
     dialect = transcript.dialect
-    cleared = _cleared_calls(plan)
+    cleared = cleared_calls(plan)
     sent = plan.sent()
     if not plan.dropped:
-        return tuple(_cleared(messages[i], cleared.get(i), dialect) for i in sent)
+        return tuple(with_cleared(messages[i], cleared.get(i), dialect) for i in sent)
     head, tail = sent[: plan.first + 1], sent[plan.first + 1 :]
-    out = [_cleared(messages[i], cleared.get(i), dialect) for i in head]
+    out = [with_cleared(messages[i], cleared.get(i), dialect) for i in head]
     out[-1] = _with_trim_note(out[-1], dialect)
     for position, i in enumerate(tail):
-        message = _cleared(messages[i], cleared.get(i), dialect)
+        message = with_cleared(messages[i], cleared.get(i), dialect)
         if position == 0 and dialect in ALTERNATING and message.role is Role.USER:
             out[-1] = _merge(out[-1], message, dialect)
         else:
@@ -197,7 +197,7 @@ def sent_messages(transcript: Transcript, plan: Plan) -> tuple[Message, ...]:
     return tuple(out)
 
 
-def _cleared_calls(plan: Plan) -> dict[int, str | frozenset[str]]:
+def cleared_calls(plan: Plan) -> dict[int, str | frozenset[str]]:
     """The calls whose results each message has cleared: one call id (nearly always: a tool
     message, or a user message answering one call) or a set of them. An agent loop builds a
     request at every step with thousands of results cleared; a set per message was most of it."""
@@ -256,7 +256,7 @@ def _variant(message: Message, key: tuple, make) -> Message:
     return variant
 
 
-def _cleared(message: Message, call_ids: str | frozenset[str] | None, dialect: Dialect) -> Message:
+def with_cleared(message: Message, call_ids: str | frozenset[str] | None, dialect: Dialect) -> Message:
     """The message with the results of these calls replaced by the constant note (made once and
     kept in its memo, as `_variant` does; written out: it runs for every cleared message sent)."""
     if not call_ids:
