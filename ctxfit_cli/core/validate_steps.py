@@ -4,7 +4,8 @@ Each step of an agent loop is checked whole before it leaves (DESIGN §8), and t
 sequence (roles alternate, every call answered once, ids unique) walk every message: 7 ms of a
 step of a 3,200-message history. The walk's state is noted every `validate.MARK_EVERY` messages
 while the request holds no problem, so the next step starts from the last note before the first
-message that is not the same object as last time (its checks are kept with each message).
+message whose checks differ from last time's (they are kept with each message: the same message
+has the very same checks; a result cleared since has checks of its own, most often equal).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import bisect
 from collections.abc import Sequence
 from typing import Any
 
-from .growing import same_objects
+from .growing import common_prefix
 from .validate import Checked, scan, scan_from
 
 #: The dialects whose sequence checks can be resumed.
@@ -37,7 +38,9 @@ class ScanSteps:
         if dialect == self._dialect and self._checked:
             # The messages from the first changed one, and the last one checked before (an
             # empty last reply is allowed only last), are checked again.
-            unchanged = min(same_objects(checked, self._checked), len(self._checked) - 1)
+            last = self._checked
+            equal = common_prefix(min(len(checked), len(last)), lambda n: checked[:n] == last[:n])
+            unchanged = min(equal, len(last) - 1)
             marks = self._marks[: bisect.bisect_right(self._marks, unchanged, key=lambda mark: mark[0])]
             if marks:
                 start, state = marks[-1]
