@@ -220,8 +220,10 @@ def scan(checked: Sequence[Checked], dialect: str) -> list[str]:
     return scan_from(checked, dialect)
 
 
-#: A resumable scan (`scan_from`) notes its state before every this many messages.
-MARK_EVERY = 32
+#: A resumable scan (`scan_from`) notes its state before every this many messages, among the
+#: last `MARK_SPAN` (a note copies the ids seen so far: noting them all through a long history
+#: would cost more than the scan; the next step resumes from near the end, or scans whole).
+MARK_EVERY, MARK_SPAN = 32, 512
 
 
 def scan_from(
@@ -245,7 +247,7 @@ def scan_from(
     if problems:
         marks = None  # the state is noted only where a request so far holds no problem
     sequence = _anthropic_sequence if dialect == "anthropic" else _openai_sequence
-    return problems + sequence(checked, start, state, marks)
+    return problems + sequence(checked, start, state, marks, len(checked) - MARK_SPAN)
 
 
 # --- Anthropic -----------------------------------------------------------------------------
@@ -321,7 +323,11 @@ def _text_problems(block: dict[str, Any], where: str) -> list[str]:
 
 
 def _anthropic_sequence(
-    checked: Sequence[Checked], start: int = 0, state: Any = None, marks: list[tuple[int, Any]] | None = None
+    checked: Sequence[Checked],
+    start: int = 0,
+    state: Any = None,
+    marks: list[tuple[int, Any]] | None = None,
+    note_from: int = 0,
 ) -> list[str]:
     problems: list[str] = []
     if start == 0 and checked[0].role != "user":
@@ -330,7 +336,7 @@ def _anthropic_sequence(
     calls: tuple[object, ...]  # calls of the assistant message right before, awaiting their results
     seen, calls, previous_role = (set(state[0]), *state[1:]) if state is not None else (set(), (), None)
     for i in range(start, len(checked)):
-        if marks is not None and not i % MARK_EVERY and not problems:
+        if marks is not None and not i % MARK_EVERY and i >= note_from and not problems:
             marks.append((i, (frozenset(seen), calls, previous_role)))
         item = checked[i]
         role = item.role
@@ -430,14 +436,18 @@ def _openai_message(message: dict[str, Any]) -> Checked:
 
 
 def _openai_sequence(
-    checked: Sequence[Checked], start: int = 0, state: Any = None, marks: list[tuple[int, Any]] | None = None
+    checked: Sequence[Checked],
+    start: int = 0,
+    state: Any = None,
+    marks: list[tuple[int, Any]] | None = None,
+    note_from: int = 0,
 ) -> list[str]:
     problems: list[str] = []
     waiting: dict[object, int]  # calls of the last assistant message not yet answered
     answered: set[object]
     waiting, answered = (dict(state[0]), set(state[1])) if state is not None else ({}, set())
     for i in range(start, len(checked)):
-        if marks is not None and not i % MARK_EVERY and not problems:
+        if marks is not None and not i % MARK_EVERY and i >= note_from and not problems:
             marks.append((i, (tuple(waiting.items()), frozenset(answered))))
         item = checked[i]
         calls = item.calls
