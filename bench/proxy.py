@@ -358,7 +358,7 @@ def main() -> None:
     rps = (f"Requests per second, {args.clients} clients each in an ongoing 10,000-token conversation, "
            f"{args.seconds:g} s: **{through:,.0f}** through the proxy, {direct:,.0f} straight to the fake "
            f"provider. Proxy totals: {stats['requests']:,} requests, {stats['fitted']:,} fitted, "
-           f"{stats['fitted_in_worker']:,} fitted in a worker thread, {stats['failed_open']} failed open.")
+           f"{stats['fitted_in_worker']:,} fitted in a worker process, {stats['failed_open']} failed open.")
     print(table)
     if not args.no_doc:
         c.write_section("proxy", c.section(
