@@ -56,3 +56,24 @@ def test_sessions_and_readers_are_bounded_by_bytes_and_give_the_same_requests():
             assert fit(bounded, readers, body) == fit(roomy, other_readers, body)
             assert bounded.held() <= SESSION_MEMORY * memory and readers.held() <= READER_MEMORY * memory
     assert len([c for c in bounded._known.values() if c.session is not None]) <= 2
+
+
+def test_each_body_of_a_team_is_read_by_its_own_conversation_s_reader():
+    """Readers are found by the start of their array: agents whose first messages differ only
+    past the first bytes, or only in length, and a system prompt that moves the array, each
+    step on from their own reader (re-reading only the new messages), never another's."""
+    readers = Readers(capacity=100)
+    long_start = "Read every chapter of the book and summarise each one in turn. " * 3
+    firsts = [f"{long_start}Agent {n}." for n in (1, 2, 12, 123)] + ["Hi", "Hi!"]
+    systems = ["Be brief.", "Be brief and careful."]
+    histories = {(s, f): [{"role": "user", "content": f}] for s in systems for f in firsts}
+    for step in range(6):
+        for (system, first), messages in histories.items():
+            messages.append({"role": "assistant" if step % 2 == 0 else "user", "content": f"step {step}"})
+            body = orjson.dumps({"model": "m", "system": system, "messages": messages})
+            reader, _ = readers._lend(body)
+            assert reader.read(body)["messages"] == messages
+            assert reader.reused == (len(messages) - 1 if step else 0)
+            with readers._shelf.guard:
+                readers._shelf.put(reader)
+    assert readers.held() == sum(2 * len(r.raw) for r in readers._shelf.idle)

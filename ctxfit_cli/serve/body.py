@@ -247,13 +247,12 @@ class Readers:
 
     def __init__(self, capacity: int | None = 32, memory: int | None = None, key: str = "messages") -> None:
         self.capacity, self.memory, self.key = capacity, memory, key
-        self._idle: list[BodyReader] = []  # least recently used first
-        self._guard = threading.Lock()
+        self._shelf = _Shelf()
 
     def sibling(self, key: str) -> Readers:
         """Readers of another array (`input`, ...) within the same memory and count as these."""
         other = Readers(self.capacity, self.memory, key)
-        other._idle, other._guard = self._idle, self._guard
+        other._shelf = self._shelf
         return other
 
     def read(self, body: bytes) -> tuple[dict, Layout]:
@@ -262,40 +261,104 @@ class Readers:
         try:
             return reader.read(body, common), reader.layout
         finally:
-            with self._guard:
-                self._idle.append(reader)
+            with self._shelf.guard:
+                self._shelf.put(reader)
                 self._trim()
 
     def trim(self) -> None:
         """Drop the least recently used idle readers past the bounds (once a body read was
         written back: its reader holds that too now)."""
-        with self._guard:
+        with self._shelf.guard:
+            self._shelf.recount()
             self._trim()
 
     def held(self) -> int:
         """The memory the idle readers hold, as estimated."""
-        with self._guard:
-            return sum(_memory(reader) for reader in self._idle)
+        with self._shelf.guard:
+            return self._shelf.held
 
     def _lend(self, body: bytes) -> tuple[BodyReader, int]:
-        with self._guard:
+        shelf = self._shelf
+        with shelf.guard:
             best, common = None, 0
-            for reader in self._idle:
+            for reader in shelf.candidates(body):
                 shared = reader.common(body) if reader.key == self.key and reader.continues(body) else 0
                 if shared > common:
                     best, common = reader, shared
             if best is None:
                 return BodyReader(self.key), 0
-            self._idle.remove(best)
+            shelf.take(best)
             return best, common
 
     def _trim(self) -> None:
-        held = sum(_memory(reader) for reader in self._idle)
-        while self._idle and (
-            (self.capacity is not None and len(self._idle) > self.capacity)
-            or (self.memory is not None and held > self.memory)
+        shelf = self._shelf
+        while shelf.idle and (
+            (self.capacity is not None and len(shelf.idle) > self.capacity)
+            or (self.memory is not None and shelf.held > self.memory)
         ):
-            held -= _memory(self._idle.pop(0))
+            shelf.take(shelf.idle[0])
+
+
+#: A reader is found by this many bytes (at most) of the start of its conversation array.
+KEY_BYTES = 64
+
+
+class _Shelf:
+    """The idle readers (of every array), least recently used first, found by where their
+    conversation array starts and its first bytes: a body can only continue a reader's whose
+    bytes it starts with, so the readers worth comparing with it are found in one lookup per
+    distinct place, not by comparing it with each (a team's dozens of conversations)."""
+
+    def __init__(self) -> None:
+        self.idle: list[BodyReader] = []
+        self.guard = threading.Lock()
+        self.held = 0  # what the idle readers hold, as `_memory` counted each when put here
+        self._counted: dict[int, int] = {}  # id(reader) -> its count
+        self._index: dict[tuple[int, int], dict[bytes, list[BodyReader]]] = {}
+
+    def put(self, reader: BodyReader) -> None:
+        self.idle.append(reader)
+        counted = self._counted[id(reader)] = _memory(reader)
+        self.held += counted
+        where = _where(reader)
+        if where is not None:
+            place, start = where
+            self._index.setdefault(place, {}).setdefault(start, []).append(reader)
+
+    def take(self, reader: BodyReader) -> None:
+        self.idle.remove(reader)
+        self.held -= self._counted.pop(id(reader))
+        where = _where(reader)
+        if where is not None:
+            place, start = where
+            table = self._index[place]
+            table[start].remove(reader)
+            if not table[start]:
+                del table[start]
+                if not table:
+                    del self._index[place]
+
+    def recount(self) -> None:
+        """Count every idle reader again (one may have written a body back since)."""
+        for reader in self.idle:
+            self._counted[id(reader)] = _memory(reader)
+        self.held = sum(self._counted.values())
+
+    def candidates(self, body: bytes) -> list[BodyReader]:
+        """The idle readers whose array starts as `body` has it at the same place."""
+        found: list[BodyReader] = []
+        for (opened, length), table in self._index.items():
+            found += table.get(body[opened + 1 : opened + 1 + length], ())
+        return found
+
+
+def _where(reader: BodyReader) -> tuple[tuple[int, int], bytes] | None:
+    """(where a reader's array starts and how many of its bytes find it, those bytes); None for
+    a reader no body continues (nothing read, or no message of its own)."""
+    if reader.open < 0 or len(reader.ends) < reader.own:
+        return None
+    length = min(KEY_BYTES, reader.ends[reader.own - 1] - reader.open - 1)
+    return (reader.open, length), reader.raw[reader.open + 1 : reader.open + 1 + length]
 
 
 #: Memory a reader holds per byte of the body it last read: the body, and its messages parsed
