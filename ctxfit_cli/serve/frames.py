@@ -15,7 +15,7 @@ from typing import Any, BinaryIO
 HEADER = struct.Struct(">II")
 
 
-def frame(message: Any, body: bytes = b"") -> list[bytes]:
+def frame(message: Any, body: bytes | memoryview = b"") -> list[bytes | memoryview]:
     """The pieces of one frame, to be written in order."""
     meta = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
     return [HEADER.pack(len(meta), len(body)), meta, body]

@@ -34,9 +34,11 @@ except ImportError:  # (not on Windows)
     fcntl = None  # type: ignore[assignment]
 
 from ..core.reported import Reported
+from .bases import BASE_LOST, MIN_BYTES, MIN_SHARED, Base, Bases
+from .body import common_prefix
 from .dialects import HANDLING
 from .frames import frame, receive
-from .worker import Fitted, Setup
+from .worker import Fitted, Setup, base_limit
 
 #: The first element of a body's array is looked for within this many bytes of the array's name.
 ROUTE_BYTES = 4096
@@ -71,8 +73,10 @@ class NotFitted(Exception):
 class Worker:
     """One worker process and the requests it has in hand."""
 
-    def __init__(self, number: int, process: asyncio.subprocess.Process) -> None:
+    def __init__(self, number: int, process: asyncio.subprocess.Process, base_limit: int) -> None:
         self.number, self.process = number, process
+        #: The last body sent for each route, kept as the worker keeps them (`bases.py`).
+        self.bases = Bases(base_limit)
         self.started = time.monotonic()
         self.waiting: dict[int, asyncio.Future] = {}
         self.ready: asyncio.Future = asyncio.get_running_loop().create_future()
@@ -89,7 +93,16 @@ class Worker:
         #: frame of their own would wake the worker once more per request.
         self.anchors: list[tuple[str, int, Reported]] = []
 
-    def send(self, message: tuple, body: bytes = b"") -> None:
+    def base(self, route: int, ticket: int, body: bytes, whole: bool = False) -> Base:
+        """What `body` (sent now, as `ticket`) is sent against: the part it shares with the last
+        body sent for its route, unless `whole`; kept as that route's last (`bases.py`)."""
+        last = None if whole or len(body) < MIN_BYTES else self.bases.get(route)
+        shared = common_prefix(body, last[1]) if last is not None else 0
+        base = Base(route, last[0], shared) if last is not None and shared >= MIN_SHARED else Base(route, 0, 0)
+        self.bases.put(route, ticket, body)
+        return base
+
+    def send(self, message: tuple, body: bytes | memoryview = b"") -> None:
         stdin = self.process.stdin
         if not self.alive or stdin is None or stdin.is_closing():
             raise WorkerLost(f"fitting worker {self.number} has ended")
@@ -120,30 +133,36 @@ class Pool:
             await self._worker(number)
 
     def route(self, dialect: str, body: bytes) -> int:
-        """The worker for this body's conversation: from the first element of its array."""
+        """This body's conversation, as a number: from the first element of its array (its
+        worker is this number modulo the workers)."""
         array = b'"' + HANDLING[dialect].array.encode() + b'"' if dialect in HANDLING else b""
         at = body.find(array) if array else -1
         if at < 0:
-            return zlib.crc32(body[:ROUTE_BYTES]) % self.size
+            return zlib.crc32(body[:ROUTE_BYTES])
         end = _ELEMENT_END.search(body, at, at + ROUTE_BYTES)
-        return zlib.crc32(body[at : end.start() if end else at + ROUTE_BYTES]) % self.size
+        return zlib.crc32(body[at : end.start() if end else at + ROUTE_BYTES])
 
     async def fit(self, dialect: str, body: bytes, model: str = "", window: int | None = None) -> Fitted:
         """`body` (to `model`, when its path names one; in `window`, when its headers ask for
         one) fitted by its conversation's worker; raises `NotFitted` (with the worker's reason)
         or `WorkerLost` when it was not."""
-        number = self.route(dialect, body)
+        route = self.route(dialect, body)
+        number = route % self.size
         worker = await self._worker(number)
-        ticket = next(self._tickets)
-        answer = worker.waiting[ticket] = asyncio.get_running_loop().create_future()
-        anchors, worker.anchors = worker.anchors, []
-        if worker.busy_since is None:
-            worker.busy_since = time.monotonic()
-        try:
-            worker.send(("fit", ticket, dialect, model, window, anchors), body)
-            fitted, changed, fitted_body = await self._answer(worker, answer)
-        finally:
-            worker.waiting.pop(ticket, None)
+        for whole in (False, True):  # sent as what follows its base; whole if the worker lost that
+            ticket = next(self._tickets)
+            answer = worker.waiting[ticket] = asyncio.get_running_loop().create_future()
+            anchors, worker.anchors = worker.anchors, []
+            if worker.busy_since is None:
+                worker.busy_since = time.monotonic()
+            try:
+                base = worker.base(route, ticket, body, whole)
+                worker.send(("fit", ticket, dialect, model, window, anchors, base), memoryview(body)[base.shared :])
+                fitted, changed, fitted_body = await self._answer(worker, answer)
+            finally:
+                worker.waiting.pop(ticket, None)
+            if fitted.skipped != BASE_LOST:
+                break
         fitted.body = fitted_body if changed else body
         fitted.worker, fitted.ticket = number, ticket
         if fitted.skipped:
@@ -230,7 +249,7 @@ class Pool:
             limit=READ_BUFFER,
         )
         _widen(process)
-        worker = Worker(number, process)
+        worker = Worker(number, process, base_limit(self.setup))
         self.workers[number] = worker
         worker.reader = asyncio.ensure_future(self._read(worker))
         worker.send((self.setup,))

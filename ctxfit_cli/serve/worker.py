@@ -10,9 +10,11 @@ fitted one after the other, so a conversation's session is never shared.
 
 The channel is the worker's stdin and stdout, one frame per message each way (`frames.py`):
 
-- in: the settings first (`Setup`); then `("fit", ticket, dialect, model, window, anchors)`
-  with the body (`model`: the one the request's path names, Gemini's, else ""; `window`: the
-  one its headers opt into, `limits.asked_window`, or None; `anchors`: the
+- in: the settings first (`Setup`); then `("fit", ticket, dialect, model, window, anchors, base)`
+  with the body, or what follows the part it shares with its conversation's last one (`base`,
+  `bases.py`: the worker puts it back together); `model`: the one the request's path names,
+  Gemini's, else ""; `window`: the one its headers opt into, `limits.asked_window`, or None;
+  `anchors`: the
   `(key, ticket, Reported)` of each reply since the last frame that reported the size of the
   prompt it was given, DESIGN §11: each anchors its conversation's next request, which this
   worker will fit, so they are applied first);
@@ -35,6 +37,7 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from ..core.reported import Reported
+from .bases import BASE_LOST, Bases
 from .body import READER_MEMORY, BodyError, Readers
 from .conversations import SESSION_MEMORY, Conversations, PlanSummary
 from .dialects import HANDLING
@@ -118,6 +121,11 @@ class Fitting:
         return self.conversations.held() + readers.held()
 
 
+def base_limit(setup: Setup) -> int:
+    """The bytes of last bodies each end of a worker's channel keeps (`bases.py`)."""
+    return max(setup.memory // 4, 1)
+
+
 def reason(error: BaseException) -> str:
     """Why a body was not fitted, on one short line."""
     text = str(error) if isinstance(error, BodyError) else f"{type(error).__name__}: {error}"
@@ -132,14 +140,20 @@ def serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
         return
     (setup,), _ = first
     fitting = Fitting(setup)
+    bases = Bases(base_limit(setup))
     write_frame(outbox, ("ready", os.getpid()))
     while (frame := read_frame(inbox)) is not None:
-        (_, ticket, dialect, model, window, anchors), body = frame
+        (_, ticket, dialect, model, window, anchors, base), rest = frame
         for anchor in anchors:
             try:
                 fitting.anchor(*anchor)
             except Exception:  # an anchor is a help, never a failure: the count is estimated then
                 pass
+        body = bases.rebuilt(base, rest)
+        if body is None:
+            write_frame(outbox, ("fitted", ticket, Fitted(b"", skipped=BASE_LOST), False))
+            continue
+        bases.put(base.route, ticket, body)
         fitted = fitting.fit(ticket, dialect, body, model, window)
         changed = fitted.body is not body
         answer, fitted.body = fitted.body, b""
