@@ -103,18 +103,25 @@ class Walk:
         return plan, self._sent(plan)
 
     def _sent(self, plan: Plan) -> tuple[Message, ...]:
-        """`payload.sent_messages` of the walked history: the last step's messages and the new
-        ones, while the plan leaves nothing out and clears what it cleared then (the cleared
-        results are the oldest candidates, and only grow: the same number is the same ones)."""
+        """`payload.sent_messages` of the walked history: while neither this plan nor the last
+        left anything out, the last step's messages, made again only where the results cleared
+        in them changed, and the new ones. (The cleared results are the oldest candidates and
+        only grow: the same number is the same ones. A batch cleared is a few hundred messages
+        of thousands: only those are made again.)"""
         cleared = sum(len(batch.results) for batch in plan.batches if batch.cleared)
-        if plan.dropped or cleared != self._last_cleared or len(self._last_sent) > plan.messages:
+        last = self._last_sent
+        if plan.dropped or self._last_cleared < 0 or len(last) > plan.messages:
             self._calls = cleared_calls(plan)
             sent = sent_messages(replace(self.transcript, messages=tuple(self.body)), plan)
         else:
-            calls, dialect, body = self._calls, self.transcript.dialect, self.body
-            sent = self._last_sent + tuple(
-                [with_cleared(body[i], calls.get(i), dialect) for i in range(len(self._last_sent), plan.messages)]
-            )
+            dialect, body = self.transcript.dialect, self.body
+            calls = self._calls if cleared == self._last_cleared else cleared_calls(plan)
+            if calls is not self._calls:
+                made = list(last)
+                for i in _changed_keys(self._calls, calls, len(last)):
+                    made[i] = with_cleared(body[i], calls.get(i), dialect)
+                last, self._calls = tuple(made), calls
+            sent = last + tuple([with_cleared(body[i], calls.get(i), dialect) for i in range(len(last), plan.messages)])
         self._last_cleared, self._last_sent = (-1 if plan.dropped else cleared), sent
         return sent
 
@@ -131,6 +138,11 @@ class Walk:
         prefix `anchor` counted, under this walk's system prompt and tools."""
         end = anchor.messages
         return end <= len(body) and self.digest(body[:end]) == anchor.digest
+
+
+def _changed_keys(old: dict[int, Any], new: dict[int, Any], below: int) -> list[int]:
+    """The keys under `below` whose values differ between `old` and `new` (missing in one)."""
+    return [i for i in {*old, *new} if i < below and old.get(i) != new.get(i)]
 
 
 class Fixed:
