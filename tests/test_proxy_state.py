@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import orjson
 from conftest import Chat, ascii_text
 
@@ -77,3 +80,29 @@ def test_each_body_of_a_team_is_read_by_its_own_conversation_s_reader():
             with readers._shelf.guard:
                 readers._shelf.put(reader)
     assert readers.held() == sum(2 * len(r.raw) for r in readers._shelf.idle)
+
+
+def test_a_worker_collects_garbage_cycles_every_so_many_answers_and_young_ones_between():
+    """What survives an answer is frozen (no full collection walks the conversations' state in
+    the middle of a request); a cycle made garbage since is collected at the next full pass."""
+    script = """
+import gc, weakref
+from ctxfit_cli.serve.worker import Collector
+
+class Node:
+    pass
+
+collector = Collector(every=3)
+old = Node(); old.me = old; held = weakref.ref(old)
+collector.answered()
+del old
+gc.collect()
+assert held() is not None, "a frozen cycle was walked"
+collector.answered(); collector.answered()
+assert held() is None, "the full pass did not collect the cycle"
+young = Node(); young.me = young; made = weakref.ref(young); del young
+gc.collect()
+assert made() is None, "a cycle made since the last answer was not collected"
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr

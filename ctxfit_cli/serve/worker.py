@@ -133,6 +133,34 @@ def reason(error: BaseException) -> str:
     return text if len(text) <= 200 else text[:199] + "…"
 
 
+#: Answers between two full collections of the worker's garbage (made after an answer).
+FULL_COLLECTION_EVERY = 1000
+
+
+class Collector:
+    """Keeps the garbage collector's full passes out of the requests.
+
+    A worker holds its conversations' state: tens of thousands of objects each, all of them
+    long-lived. Python walks every one of them in a full collection, due whenever the objects
+    that survived since the last grew by a quarter: right after the first request of a
+    conversation (its whole history read) and again as the conversations grow, each time in
+    the middle of some request (8.7 ms for one 400,000-token conversation of short results,
+    3.5 ms for 25 of a team's 150,000-token ones). What survives an answer is frozen instead (`gc.freeze`: young
+    objects are still collected as they come), and a full collection runs after every
+    `every`th answer. The state itself holds no cycles (each conversation's is freed as its
+    references go); the periodic pass is for any that some other path made."""
+
+    def __init__(self, every: int = FULL_COLLECTION_EVERY) -> None:
+        self.every, self.answers = every, 0
+
+    def answered(self) -> None:
+        self.answers += 1
+        if self.answers % self.every == 0:
+            gc.unfreeze()
+            gc.collect()
+        gc.freeze()
+
+
 def serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
     """Answer the proxy until it closes the channel."""
     first = read_frame(inbox)
@@ -141,6 +169,7 @@ def serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
     (setup,), _ = first
     fitting = Fitting(setup)
     bases = Bases(base_limit(setup))
+    collector = Collector()
     write_frame(outbox, ("ready", os.getpid()))
     while (frame := read_frame(inbox)) is not None:
         (_, ticket, dialect, model, window, anchors, base), rest = frame
@@ -162,6 +191,7 @@ def serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
         except (pickle.PicklingError, TypeError, AttributeError, RecursionError) as error:
             failed = Fitted(b"", fitted.key, skipped=f"the fitted request could not be passed on ({reason(error)})")
             write_frame(outbox, ("fitted", ticket, failed, False))
+        collector.answered()
 
 
 def main() -> None:
