@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import multiprocessing
 import os
 import sys
@@ -128,6 +129,10 @@ def latency(direct_url: str, proxy_url: str, proxy_pid: int, tokens: int, steps:
     step_chars = max(100, min(40_000, 3 * tokens // (10 * steps)))
     conversation = Conversation(tokens, seed, step_chars=step_chars, short=short)
     start_tokens = conversation.tokens
+    # This client's own pauses are no proxy's: a full collection here walked the conversation's
+    # thousands of dicts (10-25 ms) in the middle of whichever request it fell on.
+    gc.collect()
+    gc.freeze()
     added, direct_times, cpu = [], [], []
     known = set(httpx.get(f"{proxy_url}/ctxfit/stats").json()["conversations"])
     with httpx.Client(timeout=120) as client:
@@ -143,6 +148,7 @@ def latency(direct_url: str, proxy_url: str, proxy_pid: int, tokens: int, steps:
             cpu.append((cpu_ns(proxy_pid) - before) / 1e9)
             added.append(through - straight)
             direct_times.append(straight)
+    gc.unfreeze()
     stage = httpx.get(f"{proxy_url}/ctxfit/stats").json()["conversations"]
     stage = next(v["stage"] for key, v in stage.items() if key not in known)
     return {"start": start_tokens, "tokens": conversation.tokens, "stage": stage, "bytes": len(body),
