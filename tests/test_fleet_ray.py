@@ -18,7 +18,8 @@ ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'ctxf
 from conftest import ROOT  # noqa: E402
 from ctxfit_cli.fleet import ray_engine  # noqa: E402
 from ctxfit_cli.fleet.local import run_files as run_locally  # noqa: E402
-from ctxfit_cli.fleet.work import Job, run_file  # noqa: E402
+from ctxfit_cli.fleet.job import Job  # noqa: E402
+from ctxfit_cli.fleet.work import run_file  # noqa: E402
 
 REAL = ROOT.parent / "shared" / "realworld"
 SAMPLES = ROOT / "sample_transcripts"

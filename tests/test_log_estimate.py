@@ -10,7 +10,7 @@ import pytest
 from conftest import REALWORLD, SAMPLES, needs_realworld
 
 from ctxfit_cli.counters import char_classes
-from ctxfit_cli.fleet import log_estimate, work
+from ctxfit_cli.fleet import estimate_file, log_estimate, work
 
 JOBS = [work.Job("estimate", describe=False), work.Job("estimate", describe=False, profile="seed"),
         work.Job("estimate", describe=False, fixed_tokens=0), work.Job("estimate", describe=False, fixed_tokens=5000),
@@ -26,7 +26,7 @@ def _figures(path: str, job: work.Job) -> list:
 
 def _as_read_whole(monkeypatch, path: str, job: work.Job) -> list:
     with monkeypatch.context() as patch:
-        patch.setattr(work, "STREAMED_FORMATS", ())
+        patch.setattr(estimate_file, "STREAMED_FORMATS", ())
         return _figures(path, job)
 
 

@@ -11,7 +11,7 @@ from conftest import REALWORLD, SAMPLES, needs_realworld
 from typer.testing import CliRunner
 
 from ctxfit_cli.cli.app import app
-from ctxfit_cli.fleet import log_outline, policy_runs, work
+from ctxfit_cli.fleet import estimate_file, log_outline, policy_runs, work
 from ctxfit_cli.formats.workers import Workers
 from ctxfit_cli.replay.policies import DEFAULT_POLICIES
 from ctxfit_cli.formats import measures
@@ -30,7 +30,7 @@ def _one_process(patch) -> None:
     """Every log is read whole, in one process, as before the big-log paths."""
     patch.setattr(measures, "MIN_BYTES", 1 << 60)
     patch.setattr(log_outline, "MIN_BYTES", 1 << 60)
-    patch.setattr(work, "STREAMED_FORMATS", ())
+    patch.setattr(estimate_file, "STREAMED_FORMATS", ())
 
 
 def _both(monkeypatch, run) -> tuple:

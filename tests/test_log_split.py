@@ -16,7 +16,7 @@ from conftest import REALWORLD, SAMPLES, needs_realworld
 
 from ctxfit_cli.fleet import log_split, work
 from ctxfit_cli.fleet.spend import spend_of_file
-from ctxfit_cli.fleet.work import Job
+from ctxfit_cli.fleet.job import Job
 
 PIECES = (2, 3, 7, 50)
 

@@ -19,7 +19,8 @@ from conftest import ROOT  # noqa: E402
 from uri_server import LogServer  # noqa: E402
 
 from ctxfit_cli.fleet import ray_engine, uri_input  # noqa: E402
-from ctxfit_cli.fleet.work import Job, run_file  # noqa: E402
+from ctxfit_cli.fleet.job import Job  # noqa: E402
+from ctxfit_cli.fleet.work import run_file  # noqa: E402
 from ctxfit_cli.formats.reading import BUFFER  # noqa: E402
 
 SAMPLES = ROOT / "sample_transcripts"

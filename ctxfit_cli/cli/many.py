@@ -22,8 +22,8 @@ import typer
 from ..errors import EXIT_BAD_INPUT, EXIT_PARTIAL, BadInput, CtxfitError, UsageProblem
 from ..fleet.combine import Combined, combine
 from ..fleet.discovery import LOG_SUFFIXES, default_folders, expand
+from ..fleet.job import Job
 from ..fleet.local import default_jobs, run_files
-from ..fleet.work import Job
 from .inputs import resolve_paths
 from .lazy import LazyModule
 from .progress import FileProgress

@@ -7,7 +7,8 @@ from collections.abc import Callable, Iterator
 
 from ..formats.parallel import cores
 from ..formats.workers import Workers
-from .work import FileResult, Job, run_file
+from .job import Job
+from .work import FileResult, run_file
 
 
 def default_jobs() -> int:

@@ -53,7 +53,7 @@ class NamedCounter(NamedTuple):
 class LogEstimate(NamedTuple):
     report: TranscriptEstimate
     chosen: choice.Choice
-    #: What the report adds for recorded usage (`fleet.work._usage_entry`'s shape).
+    #: What the report adds for recorded usage (`fleet.estimate_file.usage_entry`'s shape).
     usage: dict
 
 
@@ -186,7 +186,7 @@ def _count(
 def _usage(
     chosen: choice.Choice, calls: list, prefix: list[int], turns: list[int], unlogged: int, estimate: int
 ) -> dict:
-    """`fleet.work._usage_entry` from the running totals."""
+    """`fleet.estimate_file.usage_entry` from the running totals."""
     entry = chosen.to_dict()
     recorded = recorded_summary(calls)
     if recorded is not None:
@@ -200,7 +200,7 @@ def _usage(
 
 
 def estimate_entry(transcript: Transcript, report: TranscriptEstimate, comparison: dict | None, usage: dict) -> dict:
-    """One transcript's item of an `estimate` (`fleet.work`)."""
+    """One transcript's item of an `estimate` (`fleet.estimate_file`)."""
     report.counter = NamedCounter(report.counter.name)  # type: ignore[assignment]  # a picklable stand-in
     return {
         "report": report,

@@ -26,7 +26,7 @@ from . import log_pieces
 from .log_estimate import LogEstimate, estimate_entry, finish, guess_counter
 
 if TYPE_CHECKING:
-    from .work import Job
+    from .job import Job
 
 #: Logs smaller than this are read in one process: starting workers costs more than it saves.
 MIN_BYTES = 32 << 20

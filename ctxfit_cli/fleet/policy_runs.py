@@ -2,7 +2,7 @@
 its own, forked with it, and the results come back in the order the policies were asked for.
 
 A replay of one big log runs its policies one after the other on one core (the first one
-while the log is still being read, `work._replay`); since `estimate` reads such a log on every
+while the log is still being read, `replay_file.replay`); since `estimate` reads such a log on every
 core, that made `replay` over four times `estimate` (issue #24 asks for three at most). The
 forked workers are `formats.workers.Workers`: Ctrl-C stops them at once, and a worker that dies
 is reported by the file it was on. Where files are already spread over the cores (`--jobs`),

@@ -32,8 +32,8 @@ from datetime import UTC, date, datetime, tzinfo
 from typing import TYPE_CHECKING
 
 from .combine import Kept
+from .session_file import STAGES
 from .spend import Tally
-from .work import STAGES
 
 if TYPE_CHECKING:
     from ..replay.model_prices import PriceTable

@@ -79,7 +79,7 @@ def estimate(
     """
     reading.set_line_limit(max_line_mb)
     from ...core.estimate import combine
-    from ...fleet.work import Job
+    from ...fleet.job import Job
     from .. import many
     from ..counting import given_counter, parse_fixed_tokens
 

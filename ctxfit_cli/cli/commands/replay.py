@@ -143,7 +143,7 @@ def replay_command(
         DEFAULTS.min_clear_tokens,
         auto.counter or SEED,
     )  # checks them before any file is read
-    from ...fleet.work import Job
+    from ...fleet.job import Job
     from .. import many
 
     prices = Prices(cache_write=price_write, cache_read=price_read)

@@ -126,7 +126,7 @@ def sessions(
 
     set_line_limit(max_line_mb)
     from ...fleet import sessions as view
-    from ...fleet.work import Job
+    from ...fleet.job import Job
     from ...replay.model_prices import load_prices
     from .. import many, sessions_view
     from ..dates import bound, zone

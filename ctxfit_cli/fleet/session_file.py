@@ -1,0 +1,61 @@
+"""`sessions`: one conversation's share of a session row, what the agent sent (everything) and
+what ctxfit would have sent, walked over its history."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..core.model import Transcript
+from ..core.options import FitOptions
+from ..counters.seed import Counter
+from .job import Job, choose, fit_options, transcript_name
+
+#: Stages in the order a fitter tries them.
+STAGES = ("none", "clear", "turns", "rounds")
+
+
+def session_part(transcript: Transcript, path: str, job: Job, given: Counter | None) -> dict:
+    """One conversation's share of a session row: its size as recorded and as estimated (the
+    unlogged part counted), and what the agent's own behaviour (send everything) and ctxfit
+    would have sent, with the counter and window chosen for its model."""
+    transcript, chosen = choose(transcript.materialize(), job, given)
+    options = fit_options(job, chosen)
+    agent = _walk("none", transcript, options)
+    ctxfit = _walk("ctxfit", transcript, options)
+    recorded = [c.prompt_tokens for c in transcript.calls if c.prompt_tokens is not None]
+    assert isinstance(transcript.messages, Sequence)  # (materialized above)
+    return {
+        "name": transcript_name(transcript),
+        "format": transcript.format,
+        "messages": len(transcript.messages),
+        "models": sorted({c.model for c in transcript.calls if c.model}),
+        "recorded_peak": max(recorded) if recorded else None,
+        "estimated_peak": agent["peak"],
+        "calls": agent["calls"],
+        "rejected_agent": agent["rejected"],
+        "rejected_ctxfit": ctxfit["rejected"],
+        "ctxfit_peak": ctxfit["peak"],
+        "stage": ctxfit["stage"],
+        "cleared": ctxfit["cleared"],
+        "window": options.window,
+        "window_source": chosen.window_source,
+        "counter": chosen.counter.name,
+        "still_being_written": list(transcript.open_end),
+    }
+
+
+def _walk(policy: str, transcript: Transcript, options: FitOptions) -> dict:
+    """Every request a policy would send: the largest, how many the window rejects, the furthest
+    stage reached and how many results the last request clears."""
+    from ..replay.policies import POLICIES
+
+    peak = calls = rejected = 0
+    stage, cleared = "none", 0
+    for request in POLICIES[policy].requests(transcript, options):
+        calls += 1
+        peak = max(peak, request.tokens)
+        rejected += request.tokens > options.window
+        if STAGES.index(request.stage) > STAGES.index(stage):
+            stage = request.stage
+        cleared = getattr(request.shape, "cleared", cleared)
+    return {"peak": peak, "calls": calls, "rejected": rejected, "stage": stage, "cleared": cleared}
