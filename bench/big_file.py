@@ -223,7 +223,8 @@ def run_timed(argv: list[str]) -> tuple[float, float, int]:
 STAGES = """
 import json, statistics, sys, time
 import orjson
-from ctxfit_cli.core.estimate import TranscriptEstimate, message_cost
+from ctxfit_cli.core.costs import message_cost
+from ctxfit_cli.core.estimate import TranscriptEstimate
 from ctxfit_cli.formats import PARSERS
 from ctxfit_cli.formats.common import Where
 from ctxfit_cli.formats.reading import BUFFER, numbered_lines, parse_line

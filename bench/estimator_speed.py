@@ -11,7 +11,7 @@ code), repetitions interleaved:
 
 Each on the text as one string and as the same text cut into tool-result-sized pieces (2-20 KB).
 Target: seed ≥ 20× faster than tiktoken (whole text). Then the per-message overhead: estimating
-100,000 short messages with `estimate.message_cost` (fresh `Message` objects each repetition,
+100,000 short messages with `costs.message_cost` (fresh `Message` objects each repetition,
 since estimates are memoized on messages), against `SEED.measure` on the same strings.
 """
 
@@ -24,7 +24,7 @@ from random import Random
 import _common as c
 
 from ctxfit_cli.counters.seed import SEED
-from ctxfit_cli.core.estimate import message_cost
+from ctxfit_cli.core.costs import message_cost
 from ctxfit_cli.core.model import Message, Part, PartKind, Role
 
 TARGET = 20.0

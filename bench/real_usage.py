@@ -35,7 +35,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
-from ctxfit_cli.core.estimate import total_tokens  # noqa: E402
+from ctxfit_cli.core.costs import total_tokens  # noqa: E402
 from ctxfit_cli.core.usage import (  # noqa: E402
     MIN_GROWTH, call_estimates, growth_estimate, growth_samples, infer_fixed,
 )

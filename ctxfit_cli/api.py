@@ -21,7 +21,7 @@ from typing import Any
 
 from .answer import Answer, History
 from .core.anchor import Anchor, Anchoring
-from .core.estimate import total_tokens
+from .core.costs import total_tokens
 from .core.fitting import FitOptions
 from .core.model import Dialect, Message, Role
 from .core.notes import TOO_LONG

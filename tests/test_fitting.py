@@ -8,7 +8,7 @@ import orjson
 import pytest
 
 from ctxfit_cli.counters.seed import SEED
-from ctxfit_cli.core.estimate import message_cost
+from ctxfit_cli.core.costs import message_cost
 from ctxfit_cli.core.fitting import DEFAULT_LOWWATER, FitOptions, Fitter
 from ctxfit_cli.formats import read_transcripts
 from ctxfit_cli.core.notes import CLEARED_RESULT, TRIMMED_HISTORY

@@ -141,7 +141,7 @@ def provider():
 
 def test_an_agent_loop_with_the_real_sdk_sends_valid_requests_within_the_budget(provider):
     from ctxfit_cli.formats import read_transcripts
-    from ctxfit_cli.core.estimate import total_tokens
+    from ctxfit_cli.core.costs import total_tokens
     import io
 
     url, bodies = provider

@@ -151,7 +151,7 @@ def _framed(**framing) -> ProfileCounter:
 
 
 def test_framing_is_added_once_per_tool_block_and_survives_merging():
-    from ctxfit_cli.core.estimate import block_framing, merged_cost, message_cost
+    from ctxfit_cli.core.costs import block_framing, merged_cost, message_cost
     from ctxfit_cli.core.model import Message, Part, PartKind, Role
     counter = _framed(tool_calls=7, tool_results=5)
     assert block_framing(counter) == {"tool_calls": 7, "tool_results": 5} and block_framing(SEED) == {}

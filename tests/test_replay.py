@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ctxfit_cli.core.estimate import message_cost
+from ctxfit_cli.core.costs import message_cost
 from ctxfit_cli.core.fitting import FitOptions
 from ctxfit_cli.replay.policies import POLICIES
 from ctxfit_cli.replay.simulation import Prices, replay

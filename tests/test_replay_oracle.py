@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxfit_cli.core.estimate import message_cost
+from ctxfit_cli.core.costs import message_cost
 from ctxfit_cli.core.fitting import FitOptions, Fitter
 from ctxfit_cli.formats.payload import sent_messages
 from ctxfit_cli.replay.policies import POLICIES, OldTurns

@@ -10,7 +10,7 @@ import sys
 import orjson
 import pytest
 
-from ctxfit_cli.core.estimate import total_tokens
+from ctxfit_cli.core.costs import total_tokens
 from ctxfit_cli.core.fitting import FitOptions, Fitter
 from ctxfit_cli.formats import read_transcripts
 from ctxfit_cli.formats.payload import build

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..counters.seed import SEED, Counter, Vector
 from .anchor import Anchoring, Count, log_anchors
-from .estimate import MESSAGE_OVERHEAD, MessageCost, block_counts, block_framing, message_cost
+from .costs import MESSAGE_OVERHEAD, MessageCost, block_counts, block_framing, message_cost
 from .model import Message, RecordedCall, Role, Transcript, replays_a_call
 
 if TYPE_CHECKING:
@@ -208,7 +208,7 @@ class Growth(NamedTuple):
     path: str
     message: int
     #: Tool calls, tool results and thinking blocks among the added messages (a counter may
-    #: frame each block: `estimate.block_framing`).
+    #: frame each block: `costs.block_framing`).
     tool_calls: int = 0
     tool_results: int = 0
     thinking: int = 0
@@ -224,7 +224,7 @@ class Growth(NamedTuple):
         return self.tool_calls + self.tool_results
 
     def block_tokens(self, counter: Counter) -> int:
-        """Tokens of `counter`'s per-block framing (`estimate.block_framing`) for these blocks."""
+        """Tokens of `counter`'s per-block framing (`costs.block_framing`) for these blocks."""
         per_block = block_framing(counter)
         return (
             self.tool_calls * per_block.get("tool_calls", 0)

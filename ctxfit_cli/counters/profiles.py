@@ -50,7 +50,7 @@ from .char_classes import CLASSES, COMPONENTS, N_CLASSES, RUNS, class_counts
 from .seed import Vector
 
 #: Kinds of block a profile may give a fixed framing cost (``"framing": {"tool_calls": 52}``:
-#: whole tokens per block, added to the message's overhead by `core.estimate`). A model's
+#: whole tokens per block, added to the message's overhead by `core.costs`). A model's
 #: prompt format wraps each tool call and each result in tags of its own; no text measure sees
 #: them, and without a cost per block a fit inflates character rates to cover small tool rounds.
 FRAMING_KINDS: tuple[str, ...] = ("tool_calls", "tool_results", "thinking")
@@ -136,7 +136,7 @@ class ProfileCounter:
     classes = COMPONENTS
     #: The components of a vector that are the seed rule's ASCII, CJK and other characters: every
     #: class lies wholly inside one of its groups, so the seed rule's counts of a text are read off
-    #: the text's vector, exactly (`core.estimate` reports them without measuring again).
+    #: the text's vector, exactly (`core.costs` reports them without measuring again).
     script_groups = tuple(
         tuple(i for i, c in enumerate(CLASSES) if SEED_GROUP[c] == group) for group in ("ascii", "cjk", "other")
     )

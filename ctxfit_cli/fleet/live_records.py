@@ -17,7 +17,7 @@ A record whose content cannot be read is counted at 4 characters per token (it i
 
 from __future__ import annotations
 
-from ..core.estimate import message_cost
+from ..core.costs import message_cost
 from ..core.model import Message
 from ..counters.models import counter_for_models
 from ..counters.seed import SEED, Counter

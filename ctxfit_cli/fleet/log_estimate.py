@@ -25,7 +25,8 @@ from itertools import chain
 from typing import NamedTuple
 
 from ..core import choice
-from ..core.estimate import TranscriptEstimate, message_cost
+from ..core.costs import message_cost
+from ..core.estimate import TranscriptEstimate
 from ..core.model import Message, Role, Transcript
 from ..core.usage import (
     anchoring_from,

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ..core.estimate import message_cost
+from ..core.costs import message_cost
 from ..core.model import Message, PartKind, Role, Transcript
 from ..core.notes import TRIMMED_HISTORY
 from ..counters.seed import SEED, Counter

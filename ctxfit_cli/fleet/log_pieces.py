@@ -28,7 +28,8 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from ..core.estimate import TranscriptEstimate, message_cost
+from ..core.costs import message_cost
+from ..core.estimate import TranscriptEstimate
 from ..core.model import Message, Role
 from ..core.repair import repair
 from ..counters.seed import Counter

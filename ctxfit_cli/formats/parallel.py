@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ..core.estimate import MessageCost, TranscriptEstimate, message_cost
+from ..core.costs import MessageCost, message_cost
+from ..core.estimate import TranscriptEstimate
 from ..core.model import Dialect, Message, Part, PartKind, Role, Transcript
 from ..core.notes import TRIMMED_HISTORY
 from ..counters.seed import SEED, Counter

@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from ..core.estimate import message_cost
+from ..core.costs import message_cost
 from ..core.fitting import FitOptions, Fitter, Plan, has_trim_note
 from ..core.model import ALTERNATING, Dialect, Message, Role, Transcript
 from ..core.notes import AGENT_NOTE, CLEARED_RESULT, TRIMMED_HISTORY

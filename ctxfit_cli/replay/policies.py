@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple, Protocol
 
-from ..core.estimate import merged_cost, message_cost
+from ..core.costs import merged_cost, message_cost
 from ..core.fitting import FitOptions, Fitter, OpenCalls, Shape, note_cost, noted_cost, overlapping_ranges
 from ..core.model import ALTERNATING, Role, Transcript, replays_a_call
 from ..core.usage import log_anchoring

@@ -12,7 +12,7 @@ import operator
 from collections.abc import Sequence
 
 from ...counters.seed import SEED
-from ..estimate import message_cost
+from ..costs import message_cost
 from ..model import Message, Part, PartKind, Role
 from ..notes import CLEARED_RESULT
 from ..options import FitOptions

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...counters.seed import SEED, Counter
-from ..estimate import MessageCost, merged_cost, message_cost, parts_cost
+from ..costs import MessageCost, merged_cost, message_cost, parts_cost
 from ..model import Message, Part, PartKind
 from ..notes import TRIMMED_HISTORY
 

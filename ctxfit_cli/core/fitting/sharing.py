@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 from typing import NamedTuple
 
-from ..estimate import message_cost
+from ..costs import message_cost
 from ..model import ALTERNATING
 from .clearing import Clearing
 from .history import History

@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterator
 
-from ..estimate import merged_cost, message_cost
+from ..costs import merged_cost, message_cost
 from ..model import ALTERNATING, Role
 from .clearing import Clearing
 from .history import History
