@@ -70,7 +70,7 @@ _LAZY = {
     "fit_transcript": ".formats.payload",
     "with_agent_note": ".formats.payload",
     "Session": ".api",
-    "count": ".api",
+    "count": ".counting",
     "fit": ".api",
 }
 

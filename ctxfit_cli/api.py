@@ -1,4 +1,5 @@
-"""The library facade: `fit`, `Session` and `count`, over what agent loops already hold.
+"""The library facade: `fit` and `Session`, over what agent loops already hold (`count`:
+`counting.py`).
 
 Messages go in as the loop keeps them — dicts, the Anthropic, OpenAI and google-genai SDKs' own
 objects, LangChain messages — and come back the same way, ready for `client.messages.create(...)`,
@@ -21,7 +22,6 @@ from typing import Any
 
 from .answer import Answer, History
 from .core.anchor import Anchor, Anchoring
-from .core.costs import total_tokens
 from .core.fitting import FitOptions
 from .core.model import Dialect, Message, Role
 from .core.notes import TOO_LONG
@@ -30,10 +30,11 @@ from .core.repair_steps import RepairedHistory
 from .core.reported import Reported, reported_prompt
 from .core.validate import Checked, validate_request
 from .core.validate_steps import ScanSteps
-from .counters.seed import SEED, Counter
+from .counting import as_counter
 from .errors import BadInput, CannotFit, InvalidRequest
 from .formats import responses
 from .history import (
+    FALLBACK_DIALECT,
     Fixed,
     SentRequest,
     Walk,
@@ -46,11 +47,6 @@ from .history import (
     request_of,
 )
 from .sdk import RequestDict, as_request_dict, plain_json
-
-#: The dialect assumed while nothing says which it is. Only plain user and assistant text has
-#: been seen then, read alike in both; and Anthropic's shaping (adjacent user messages merged)
-#: is valid for OpenAI too, not the other way round.
-FALLBACK_DIALECT: Dialect = "anthropic"
 
 
 def fit(
@@ -133,7 +129,7 @@ class Session:
         if window is not None:
             options["window"] = window
         if "counter" in options:  # a profile's name, as `count` takes it
-            options["counter"] = _counter(options["counter"])
+            options["counter"] = as_counter(options["counter"])
         self.options = FitOptions(budget=budget, **options)
         self._fixed = Fixed(system, tools)
         told = dialect or self._fixed.dialect
@@ -355,57 +351,3 @@ def too_long(plan: Plan) -> CannotFit:
         smallest=plan.tokens_after,
         window=plan.window,
     )
-
-
-def count(
-    messages_or_text: Any,
-    *,
-    counter: Counter | str = SEED,
-    system: Any = None,
-    tools: Any = None,
-    dialect: Dialect | None = None,
-    usage: Any = None,
-) -> int:
-    """Estimated tokens of a text, or of messages with the system prompt and tools they carry.
-
-    `counter` is a `Counter` (e.g. `ctxfit_cli.counters.tokenizers.get_tokenizer("cl100k")`) or
-    the name of a calibrated profile ("seed", "cl100k", "o200k", "tekken", "qwen", "safe") or
-    a profile .json file. `usage`: what the provider reported for the request that got the last
-    reply in the messages (as `Session.record` takes it); the count is then that size plus the
-    estimate of the messages from that reply on (DESIGN §11).
-
-    >>> count("Привет, мир"), count([{"role": "user", "content": "Привет, мир"}])
-    (6, 10)
-    >>> count([{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}],
-    ...       usage={"input_tokens": 14})
-    20
-    """
-    counter = _counter(counter)
-    if isinstance(messages_or_text, str):
-        return counter.tokens(counter.measure(messages_or_text))
-    fixed = Fixed(system, tools)
-    requests = [as_request_dict(item, f"messages[{i}]") for i, item in enumerate(messages_or_text)]
-    dialect = dialect or next((r.dialect for r in requests if r.dialect), None) or fixed.dialect or FALLBACK_DIALECT
-    messages, _ = messages_of(requests, dialect)
-    system_messages, tools_message = fixed.messages((), dialect)
-    sent = [*system_messages, *((tools_message,) if tools_message else ()), *messages]
-    if usage is None:
-        return total_tokens(sent, counter)
-    reported = reported_prompt(usage if isinstance(usage, dict) else plain_json(usage))
-    reply = next((i for i in range(len(sent) - 1, -1, -1) if sent[i].role is Role.ASSISTANT), None)
-    if reported is None or reply is None:
-        raise ValueError(
-            "usage= is the size the provider reported for the request that got the last reply: "
-            + ("it reports no prompt size" if reported is None else "these messages hold no reply")
-        )
-    return reported.prompt + total_tokens(sent[reply:], counter)
-
-
-def _counter(counter: Counter | str) -> Counter:
-    if not isinstance(counter, str):
-        return counter
-    if counter == "seed":
-        return SEED
-    from .counters.profiles import load_profile
-
-    return load_profile(counter)

@@ -25,6 +25,11 @@ from .formats.payload import cleared_calls, sent_messages, with_cleared
 from .formats.repair_writers import WRITERS
 from .sdk import RequestDict, copy_with, plain_json
 
+#: The dialect assumed while nothing says which it is. Only plain user and assistant text has
+#: been seen then, read alike in both; and Anthropic's shaping (adjacent user messages merged)
+#: is valid for OpenAI too, not the other way round.
+FALLBACK_DIALECT: Dialect = "anthropic"
+
 
 class SentRequest(NamedTuple):
     """The request a `Session.fit` produced, as `Session.record` anchors it: how many messages of

@@ -18,7 +18,8 @@ from openai.types.responses import Response, ResponseUsage
 from openai.types.responses.response_usage import InputTokensDetails, OutputTokensDetails
 
 from ctxfit_cli import validate_request
-from ctxfit_cli.api import Session, count, fit
+from ctxfit_cli.api import Session, fit
+from ctxfit_cli.counting import count
 from ctxfit_cli.core.reported import Reported, reported_prompt
 from ctxfit_cli.sdk import plain_json
 
