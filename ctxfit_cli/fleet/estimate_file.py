@@ -10,7 +10,7 @@ from ..core import choice
 from ..core.estimate import TranscriptEstimate
 from ..core.model import Transcript
 from ..counters.seed import SEED, Counter
-from ..formats import parallel, read_transcripts
+from ..formats import parallel
 from .job import Job, choose, open_path, transcript_name
 from .log_estimate import STREAMED_FORMATS, estimate_entry, estimate_log
 
@@ -29,7 +29,10 @@ def estimate(transcript: Transcript, path: str, job: Job, given: Counter | None)
         )
         if streamed is not None:
             return estimate_entry(transcript, streamed.report, None, streamed.usage)
-        transcript = _read_again(path, transcript, job)  # its last model's counter is another
+        from .log_outline import read_whole
+
+        # Its last model's counter is another: read again, whole.
+        transcript = read_whole(path, transcript, job.format, open_path(path, job))
     if transcript.format in choice.USAGE_FORMATS:
         transcript = transcript.materialize()
     transcript, chosen = choose(transcript, job, given)
@@ -48,17 +51,6 @@ def estimate(transcript: Transcript, path: str, job: Job, given: Counter | None)
                 other.add(message)
     comparison = {e.counter.name: e.tokens for e in [report, *extra]} if job.compare else None
     return estimate_entry(transcript, report, comparison, usage_entry(transcript, chosen))
-
-
-def _read_again(path: str, transcript: Transcript, job: Job) -> Transcript:
-    """The same transcript of the file read again from the start, whole (materialized)."""
-    with open_path(path, job) as stream:
-        for again in read_transcripts(transcript.path, stream, job.format):
-            if again.line == transcript.line:
-                return again.materialize()
-            for _ in again.messages:  # an earlier conversation of a compacted log: passed over
-                pass
-    raise AssertionError(f"{path}: conversation at line {transcript.line} not found when read again")
 
 
 def usage_entry(transcript: Transcript, chosen: choice.Choice) -> dict:

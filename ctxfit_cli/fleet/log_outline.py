@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import tempfile
 from itertools import chain
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import orjson
 
@@ -164,13 +164,13 @@ def _outlined(message: Message, spill: Any, keys: tuple) -> Message:
     return Message(message.role, parts, b"", message.line, memo, message.repaired)
 
 
-def read_whole(path: str, transcript: Transcript, format: str | None) -> Transcript:
-    """The conversation of the log at `path` that starts where `transcript` does, read again
-    from the start and held whole (materialized)."""
+def read_whole(path: str, transcript: Transcript, format: str | None, opened: BinaryIO | None = None) -> Transcript:
+    """The conversation of the log at `path` (or `opened` from it: a URI's object) that starts
+    where `transcript` does, read again from the start and held whole (materialized)."""
     from ..formats import read_transcripts
     from ..formats.reading import open_input
 
-    with open_input(path) as stream:
+    with opened if opened is not None else open_input(path) as stream:
         for again in read_transcripts(transcript.path, stream, format):
             if again.line == transcript.line:
                 return again.materialize()

@@ -14,10 +14,9 @@ The channel is the worker's stdin and stdout, one frame per message each way (`f
   with the body, or what follows the part it shares with its conversation's last one (`base`,
   `bases.py`: the worker puts it back together); `model`: the one the request's path names,
   Gemini's, else ""; `window`: the one its headers opt into, `limits.asked_window`, or None;
-  `anchors`: the
-  `(key, ticket, Reported)` of each reply since the last frame that reported the size of the
-  prompt it was given, DESIGN §11: each anchors its conversation's next request, which this
-  worker will fit, so they are applied first);
+  `anchors`: the `(key, ticket, Reported)` of each reply since the last frame that reported the
+  size of the prompt it was given, DESIGN §11: each anchors its conversation's next request,
+  which this worker will fit, so they are applied first);
 - out: `("ready", pid)` once, then `("fitted", ticket, Fitted, body)` for each fit, in order.
 
 Whatever a body makes fitting raise is answered as `Fitted.skipped` (the reason, on one line):
@@ -145,9 +144,9 @@ class Collector:
     that survived since the last grew by a quarter: right after the first request of a
     conversation (its whole history read) and again as the conversations grow, each time in
     the middle of some request (8.7 ms for one 400,000-token conversation of short results,
-    3.5 ms for 25 of a team's 150,000-token ones). What survives an answer is frozen instead (`gc.freeze`: young
-    objects are still collected as they come), and a full collection runs after every
-    `every`th answer. The state itself holds no cycles (each conversation's is freed as its
+    3.5 ms for 25 of a team's 150,000-token ones). What survives an answer is frozen instead
+    (`gc.freeze`: young objects are still collected as they come), and a full collection runs
+    after every `every`th answer. The state itself holds no cycles (each conversation's is freed as its
     references go); the periodic pass is for any that some other path made."""
 
     def __init__(self, every: int = FULL_COLLECTION_EVERY) -> None:
