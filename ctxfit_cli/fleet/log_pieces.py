@@ -38,6 +38,7 @@ from ..formats import _replies_of, anthropic, claude_code
 from ..formats.common import Where
 from ..formats.reading import BUFFER, Record, as_sent, numbered_lines
 from ..formats.repair_writers import WRITERS
+from .spend import Parts, Spend
 
 # The counter a piece is estimated with: set before the workers are forked, so that a counter
 # that cannot be pickled (a real tokenizer) needs no sending.
@@ -71,8 +72,8 @@ class Piece(NamedTuple):
     #: last one was made (`tail`): around a cut, one of the two must be none.
     head: int
     tail: int
-    #: The log's recorded spend in the piece (`fleet.spend.Spend`'s replies and unnamed calls).
-    spend: tuple[dict, list]
+    #: The log's recorded spend in the piece (`fleet.spend.Spend.parts`).
+    spend: Parts
 
 
 def _reply_key(value: Any, sidechain: bool) -> str | None:
@@ -156,15 +157,12 @@ class _State:
     def __init__(self, first: bool) -> None:
         self.cut = 1 if first else 0
         self.compacted = False
-        self.spend_replies: dict = {}
-        self.spend_unnamed: list = []
+        self.spend: Parts = ({}, [])
 
 
 def _records(name: str, lines: _Lines, first: bool, sidechain: bool, state: _State) -> Iterator[Record]:
     """The records from the piece's cut up to the next cut (found from its first line at or
     after the end of its byte range), the spend they record kept on the way."""
-    from .spend import Spend
-
     spend = Spend()
     started, own, after = first, Cuts(sidechain), Cuts(sidechain)
     for number, line in numbered_lines(name, lines, at_start=first):
@@ -179,10 +177,7 @@ def _records(name: str, lines: _Lines, first: bool, sidechain: bool, state: _Sta
             if isinstance(value, dict) and value.get("type") == "assistant":
                 spend.claude_code(value)
             yield Record(number, value, as_sent(line))
-    # Sent back one entry a reply: a model's name once (pickle sends one object once), counts as
-    # a tuple (what the parent holds of the whole log's spend while it adds it up).
-    state.spend_replies = {key: (sys.intern(model), tuple(counts)) for key, (model, counts) in spend._replies.items()}
-    state.spend_unnamed = spend._unnamed
+    state.spend = spend.parts()
 
 
 class _Estimating:
@@ -254,7 +249,7 @@ def _read(name: str, records: Iterator[Record], keep: _Estimating, state: _State
         last_seen,
         max(head, 0),
         len(repairs) - made[0],
-        (state.spend_replies, state.spend_unnamed),
+        state.spend,
     )
 
 

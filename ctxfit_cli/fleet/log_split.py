@@ -30,6 +30,10 @@ if TYPE_CHECKING:
 
 #: Logs smaller than this are read in one process: starting workers costs more than it saves.
 MIN_BYTES = 32 << 20
+#: Pieces are at most about this big: the parent holds a piece's figures (a few MB for 64 MB of
+#: log) from when it is read until the pieces before it are merged, and the last piece to finish
+#: keeps one core alone the shorter, the smaller it is.
+PIECE_BYTES = 32 << 20
 
 
 class Split(NamedTuple):
@@ -69,7 +73,8 @@ def estimate_split(
     report, spend = TranscriptEstimate(name, "claude-code", counter=guess, top_n=top_n), Spend()
     merged = _Merged(transcript, report, spend, name)
     workers = workers or min(parallel.cores(), 8)
-    cuts = parallel.pieces(path, os.path.getsize(path), pieces or 2 * workers)
+    size = os.path.getsize(path)
+    cuts = parallel.pieces(path, size, pieces or max(2 * workers, -(-size // PIECE_BYTES)))
     jobs = [(path, name, a, b, sidechain, top_n) for a, b in cuts]
     log_pieces.COUNTER = guess  # inherited by the workers, forked at the first submit
     results = parallel._run(log_pieces.read_piece, jobs, workers)
@@ -199,9 +204,7 @@ class _Merged:
         for count in tokens:
             prefix.append(prefix[-1] + count)
         if self.spend is not None:
-            replies, unnamed = piece.spend
-            self.spend._replies.update(replies)
-            self.spend._unnamed.extend(unnamed)
+            self.spend.merge(piece.spend)
         self.lines_before += piece.lines
         self.messages_before += len(piece.tokens)
         if piece.first is not None:

@@ -26,10 +26,18 @@ their long-context rates.
 
 from __future__ import annotations
 
+import sys
+from itertools import chain
+
 #: A prompt over this many tokens may be billed at a model's long-context rates.
 LONG_CONTEXT = 200_000
 #: A tally: (model, long) -> [uncached input, cache write, cache read, output, cache write kept 1 hour].
 Tally = dict[tuple[str, bool], list[int]]
+#: One call's spend, flat: (model, uncached input, cache write, cache read, output, cache write kept 1 hour).
+Call = tuple
+#: What a `Spend` holds, as plain data (a piece of a log read by another process sends it back):
+#: each named reply's last record by `_reply_key`, then the calls with no reply id, in order.
+Parts = tuple[dict[str, Call], list[Call]]
 
 
 def _count(value: object) -> int:
@@ -40,8 +48,10 @@ class Spend:
     """Tokens per model as a log's records are read (one `Spend` per session)."""
 
     def __init__(self) -> None:
-        self._replies: dict[tuple[str, str], tuple[str, list[int]]] = {}
-        self._unnamed: list[tuple[str, list[int]]] = []
+        # Flat tuples under one string key each: a big log has a reply a few KB, and these are
+        # what `estimate` holds of them all (a tuple of two ids and a list cost twice as much).
+        self._replies: dict[str, Call] = {}
+        self._unnamed: list[Call] = []
         self._codex_model = ""
         self._codex_last_total: object = None
 
@@ -61,12 +71,12 @@ class Spend:
         split = usage.get("cache_creation")
         hour = min(_count(split.get("ephemeral_1h_input_tokens")), counts[1]) if isinstance(split, dict) else 0
         counts[1] -= hour
-        counts.append(hour)
+        call = (model, *counts, hour)
         reply = body.get("id")
         if isinstance(reply, str) and reply:
-            self._replies[(reply, str(value.get("requestId") or ""))] = (model, counts)  # the last record wins
+            self._replies[_reply_key(reply, str(value.get("requestId") or ""))] = call  # the last record wins
         else:
-            self._unnamed.append((model, counts))
+            self._unnamed.append(call)
 
     def codex_model(self, model: object) -> None:
         """A Codex `turn_context`: the model of the calls that follow."""
@@ -84,16 +94,32 @@ class Spend:
         last = info["last_token_usage"]
         prompt, cached = _count(last.get("input_tokens")), _count(last.get("cached_input_tokens"))
         cached = min(cached, prompt)
-        self._unnamed.append((self._codex_model, [prompt - cached, 0, cached, _count(last.get("output_tokens")), 0]))
+        self._unnamed.append((self._codex_model, prompt - cached, 0, cached, _count(last.get("output_tokens")), 0))
+
+    def parts(self) -> Parts:
+        """What this spend holds, as plain data for `merge` (the models interned: pickled once)."""
+        intern = sys.intern
+        return {key: (intern(call[0]), *call[1:]) for key, call in self._replies.items()}, self._unnamed
+
+    def merge(self, parts: Parts) -> None:
+        """Add the `parts` of the records read after this spend's (a later reply's last record wins)."""
+        replies, unnamed = parts
+        self._replies.update(replies)
+        self._unnamed.extend(unnamed)
 
     def totals(self) -> Tally:
         tally: Tally = {}
-        for model, counts in [*self._replies.values(), *self._unnamed]:
+        for model, *counts in chain(self._replies.values(), self._unnamed):
             long = counts[0] + counts[1] + counts[2] + counts[4] > LONG_CONTEXT
             kept = tally.setdefault((model, long), [0, 0, 0, 0, 0])
             for k, count in enumerate(counts):
                 kept[k] += count
         return tally
+
+
+def _reply_key(reply: str, request: str) -> str:
+    """One string for a reply's (message id, request id), told apart whatever the ids hold."""
+    return f"{len(reply)}:{reply}{request}"
 
 
 #: The formats whose logs record what each call was billed.
