@@ -83,6 +83,27 @@ def test_a_reply_counts_once_with_its_last_usage_and_codex_repeats_are_dropped()
 
 
 @needs_realworld
+@pytest.mark.parametrize("path", [CLAUDE / "spotter_short.jsonl", CLAUDE / "full-session-four.jsonl",
+                                  CODEX / "rollout-2025-09-25T15-12-14-019982b8-3422-79e0-8b3b-05abaf4f3c3e.jsonl"])
+def test_estimate_of_one_log_adds_up_its_spend_as_it_reads_it(path, monkeypatch):
+    """The tally `estimate` reads on the way is the one a reading of its own gives, and the log
+    is not read again for it."""
+    from ctxfit_cli.fleet import spend as spend_module
+    from ctxfit_cli.fleet.job import Job
+    from ctxfit_cli.fleet.work import run_file
+
+    alone = spend_module.spend_of_file(str(path), "codex" if path.parent == CODEX else "claude-code")
+    assert alone  # (these logs record usage)
+    monkeypatch.setattr(spend_module, "spend_of_file", lambda *_: pytest.fail("read again for its spend"))
+    [unit] = run_file(str(path), Job("estimate", describe=False)).units
+    [item] = unit.items
+    assert item["spend"] == alone
+    result = run("estimate", str(path))
+    assert result.exit_code == 0, result.stderr
+    assert "recorded cost: $" in result.stdout
+
+
+@needs_realworld
 def test_sessions_cost_as_recorded_matches_ccusage_figures():
     """ccusage 20.0.24's `session --json --offline` on these files (docs/cost.md)."""
     result = run("sessions", str(CLAUDE / "full-session-four.jsonl"), str(CLAUDE / "spotter_short.jsonl"),

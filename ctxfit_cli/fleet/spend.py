@@ -27,7 +27,12 @@ their long-context rates.
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from itertools import chain
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..formats.reading import Record
 
 #: A prompt over this many tokens may be billed at a model's long-context rates.
 LONG_CONTEXT = 200_000
@@ -128,7 +133,8 @@ BILLED_FORMATS = ("claude-code", "codex")
 
 def spend_of_file(path: str, format: str) -> Tally:
     """The tally of one Claude Code or Codex log file, read on its own (`estimate` of one file,
-    which does not describe its session); empty for other formats."""
+    which does not describe its session, and whose reading did not add it up: `Watch`); empty
+    for other formats."""
     from ..formats.reading import open_input, read_records
 
     spend = Spend()
@@ -136,14 +142,44 @@ def spend_of_file(path: str, format: str) -> Tally:
         return {}
     with open_input(path) as stream:
         for record in read_records(path, stream):
-            value = record.value
-            if not isinstance(value, dict):
-                continue
-            payload: dict = value["payload"] if isinstance(value.get("payload"), dict) else {}
-            if format == "claude-code" and value.get("type") == "assistant":
-                spend.claude_code(value)
-            elif format == "codex" and value.get("type") == "turn_context":
-                spend.codex_model(payload.get("model"))
-            elif format == "codex" and value.get("type") == "event_msg" and payload.get("type") == "token_count":
-                spend.codex_usage(payload.get("info"))
+            _add(spend, format, record.value)
     return spend.totals()
+
+
+class Watch:
+    """The spend of a log added up as its records are read for its messages
+    (`formats.read_transcripts(watch=...)`), so that `estimate` of one log reads it once."""
+
+    def __init__(self) -> None:
+        self._spend = Spend()
+        self._whole = False
+
+    def __call__(self, format: str, records: Iterator[Record]) -> Iterator[Record]:
+        return self._added(format, records) if format in BILLED_FORMATS else records
+
+    def _added(self, format: str, records: Iterator[Record]) -> Iterator[Record]:
+        spend = self._spend
+        for record in records:
+            _add(spend, format, record.value)
+            yield record
+        self._whole = True
+
+    def totals(self) -> Tally | None:
+        """The log's tally once every record was read, else None (and for a format that records none)."""
+        return self._spend.totals() if self._whole else None
+
+
+def _add(spend: Spend, format: str, value: object) -> None:
+    """One record of a Claude Code log or a Codex rollout, added to `spend`."""
+    if not isinstance(value, dict):
+        return
+    kind = value.get("type")
+    if format == "claude-code":
+        if kind == "assistant":
+            spend.claude_code(value)
+        return
+    payload: dict = value["payload"] if isinstance(value.get("payload"), dict) else {}
+    if kind == "turn_context":
+        spend.codex_model(payload.get("model"))
+    elif kind == "event_msg" and payload.get("type") == "token_count":
+        spend.codex_usage(payload.get("info"))

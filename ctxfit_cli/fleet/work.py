@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePath
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO, cast
 
 from ..core.model import Transcript
 from ..counters.seed import Counter
@@ -29,6 +29,7 @@ from .estimate_file import estimate
 from .job import Job, given_counter, open_path
 from .replay_file import replay
 from .session_file import session_part
+from .spend import Watch
 
 if TYPE_CHECKING:
     from .meta import SessionMeta
@@ -122,10 +123,14 @@ def _read(path: str, data: bytes | None, job: Job) -> list[Unit]:
     split = log_split.entry(path, name, job, counter) if job.command == "estimate" else None
     if split is not None:  # a big Claude Code log, read in pieces on every core
         items, format = [(1, split)], "claude-code"
+    # `estimate` of one log adds up its spend as it reads it (else it is read again for it).
+    watch = Watch() if job.command == "estimate" and not job.describe and path != "-" else None
     with stream as stream:
-        for transcript in read_transcripts(name, stream, job.format) if split is None else ():
+        for transcript in read_transcripts(name, stream, job.format, watch) if split is None else ():
             format = transcript.format
             items.append((transcript.line, HANDLERS[job.command](transcript, path, job, counter)))
+    if watch is not None and len(items) == 1 and (spend := watch.totals()) is not None:
+        cast(dict, items[0][1])["spend"] = spend
     if not job.describe:
         return [Unit(None, [item for _, item in items])]
     sessions = _describe(name, path, data, format or "", job)

@@ -19,7 +19,7 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
 from typing import Any, BinaryIO, cast
 
@@ -74,12 +74,18 @@ PARSERS = {
     "responses": responses.parse_message,
 }
 NO_MESSAGES = "has no messages: nothing from a user, assistant or tool was found"
+#: Sees an input's records as they are read, given its format: returns them, each once (a caller
+#: that wants something else of the records than their messages reads the input once).
+RecordWatch = Callable[[str, Iterator[Record]], Iterator[Record]]
 
 
-def read_transcripts(name: str, stream: BinaryIO, format: str | None = None) -> Iterator[Transcript]:
+def read_transcripts(
+    name: str, stream: BinaryIO, format: str | None = None, watch: RecordWatch | None = None
+) -> Iterator[Transcript]:
     """Every transcript in one input (several only for a file of request objects, one per line).
 
     Messages are parsed lazily, so a JSON Lines transcript can be streamed without holding it.
+    `watch`: sees the records of a JSON input as they are read (not those of a text format).
 
     >>> import io
     >>> lines = b'{"role":"user","content":"hi"}\\n{"role":"assistant","content":"hello"}\\n'
@@ -100,6 +106,8 @@ def read_transcripts(name: str, stream: BinaryIO, format: str | None = None) -> 
         if format not in LIVE_DOCUMENTS:
             raise first.refused
     format = format or detect(name, first)
+    if watch is not None:
+        records = watch(format, records)
     if format in DOCUMENT_READERS:
         for transcript in described(format, DOCUMENT_READERS[format](name, _one_ahead(records))):
             # (the reader's own notes, an open call at the end, join the input's)
