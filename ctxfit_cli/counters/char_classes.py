@@ -526,10 +526,13 @@ def _class_counts_numpy(text: str) -> tuple[int, ...]:
         ids = t.table16.take(np.frombuffer(text.encode("ascii"), np.uint8))
     else:
         try:
-            ids = t.table16.take(np.frombuffer(text.encode("utf-16-le"), np.uint16))
+            units = text.encode("utf-16-le")
+            ids = t.table16.take(np.frombuffer(units, np.uint16))
+            # Only a surrogate pair (a text longer in UTF-16 units than in characters) may "bail".
+            paired = len(units) != 2 * len(text)
         except UnicodeEncodeError:  # lone surrogates
-            ids = None
-        if ids is None or t.bail in ids:
+            ids, paired = None, True
+        if ids is None or (paired and t.bail in ids):
             ids = t.table32.take(np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32))
     n = len(ids)
     if not n:
@@ -553,9 +556,9 @@ def _class_counts_numpy(text: str) -> tuple[int, ...]:
     else:
         hist = np.bincount(marked, minlength=256)
     vector = [0] * (N_CLASSES + N_RUNS + 1)  # the last: low surrogates (no class)
-    fold = t.fold
+    fold, counts = t.fold, hist.tolist()
     for b in np.flatnonzero(hist).tolist():
-        k = int(hist[b])
+        k = counts[b]
         c, start = fold[b]
         vector[c] += k
         if start is not None:
