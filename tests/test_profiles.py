@@ -80,6 +80,21 @@ def test_seed_profile_is_the_seed_rule(text):
         assert SEED_PROFILE.tokens(vector) == SEED.tokens(SEED.measure(t))
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["text", "call", "result"]), texts, texts), min_size=1, max_size=4))
+def test_seed_cost_read_off_a_profiles_vectors_is_the_seed_rules(parts):
+    """A replay of a big log takes the seed rule's counts off the vectors measured on other
+    cores: the same estimate as the seed rule measuring every string again."""
+    from ctxfit_cli.core.costs import message_cost, seed_cost_read_off
+    from ctxfit_cli.core.model import Message, Part, PartKind, Role
+
+    kinds = {"text": PartKind.TEXT, "call": PartKind.TOOL_CALL, "result": PartKind.TOOL_RESULT}
+    for role in (Role.ASSISTANT, Role.USER):
+        made = tuple(Part(kinds[k], text, tool=name, call_id=name[::-1]) for k, text, name in parts)
+        read_off = seed_cost_read_off(Message(role, made, b""), load_profile("claude"))
+        assert read_off == message_cost(Message(role, made, b""), SEED)
+
+
 def test_seed_profile_on_long_mixed_text():
     rng = random.Random(3)
     pool = [chr(rng.randrange(lo, hi)) for lo, hi in _BLOCKS for _ in range(50)]

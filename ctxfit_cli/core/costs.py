@@ -16,7 +16,7 @@ estimated once per counter (the result is kept on the immutable message).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from operator import add as _add
 from typing import NamedTuple
 
@@ -188,7 +188,34 @@ def _compute_cost(role: Role, parts: tuple[Part, ...], counter: Counter) -> Mess
     return _finish(vectors, results, image_tokens, result_images, chars, counter, framing)
 
 
-def _seed_cost(role: Role, parts: tuple[Part, ...]) -> MessageCost:
+def seed_cost_read_off(message: Message, counter: Counter) -> MessageCost:
+    """`message_cost(message, SEED)`, each non-ASCII string's counts read off its vector under
+    `counter` when its vectors hold them (a profile's: `script_groups`), and kept as
+    `message_cost` keeps it. For a counter whose vectors are already at hand (a log's, measured
+    on other cores: `formats.measures`), so the seed rule does not measure every text again."""
+    cached = message.memo.get(SEED.name)
+    if cached is None:
+        groups = getattr(counter, "script_groups", None)
+        scripts = script_counts if groups is None else _read_off(counter, groups)
+        cached = message.memo[SEED.name] = _seed_cost(message.role, message.parts, scripts)
+    return cached
+
+
+def _read_off(counter: Counter, groups: tuple[tuple[int, ...], ...]) -> Callable[[str], tuple[int, int, int]]:
+    """`script_counts` from `counter`'s vectors (exact: every class lies in one script group)."""
+    measure = counter.measure
+    ascii_of, cjk_of, other_of = groups
+
+    def scripts(text: str) -> tuple[int, int, int]:
+        vector = measure(text)
+        return sum([vector[i] for i in ascii_of]), sum([vector[i] for i in cjk_of]), sum([vector[i] for i in other_of])
+
+    return scripts
+
+
+def _seed_cost(
+    role: Role, parts: tuple[Part, ...], script_counts: Callable[[str], tuple[int, int, int]] = script_counts
+) -> MessageCost:
     """`_compute_cost` under the seed rule, written for speed: it runs for every message of
     every transcript read. Plain integers; a tool name and call id are measured together (the
     counts of a concatenation are the sums of the counts); ASCII strings answered inline."""

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import orjson
 
-from ..core.costs import message_cost
+from ..core.costs import message_cost, seed_cost_read_off
 from ..core.model import Message, PartKind, Role, Transcript
 from ..core.notes import TRIMMED_HISTORY
 from ..counters.seed import SEED, Counter
@@ -60,11 +60,14 @@ class LogOutline:
         return counter.name == self.counter.name
 
     def close(self) -> None:
-        self._spill.close()
+        if self._spill is not None:
+            self._spill.close()
 
     def full(self, message: Message) -> Message:
         """A message of the conversation with its text and bytes (itself if it already has them:
         one the system prompt holds, or one a fitter made)."""
+        if self._spill is None:
+            raise AssertionError(f"{self.transcript.path}: read without its messages' bytes: nothing can be sent")
         at = message.memo.get(_AT)
         if at is None:
             return message
@@ -96,11 +99,13 @@ def read_outline(
     seed: bool = False,
     checks: bool = False,
     workers: bool = True,
+    sends: bool = True,
 ) -> LogOutline:
     """Read one conversation of a log (`transcript`, as `read_transcripts` gives it) into an
     outline, its messages estimated with `given` or the counter of the log's first model (and
     with `seed`, with the seed rule too: a replay reports every message's script figures), on
-    every core unless not `workers` (the files are already spread over processes)."""
+    every core unless not `workers` (the files are already spread over processes). Unless it
+    `sends` (a replay sends nothing), the messages' bytes are not kept for `LogOutline.full`."""
     messages = iter(transcript.messages)
     ahead, counter = guess_counter(messages, transcript, given)
     dialect = transcript.dialect
@@ -108,7 +113,8 @@ def read_outline(
         from ..replay.validity import checked
     from ..core.validate import memo_key
 
-    spill = tempfile.TemporaryFile()
+    spill = tempfile.TemporaryFile() if sends else None
+    spilled = 0  # (counted here: `tell` is a system call, a message at a time ~5% of the reading)
     # What an outline message keeps of its memo: its estimates and checks (not the messages a
     # repair made it from, which hold their text).
     keys = (counter.name, *((SEED.name,) if seed else ()), *((memo_key(dialect),) if checks else ()))
@@ -120,16 +126,24 @@ def read_outline(
             measure = pieces.counter if pieces is not None else counter  # (the same name, the same figures)
             for message in measures.measured(chain(ahead, messages), pieces):
                 message_cost(message, measure)
-                if seed:
+                if seed and pieces is not None:  # (the vectors measured on other cores at hand)
+                    seed_cost_read_off(message, measure)
+                elif seed:
                     message_cost(message, SEED)
                 if checks:
                     checked(message, dialect)
                 leading = leading and message.role is Role.SYSTEM
-                held.append(message if leading else _outlined(message, spill, keys))
+                if leading:
+                    held.append(message)
+                else:
+                    held.append(_outlined(message, keys, spill, spilled))
+                    spilled += len(message.raw)
     except BaseException:
-        spill.close()
+        if spill is not None:
+            spill.close()
         raise
-    spill.flush()
+    if spill is not None:
+        spill.flush()
     outline = Transcript(
         transcript.path,
         transcript.format,
@@ -148,13 +162,13 @@ def read_outline(
     return LogOutline(outline, counter, spill)
 
 
-def _outlined(message: Message, spill: Any, keys: tuple) -> Message:
+def _outlined(message: Message, keys: tuple, spill: Any = None, offset: int = 0) -> Message:
     """The message without its text and bytes (but ctxfit's own note, which a fitter looks
-    for), its estimates and checks kept, its bytes written to `spill`."""
-    offset = spill.tell()
-    spill.write(message.raw)
+    for), its estimates and checks kept, its bytes written to `spill` (at `offset`) if given."""
     memo: dict[object, Any] = {key: message.memo[key] for key in keys if key in message.memo}
-    memo[_AT] = (offset, len(message.raw))
+    if spill is not None:
+        spill.write(message.raw)
+        memo[_AT] = (offset, len(message.raw))
     parts = tuple(
         [
             part if not part.text or (part.kind is _TEXT and part.text == TRIMMED_HISTORY) else part._replace(text="")

@@ -86,8 +86,10 @@ def _held(transcript: Transcript, path: str, job: Job, given: Counter | None) ->
 
     if not log_outline.worth_it(path, transcript.format):
         return transcript.materialize()
-    outline = log_outline.read_outline(transcript, path, given, seed=True, checks=True, workers=job.split_big_files)
-    outline.close()  # (a replay sends nothing: no message is read back)
+    outline = log_outline.read_outline(
+        transcript, path, given, seed=True, checks=True, workers=job.split_big_files, sends=False
+    )
+    outline.close()
     if outline.holds(
         choice.choose(outline.transcript, counter=given, window=job.window, fixed_tokens=job.fixed_tokens).counter
     ):
