@@ -59,6 +59,7 @@ class History:
         self.open_calls = OpenCalls()
         self._cleared_memo: dict[int, int] = {}  # ASCII name and id lengths -> a cleared result's tokens
         self._note_vector: tuple[int, ...] | None = None
+        self._cleared_by_tool: dict[str, tuple[int, ...]] = {}  # the note's vector plus a tool name's
 
     def append(self, message: Message) -> None:
         # Runs for every message of every history fitted: one pass over the parts, locals.
@@ -143,10 +144,13 @@ class History:
             if tokens is None:
                 tokens = self._cleared_memo[names] = self.counter.tokens((vector[0] + names, *vector[1:]))
             return tokens
-        for text in (part.tool, part.call_id):
-            if text:
-                vector = tuple(map(operator.add, vector, self.counter.measure(text)))
-        return self.counter.tokens(vector)
+        named = self._cleared_by_tool.get(part.tool)  # (a few tool names, a replay clears thousands)
+        if named is None:
+            named = vector if not part.tool else tuple(map(operator.add, vector, self.counter.measure(part.tool)))
+            self._cleared_by_tool[part.tool] = named
+        if part.call_id:
+            named = tuple(map(operator.add, named, self.counter.measure(part.call_id)))
+        return self.counter.tokens(named)
 
     # Step positions: a cut moves in steps of at least `drop_step` of the budget (measured with
     # every clearable result cleared), so after a cut the next requests reuse the cache.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...counters.seed import SEED, Counter
 from ..costs import MessageCost, merged_cost, message_cost, parts_cost
-from ..model import Message, Part, PartKind
+from ..model import Message, Part, PartKind, Role
 from ..notes import TRIMMED_HISTORY
 
 #: The trimmed-history note as a part of the first message.
@@ -17,7 +17,19 @@ def noted_cost(first: Message, counter: Counter = SEED) -> MessageCost:
     cost = message_cost(first, counter)
     if has_trim_note(first):
         return cost
-    return merged_cost([cost, parts_cost(first.role, (TRIM_NOTE_PART,), counter)], counter)
+    return merged_cost([cost, _note_cost(first.role, counter)], counter)
+
+
+#: The note's own estimate by (role, counter name): a replay asks for it at every call.
+_NOTE_COSTS: dict[tuple[Role, str], MessageCost] = {}
+
+
+def _note_cost(role: Role, counter: Counter) -> MessageCost:
+    key = (role, counter.name)  # (a counter's name says what it counts: `Message.memo` keys by it)
+    cost = _NOTE_COSTS.get(key)
+    if cost is None:
+        cost = _NOTE_COSTS[key] = parts_cost(role, (TRIM_NOTE_PART,), counter)
+    return cost
 
 
 def note_cost(first: Message, counter: Counter = SEED) -> int:
