@@ -17,7 +17,15 @@ def noted_cost(first: Message, counter: Counter = SEED) -> MessageCost:
     cost = message_cost(first, counter)
     if has_trim_note(first):
         return cost
-    return merged_cost([cost, _note_cost(first.role, counter)], counter)
+    key = (_NOTED, counter.name)  # kept on the message: a replay asks at every call, of few firsts
+    noted = first.memo.get(key)
+    if noted is None:
+        noted = first.memo[key] = merged_cost([cost, _note_cost(first.role, counter)], counter)
+    return noted
+
+
+#: Where a message keeps its estimate with the note added, by counter name (`Message.memo`).
+_NOTED = "note.noted_cost"
 
 
 #: The note's own estimate by (role, counter name): a replay asks for it at every call.
