@@ -214,11 +214,12 @@ def _read_off(counter: Counter, groups: tuple[tuple[int, ...], ...]) -> Callable
 
 
 def _seed_cost(
-    role: Role, parts: tuple[Part, ...], script_counts: Callable[[str], tuple[int, int, int]] = script_counts
+    role: Role, parts: tuple[Part, ...], scripts: Callable[[str], tuple[int, int, int]] = script_counts
 ) -> MessageCost:
     """`_compute_cost` under the seed rule, written for speed: it runs for every message of
     every transcript read. Plain integers; a tool name and call id are measured together (the
-    counts of a concatenation are the sums of the counts); ASCII strings answered inline."""
+    counts of a concatenation are the sums of the counts); ASCII strings answered inline, the
+    others by `scripts`."""
     kinds = _KIND_OF[role]
     vectors: dict[str, Vector] = {}
     results: list[int] = []
@@ -229,11 +230,11 @@ def _seed_cost(
         text, names = part.text, part.tool + part.call_id
         if text or names:
             chars += len(text) + len(names)
-            a, c, o = (len(text), 0, 0) if text.isascii() else script_counts(text)
+            a, c, o = (len(text), 0, 0) if text.isascii() else scripts(text)
             if names.isascii():
                 a += len(names)
             else:
-                x, y, z = script_counts(names)
+                x, y, z = scripts(names)
                 a, c, o = a + x, c + y, o + z
             vector = vectors.get(kind)
             vectors[kind] = (a, c, o) if vector is None else (vector[0] + a, vector[1] + c, vector[2] + o)

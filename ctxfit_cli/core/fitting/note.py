@@ -9,6 +9,8 @@ from ..notes import TRIMMED_HISTORY
 
 #: The trimmed-history note as a part of the first message.
 TRIM_NOTE_PART = Part(PartKind.TEXT, TRIMMED_HISTORY)
+#: Where a message keeps its estimate with the note added, by counter name (`Message.memo`).
+_NOTED = "note.noted_cost"
 
 
 def noted_cost(first: Message, counter: Counter = SEED) -> MessageCost:
@@ -22,10 +24,6 @@ def noted_cost(first: Message, counter: Counter = SEED) -> MessageCost:
     if noted is None:
         noted = first.memo[key] = merged_cost([cost, _note_cost(first.role, counter)], counter)
     return noted
-
-
-#: Where a message keeps its estimate with the note added, by counter name (`Message.memo`).
-_NOTED = "note.noted_cost"
 
 
 #: The note's own estimate by (role, counter name): a replay asks for it at every call.
