@@ -201,16 +201,17 @@ def seed_cost_read_off(message: Message, counter: Counter) -> MessageCost:
     return cached
 
 
-def _read_off(counter: Counter, groups: tuple[tuple[int, ...], ...]) -> Callable[[str], tuple[int, int, int]]:
-    """`script_counts` from `counter`'s vectors (exact: every class lies in one script group)."""
-    measure = counter.measure
+def script_sums(vector: Vector, groups: tuple[tuple[int, ...], ...]) -> tuple[int, int, int]:
+    """The seed rule's (ascii, cjk, other) characters in a vector whose components `groups`
+    sorts into the three (a profile's `script_groups`: exact, every class lies in one group)."""
     ascii_of, cjk_of, other_of = groups
+    return sum([vector[i] for i in ascii_of]), sum([vector[i] for i in cjk_of]), sum([vector[i] for i in other_of])
 
-    def scripts(text: str) -> tuple[int, int, int]:
-        vector = measure(text)
-        return sum([vector[i] for i in ascii_of]), sum([vector[i] for i in cjk_of]), sum([vector[i] for i in other_of])
 
-    return scripts
+def _read_off(counter: Counter, groups: tuple[tuple[int, ...], ...]) -> Callable[[str], tuple[int, int, int]]:
+    """`script_counts` from `counter`'s vectors."""
+    measure = counter.measure
+    return lambda text: script_sums(measure(text), groups)
 
 
 def _seed_cost(

@@ -10,7 +10,7 @@ from operator import add as _add
 from typing import Any
 
 from ..counters.seed import SEED, Counter, Vector
-from .costs import KINDS, MessageCost, message_cost
+from .costs import KINDS, MessageCost, message_cost, script_sums
 from .model import Message, PartKind, Role
 
 
@@ -25,12 +25,10 @@ def _script_figures(message: Message, cost: MessageCost, counter: Counter) -> tu
     if groups is None or SEED.name in message.memo:
         seed = message_cost(message, SEED)
         return seed.script_chars, seed.script_tokens
-    ascii_of, cjk_of, other_of = groups
     a = c = o = ta = to = 0
     for vector in cost.vectors.values():
-        x = sum([vector[i] for i in ascii_of])
-        z = sum([vector[i] for i in other_of])
-        a, c, o = a + x, c + sum([vector[i] for i in cjk_of]), o + z
+        x, y, z = script_sums(vector, groups)
+        a, c, o = a + x, c + y, o + z
         ta, to = ta - (-x // 4), to - (-z // 2)
     return (a, c, o), (ta, c, to)
 

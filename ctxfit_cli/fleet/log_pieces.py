@@ -174,8 +174,7 @@ def _records(name: str, lines: _Lines, first: bool, sidechain: bool, state: _Sta
         if _is_compaction(value):
             state.compacted = True
         if started:
-            if isinstance(value, dict) and value.get("type") == "assistant":
-                spend.claude_code(value)
+            spend.record("claude-code", value)
             yield Record(number, value, as_sent(line))
     state.spend = spend.parts()
 

@@ -24,6 +24,7 @@ from ..formats import parallel
 from ..formats.reading import open_input
 from . import log_pieces
 from .log_estimate import LogEstimate, estimate_entry, finish, guess_counter
+from .spend import Spend
 
 if TYPE_CHECKING:
     from .job import Job
@@ -68,8 +69,6 @@ def estimate_split(
     if head is None:
         return None
     transcript, guess, sidechain = head
-    from .spend import Spend
-
     report, spend = TranscriptEstimate(name, "claude-code", counter=guess, top_n=top_n), Spend()
     merged = _Merged(transcript, report, spend, name)
     workers = workers or min(parallel.cores(), 8)

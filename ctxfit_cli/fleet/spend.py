@@ -101,6 +101,21 @@ class Spend:
         cached = min(cached, prompt)
         self._unnamed.append((self._codex_model, prompt - cached, 0, cached, _count(last.get("output_tokens")), 0))
 
+    def record(self, format: str, value: object) -> None:
+        """One record of a Claude Code log or a Codex rollout (`format`), whatever its type."""
+        if not isinstance(value, dict):
+            return
+        kind = value.get("type")
+        if format == "claude-code":
+            if kind == "assistant":
+                self.claude_code(value)
+            return
+        payload: dict = value["payload"] if isinstance(value.get("payload"), dict) else {}
+        if kind == "turn_context":
+            self.codex_model(payload.get("model"))
+        elif kind == "event_msg" and payload.get("type") == "token_count":
+            self.codex_usage(payload.get("info"))
+
     def parts(self) -> Parts:
         """What this spend holds, as plain data for `merge` (the models interned: pickled once)."""
         intern = sys.intern
@@ -142,7 +157,7 @@ def spend_of_file(path: str, format: str) -> Tally:
         return {}
     with open_input(path) as stream:
         for record in read_records(path, stream):
-            _add(spend, format, record.value)
+            spend.record(format, record.value)
     return spend.totals()
 
 
@@ -158,28 +173,12 @@ class Watch:
         return self._added(format, records) if format in BILLED_FORMATS else records
 
     def _added(self, format: str, records: Iterator[Record]) -> Iterator[Record]:
-        spend = self._spend
+        add = self._spend.record
         for record in records:
-            _add(spend, format, record.value)
+            add(format, record.value)
             yield record
         self._whole = True
 
     def totals(self) -> Tally | None:
         """The log's tally once every record was read, else None (and for a format that records none)."""
         return self._spend.totals() if self._whole else None
-
-
-def _add(spend: Spend, format: str, value: object) -> None:
-    """One record of a Claude Code log or a Codex rollout, added to `spend`."""
-    if not isinstance(value, dict):
-        return
-    kind = value.get("type")
-    if format == "claude-code":
-        if kind == "assistant":
-            spend.claude_code(value)
-        return
-    payload: dict = value["payload"] if isinstance(value.get("payload"), dict) else {}
-    if kind == "turn_context":
-        spend.codex_model(payload.get("model"))
-    elif kind == "event_msg" and payload.get("type") == "token_count":
-        spend.codex_usage(payload.get("info"))
