@@ -26,7 +26,8 @@ Codex's WebSocket attempt (`GET /v1/responses` with `Upgrade`) with 426 so it fa
 Every reply reports the request's true size as its usage (`fake_provider.true_size`; a Responses
 body is sized the same way, see `responses_size`), so a proxy in front anchors on it. Every request
 is appended to `--record` as one JSON line: method, path, query, headers (values of the ones that
-carry keys replaced by `<redacted>`), body, `main`, `dialect`, `step` and `true_tokens`; with
+carry keys replaced by `<redacted>`), body, `main`, `dialect`, `step`, `true_tokens`, and when it
+arrived (`at`, Unix seconds); with
 `--bodies DIR`, each body's exact bytes are also kept in `DIR/NNNN.json` (NNNN: the line's `n`).
 """
 
@@ -37,6 +38,7 @@ import asyncio
 import base64
 import re
 import sys
+import time
 from pathlib import Path
 
 import orjson
@@ -82,8 +84,8 @@ class Script:
             value = orjson.loads(body) if body else None
         except orjson.JSONDecodeError:
             value = {"raw": base64.b64encode(body).decode()}
-        line = {"n": self.served, "method": request.method, "path": request.path, "query": request.query_string,
-                "headers": headers, "body": value, **facts}
+        line = {"n": self.served, "at": round(time.time(), 3), "method": request.method, "path": request.path,
+                "query": request.query_string, "headers": headers, "body": value, **facts}
         with self.record.open("ab") as f:
             f.write(orjson.dumps(line) + b"\n")
 
