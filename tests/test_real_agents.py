@@ -30,6 +30,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from fake_provider import true_size
 from scripted_provider import FINAL_ANSWER, Script
 from servers import ROOT, Server, recorded
 
@@ -112,6 +113,18 @@ def agent_binary(name: str) -> Path:
     if os.environ.get("CI"):
         pytest.fail(reason)
     pytest.skip(reason)
+
+
+def installed_version(binary: Path, package: str) -> str:
+    """The version of the npm package the binary belongs to (its package.json, found upward from
+    where the binary's link points; starting an agent only to ask takes seconds)."""
+    for folder in binary.resolve().parents:
+        manifest = folder / "package.json"
+        if manifest.is_file():
+            value = json.loads(manifest.read_text())
+            if value.get("name") == package:
+                return str(value.get("version"))
+    return "unknown"
 
 
 # --- one wrapped run per agent ------------------------------------------------------------------
@@ -213,8 +226,7 @@ def run(request, tmp_path_factory) -> Run:
     name = request.param
     binary = agent_binary(name)
     setup = SETUPS[name]
-    version = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60,
-                             env=agent_env(setup, binary, tmp_path_factory.mktemp("version"))).stdout.strip()
+    version = installed_version(binary, setup.package)
     wanted = pinned()[name].rsplit("@", 1)[1]
     if os.environ.get("CI"):
         assert wanted in version, f"{name} {version!r} is installed, .ci/run pins {wanted}"
@@ -402,3 +414,100 @@ def test_the_agents_own_log_reads_cleanly(run):
         assert len(sessions) == 1, f"ctxfit {command[0]} read {len(sessions)} sessions from {log}: {done.stdout[:1500]}"
         assert sessions[0]["agent"] == setup.agent and sessions[0]["calls"] >= FILE_COUNT, (
             f"ctxfit {command[0]} of {log}: {json.dumps(sessions[0])[:1500]}")
+
+
+# --- the harness itself (no agent needed): the checks can fail, the provider answers each form ------
+
+
+def test_the_checks_catch_what_they_look_for():
+    use = {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {}}]}
+    result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}]}
+    assert unpaired({"messages": [{"role": "user", "content": "hi"}, use, result]}, "anthropic") == []
+    assert unpaired({"messages": [{"role": "user", "content": "hi"}, result]}, "anthropic") == [
+        "result 't1' has no call"]
+    assert unpaired({"input": [{"type": "custom_tool_call", "call_id": "c1", "name": "exec", "input": ""}]},
+                    "responses") == ["call 'c1' has no result"]
+    call = {"role": "model", "parts": [{"functionCall": {"id": "g1", "name": "read_file", "args": {}}}]}
+    assert unpaired({"contents": [{"role": "user", "parts": [{"text": "hi"}]}, call]}, "gemini") == [
+        "call 'g1' has no result"]
+    # Claude Code sends a message as one text block with a cache marker, then as a string: the same prefix.
+    marked = {"role": "system", "content": [{"type": "text", "text": "env", "cache_control": {"type": "ephemeral"}}]}
+    assert normalized(marked) == normalized({"role": "system", "content": "env"})
+    assert normalized([marked]) != normalized([{"role": "system", "content": "other"}])
+    assert cleared({"messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+                                                                 "content": CLEARED_RESULT}]}]}) == 1
+
+
+@pytest.fixture(scope="module")
+def provider(tmp_path_factory):
+    files = write_files(tmp_path_factory.mktemp("provider") / "work")[:2]
+    with Server([sys.executable, str(ROOT / "tests" / "scripted_provider.py"), "--files", *map(str, files)]) as server:
+        yield server, [str(f) for f in files]
+
+
+def post(url: str, body: dict | None = None, method: str = "POST", headers: dict | None = None) -> tuple[int, dict]:
+    import urllib.error
+    import urllib.request
+
+    data = orjson.dumps(body) if body is not None else None
+    request = urllib.request.Request(url, data=data, method=method,
+                                     headers={"content-type": "application/json", **(headers or {})})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as reply:
+            raw = reply.read()
+            return reply.status, orjson.loads(raw) if raw else {}
+    except urllib.error.HTTPError as error:
+        return error.code, {}
+
+
+def test_the_provider_reads_with_claude_codes_read_then_answers(provider):
+    server, files = provider
+    tools = [{"name": "Read", "input_schema": {"type": "object", "required": ["file_path"],
+                                               "properties": {"file_path": {"type": "string"}}}}]
+    body = {"model": "m", "max_tokens": 10, "tools": tools, "messages": [{"role": "user", "content": "read"}]}
+    status, reply = post(server.url + "/v1/messages", body)
+    assert status == 200 and reply["content"][1]["input"] == {"file_path": files[0]}
+    assert reply["usage"]["input_tokens"] + reply["usage"]["cache_read_input_tokens"] == true_size(body, "anthropic")
+    # The newest result is step 1's (whatever came before it was cleared): the 2 files are read.
+    result = {"type": "tool_result", "tool_use_id": "toolu_ctxfit_step_0001", "content": "…"}
+    body["messages"] += [{"role": "assistant", "content": reply["content"]}, {"role": "user", "content": [result]}]
+    status, reply = post(server.url + "/v1/messages", body)
+    assert reply["content"][0]["text"].startswith(FINAL_ANSWER)
+    status, counted = post(server.url + "/v1/messages/count_tokens", {"model": "m", "messages": body["messages"]})
+    assert counted["input_tokens"] == true_size({"messages": body["messages"]}, "anthropic")
+
+
+@pytest.mark.parametrize("tool, expected", [
+    ({"type": "custom", "name": "exec"}, "custom_tool_call"),
+    ({"type": "function", "name": "exec_command", "parameters": {}}, "function_call"),
+    ({"type": "function", "name": "shell", "parameters": {}}, "function_call"),
+])
+def test_the_provider_answers_codex_in_its_tools_form(provider, tool, expected):
+    server, files = provider
+    tools = [{"type": "additional_tools", "tools": [{"type": "namespace", "name": "functions", "tools": [tool]}]}]
+    status, reply = post(server.url + "/v1/responses", {"model": "m", "input": [
+        *tools, {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "read"}]}]})
+    call = reply["output"][-1]
+    assert status == 200 and call["type"] == expected and call["name"] == tool["name"]
+    written = call.get("input") or call.get("arguments")
+    assert f"cat {files[0]}" in written, written
+
+
+def test_the_provider_answers_gemini_clis_router_with_json_of_its_schema(provider):
+    server, _ = provider
+    schema = {"type": "OBJECT", "required": ["complexity_reasoning", "complexity_score"], "properties": {
+        "complexity_reasoning": {"type": "STRING"}, "complexity_score": {"type": "INTEGER"}}}
+    body = {"contents": [{"role": "user", "parts": [{"text": "a"}]}, {"role": "user", "parts": [{"text": "b"}]}],
+            "generationConfig": {"responseMimeType": "application/json", "responseJsonSchema": schema}}
+    status, reply = post(server.url + "/v1beta/models/flash-lite:generateContent", body)
+    answer = orjson.loads(reply["candidates"][0]["content"]["parts"][0]["text"])
+    assert status == 200 and set(answer) == {"complexity_reasoning", "complexity_score"}
+    assert reply["usageMetadata"]["promptTokenCount"] == true_size(body, "gemini")
+
+
+def test_the_provider_turns_codexs_websocket_away_and_answers_head(provider):
+    server, _ = provider
+    upgrade = {"connection": "Upgrade", "upgrade": "websocket", "sec-websocket-version": "13",
+               "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ=="}
+    assert post(server.url + "/v1/responses", method="GET", headers=upgrade)[0] == 426
+    assert post(server.url + "/", method="HEAD")[0] == 200
