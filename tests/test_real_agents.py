@@ -175,10 +175,10 @@ def agent_env(setup: Setup, binary: Path, home: Path) -> dict[str, str]:
     return env
 
 
-def run_wrapped(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str, str, float]:
+def run_wrapped(argv: list[str], cwd: Path, env: dict[str, str], record: Path) -> tuple[int, str, str, float]:
     """Run `ctxfit wrap …` to its end: its exit code, stdout, stderr and wall seconds. An agent
-    that says it cannot reach its provider (and would retry forever) is stopped at once, and so is
-    one still running after HANG_GUARD seconds: exit code -1."""
+    that says it cannot reach its provider while nothing has reached the provider (it would retry
+    forever) is stopped then, and one still running after HANG_GUARD seconds is stopped too: -1."""
     started = time.monotonic()
     process = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, start_new_session=True)
@@ -196,13 +196,20 @@ def run_wrapped(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, s
                threading.Thread(target=drain, args=(process.stderr, out["stderr"]), daemon=True)]
     for reader in readers:
         reader.start()
-    while process.poll() is None and not stuck.is_set() and time.monotonic() - started < HANG_GUARD:
-        stuck.wait(0.2)
-    if process.poll() is None:
-        _stop(process)
+    stopped = False
+    while process.poll() is None:
+        unreachable = stuck.is_set() and not any(r["method"] == "POST" for r in recorded(record))
+        if unreachable or time.monotonic() - started >= HANG_GUARD:
+            _stop(process)
+            stopped = True
+            break
+        try:
+            process.wait(timeout=0.2)
+        except subprocess.TimeoutExpired:
+            pass
     for reader in readers:
         reader.join(timeout=10)
-    code = -1 if stuck.is_set() or time.monotonic() - started >= HANG_GUARD else process.returncode
+    code = -1 if stopped else process.returncode
     return code, "".join(out["stdout"]), "".join(out["stderr"]), time.monotonic() - started
 
 
@@ -242,7 +249,7 @@ def run(request, tmp_path_factory) -> Run:
     try:
         argv = [sys.executable, "-m", "ctxfit_cli", "wrap", name, "--budget", str(BUDGET), "-u", provider.url,
                 "--log", str(proxy_log), "--", *setup.args]
-        code, stdout, stderr, seconds = run_wrapped(argv, base / "work", agent_env(setup, binary, home))
+        code, stdout, stderr, seconds = run_wrapped(argv, base / "work", agent_env(setup, binary, home), record)
     finally:
         provider.stop()
     requests = recorded(record)
