@@ -230,17 +230,22 @@ def _stop(process: subprocess.Popen) -> None:
 @pytest.fixture(scope="module", params=list(SETUPS))
 def run(request, tmp_path_factory) -> Run:
     """The agent's one wrapped run, shared by the tests below (pytest groups them by agent)."""
-    name = request.param
+    return run_agent(request.param, tmp_path_factory.mktemp(request.param))
+
+
+def run_agent(name: str, base: Path, settings: bool = True) -> Run:
+    """`ctxfit wrap NAME --budget 50000` on the reading task in `base/work`, with HOME `base/home`
+    (holding the agent's settings files unless `settings` is false), against the scripted provider."""
     binary = agent_binary(name)
     setup = SETUPS[name]
     version = installed_version(binary, setup.package)
     wanted = pinned()[name].rsplit("@", 1)[1]
     if os.environ.get("CI"):
         assert wanted in version, f"{name} {version!r} is installed, .ci/run pins {wanted}"
-    base = tmp_path_factory.mktemp(name)
     files = write_files(base / "work")
     home = base / "home"
-    for relative, text in setup.files.items():
+    home.mkdir()
+    for relative, text in setup.files.items() if settings else ():
         (home / relative).parent.mkdir(parents=True, exist_ok=True)
         (home / relative).write_text(text)
     record, proxy_log = base / "provider.jsonl", base / "proxy.log"
@@ -421,6 +426,15 @@ def test_the_agents_own_log_reads_cleanly(run):
         assert len(sessions) == 1, f"ctxfit {command[0]} read {len(sessions)} sessions from {log}: {done.stdout[:1500]}"
         assert sessions[0]["agent"] == setup.agent and sessions[0]["calls"] >= FILE_COUNT, (
             f"ctxfit {command[0]} of {log}: {json.dumps(sessions[0])[:1500]}")
+
+
+def test_gemini_cli_with_only_an_api_key_in_its_environment(tmp_path):
+    """A user who never opened Gemini CLI's sign-in dialog has no `selectedType` in its settings,
+    only GEMINI_API_KEY; the base URL then makes Gemini CLI 0.61 choose its `gateway` sign-in,
+    which `-p` refuses ("Invalid auth method selected.", exit 41) unless wrap says which it is."""
+    run = run_agent("gemini", tmp_path, settings=False)
+    assert run.exit_code == 0 and run.main, "gemini did not run through wrap" + context(run)
+    assert all(r["true_tokens"] <= BUDGET for r in run.main), context(run)
 
 
 # --- the harness itself (no agent needed): the checks can fail, the provider answers each form ------
