@@ -55,7 +55,7 @@ def test_the_cli_fits_a_late_anthropic_transcript_from_a_file_and_from_stdin(tmp
         assert report["dialect"] == "anthropic"
 
 
-# --- detection reads on to a record it recognises (issue #34, DESIGN §14) ---------------------------
+# --- detection reads on to a record it recognises (issue #34) ---------------------------
 
 def codex_rollout_after(unknown: int) -> bytes:
     """A Codex rollout that opens with `unknown` records of a type no reader knows."""

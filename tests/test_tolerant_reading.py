@@ -1,4 +1,4 @@
-"""Issue #34 (DESIGN §14 "In a log"): an agent's log with records of types ctxfit does not know, or
+"""Issue #34 ("In a log"): an agent's log with records of types ctxfit does not know, or
 keys it does not know on the records it reads, is read as if they were not there — the same
 messages, recorded calls, estimate and fitted payload — and what was skipped is counted and said.
 

@@ -92,7 +92,7 @@ def read_transcripts(
     Messages are parsed lazily, so a JSON Lines transcript can be streamed without holding it.
     `watch`: sees the records of a JSON input as they are read (not those of a text format).
     `skipped`: counts what an agent's log holds that its reader does not know (record types,
-    keys), complete once the messages are read; never fatal (DESIGN §14).
+    keys), complete once the messages are read; never fatal (issue #34).
 
     >>> import io
     >>> lines = b'{"role":"user","content":"hi"}\\n{"role":"assistant","content":"hello"}\\n'

@@ -32,7 +32,7 @@ from .reading import Record
 SNIFF_LIMIT = 1000
 
 
-#: How far detection reads for a record it recognises (DESIGN §14: agents put records of new types
+#: How far detection reads for a record it recognises (issue #34: agents put records of new types
 #: first — Claude Code 2.1 opens with `permission-mode`, `progress` or `attachment` records).
 DETECT_RECORDS = 64
 DETECT_BYTES = 1 << 20

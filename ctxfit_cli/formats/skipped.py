@@ -1,5 +1,5 @@
 """What a reader of an agent's log passed over: records of a type it does not know, and keys it
-does not know on the records it reads (DESIGN §14: agents add both every week; neither stops a
+does not know on the records it reads (issue #34: agents add both every week; neither stops a
 read). Counted per kind, as plain data for the CLI to report once per kind.
 
 Each agent's reader names the record types it knows (read, or known and ignored: bookkeeping)
