@@ -221,3 +221,25 @@ def test_fit_of_a_log_cut_mid_record_says_it_is_still_being_written(tmp_path):
     assert "read up to its last complete record" in result.stderr
     report = json.loads(invoke(["fit", str(cut), "--budget", "30000", "--json"]).stdout)["reports"][0]
     assert any("is cut short" in why for why in report["still_being_written"])
+
+
+# --- a big log read in pieces counts what it skipped as one reading does -------------------------
+
+@needs_realworld
+@pytest.mark.parametrize("pieces", [3, 7])
+def test_a_log_read_in_pieces_counts_the_records_and_keys_it_skipped_as_one_process_does(pieces, tmp_path):
+    from ctxfit_cli.fleet import log_split, work
+    from ctxfit_cli.fleet.job import Job
+
+    lines = (REALWORLD / "claude-code" / "entire-bmad_ec227c481d0b-0_full.jsonl").read_bytes().splitlines()
+    inserted = [(at, {"type": f"zz-{at % 4}", "zz-x": at}) for at in range(0, len(lines), 29)]
+    keyed = {at: {"zz-key": 1} for at in range(5, len(lines), 13)}
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(mutated(lines, inserted, keyed))
+    whole = work.run_file(str(log), Job("estimate", describe=False, split_big_files=False))
+    [item] = whole.units[0].items
+    split = log_split.estimate_split(str(log), str(log), None, None, window=None, fixed_tokens=None, top_n=5,
+                                     pieces=pieces, workers=2)
+    assert split is not None
+    assert split.unread == item["unread"]
+    assert sum(item["unread"]["records"].values()) == len(inserted) and item["unread"]["keys"]["zz-key"] > 0
