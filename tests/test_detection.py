@@ -53,3 +53,56 @@ def test_the_cli_fits_a_late_anthropic_transcript_from_a_file_and_from_stdin(tmp
         assert done.returncode == 0, done.stderr
         report = orjson.loads(done.stdout)["reports"][0]
         assert report["dialect"] == "anthropic"
+
+
+# --- detection reads on to a record it recognises (issue #34) ---------------------------
+
+def codex_rollout_after(unknown: int) -> bytes:
+    """A Codex rollout that opens with `unknown` records of a type no reader knows."""
+    lines = [{"type": f"new-kind-{i % 3}", "payload": {"x": i}} for i in range(unknown)]
+    lines += [{"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta", "payload": {"id": "r1"}},
+              {"timestamp": "2026-01-01T00:00:01Z", "type": "response_item",
+               "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}}]
+    return b"".join(orjson.dumps(line) + b"\n" for line in lines)
+
+
+@pytest.mark.parametrize("stream", [io.BytesIO, Unseekable])
+def test_records_no_format_knows_before_the_first_it_does_are_skipped_and_counted(stream):
+    from ctxfit_cli.formats.detection import DETECT_RECORDS
+    from ctxfit_cli.formats.skipped import Skipped
+
+    skipped = Skipped()
+    [transcript] = read_transcripts("r.jsonl", stream(codex_rollout_after(DETECT_RECORDS - 1)), None, None, skipped)
+    assert transcript.format == "codex" and [m.role for m in transcript.messages] == [Role.USER]
+    assert skipped.as_dict()["records"] == {"new-kind-0": 21, "new-kind-1": 21, "new-kind-2": 21}
+
+
+def test_detection_is_bounded_and_its_refusal_says_what_it_saw():
+    from ctxfit_cli.errors import BadInput
+    from ctxfit_cli.formats.detection import DETECT_RECORDS
+
+    with pytest.raises(BadInput, match=f"none of its first {DETECT_RECORDS} records") as refused:
+        list(read_transcripts("r.jsonl", io.BytesIO(codex_rollout_after(DETECT_RECORDS))))
+    assert "new-kind-0, new-kind-1, new-kind-2" in str(refused.value)
+
+
+def test_detection_reads_at_most_a_megabyte_of_unknown_records():
+    from ctxfit_cli.errors import BadInput
+
+    big = orjson.dumps({"type": "bulky", "blob": "x" * 600_000}) + b"\n"
+    with pytest.raises(BadInput, match="none of its first 2 records"):
+        list(read_transcripts("r.jsonl", io.BytesIO(big * 2 + codex_rollout_after(0))))
+
+
+@pytest.mark.parametrize("record, agent", [
+    ({"type": "session.start", "data": {"sessionId": "s"}}, "GitHub Copilot CLI"),
+    ({"type": "session", "version": 3, "id": "x"}, "Pi coding agent"),
+    ({"role": "user", "message": {"content": [{"type": "text", "text": "hi"}]}}, "Cursor agent transcript"),
+    ({"sessionId": "s", "history": [], "title": "t"}, "Continue session"),
+    ({"info": {"id": "ses_1"}, "messages": [{"info": {}, "parts": []}]}, "OpenCode export"),
+])
+def test_a_log_of_an_agent_ctxfit_does_not_read_yet_is_refused_naming_the_agent(record, agent):
+    from ctxfit_cli.errors import BadInput
+
+    with pytest.raises(BadInput, match=f"this looks like .*{agent}.*, which ctxfit does not read yet"):
+        list(read_transcripts("log.jsonl", io.BytesIO(orjson.dumps(record) + b"\n")))

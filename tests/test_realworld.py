@@ -199,3 +199,41 @@ def test_a_real_log_through_real_processes_and_a_pipe(tmp_path):
 
 # --- a log being written: tests/test_live_logs.py (every agent's log, cut after every Nth line and
 # inside lines, through every command) ----------------------------------------------------------
+
+
+# --- every shared log, as agents write them in 2026 (issue #34) ------------------------------------
+
+#: The agents ctxfit does not read yet (issue #34 item 4): refused, naming the agent.
+NOT_READ_YET = {"copilot-cli": "GitHub Copilot CLI", "continue": "Continue session", "pi": "Pi coding agent",
+                "cursor": "Cursor agent transcript", "opencode-export": "OpenCode export",
+                "cline-ui": "Cline's UI messages"}
+
+
+@needs_realworld
+@pytest.mark.parametrize("path", sorted(p for p in REALWORLD.glob("*/*") if p.is_file()),
+                         ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_shared_log_is_read_or_refused_naming_its_agent(path):
+    result = invoke(["estimate", str(path), "--top", "0"])
+    if path.parent.name in NOT_READ_YET:
+        assert result.exit_code == 3
+        assert "this looks like" in result.stderr and NOT_READ_YET[path.parent.name] in result.stderr
+        assert "which ctxfit does not read yet" in result.stderr and "Traceback" not in result.stderr
+    else:
+        assert result.exit_code == 0, result.stderr
+        assert "skipped" not in result.stderr  # every record type of these logs is known to its reader
+
+
+@needs_realworld
+def test_sessions_lists_every_claude_code_log_of_2026(tmp_path):
+    """The shared Claude Code logs as Claude Code keeps them (`projects/<project>/<id>.jsonl`):
+    every one is a session, with its recorded cost, and nothing is partial."""
+    folder = tmp_path / "projects" / "-work"
+    folder.mkdir(parents=True)
+    logs = sorted((REALWORLD / "claude-code").glob("*.jsonl"))
+    for log in logs:
+        (folder / log.name).write_bytes(log.read_bytes())
+    result = invoke(["sessions", str(tmp_path / "projects"), "--json"])
+    assert result.exit_code == 0, result.stderr
+    rows = orjson.loads(result.stdout)["sessions"]
+    assert sorted(Path(row["path"]).name for row in rows) == [log.name for log in logs]
+    assert all(row["cost"]["usd"] for row in rows)

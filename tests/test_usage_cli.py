@@ -132,7 +132,12 @@ def test_calibrate_from_usage_needs_logs_that_record_usage(tmp_path):
 #: 10% on every shared Claude Code conversation but the two of spotter_ae4a77f8, which hold the
 #: least text the log does not show (hook output, reminders): the profile over-counts their pairs
 #: by the margin that covers such pairs elsewhere (docs/accuracy.md, "Why the pairs scatter").
-LAST_CALL_BOUND = {"spotter_ae4a77f8.jsonl": 0.12, "spotter_ae4a77f8.jsonl:1482": 0.16}
+#: The Claude Code 2.1.81 and 2.1.98 logs (read since issue #34) are over-counted more, and the
+#: more the longer they run (+0% at the first call, +23% and +28% at the last): their results (line
+#: -numbered source read with Read, git output) cost the model fewer tokens than the profile says.
+#: The anchored count of the next request is exact whatever this error (checked below).
+LAST_CALL_BOUND = {"spotter_ae4a77f8.jsonl": 0.12, "spotter_ae4a77f8.jsonl:1482": 0.16,
+                   "entire-bmad_ec227c481d0b-0_full.jsonl": 0.25, "strato_ec25b596b582-0_full.jsonl": 0.31}
 #: Claude Code 2.0 (Sonnet 4.5) sessions the profile was not fitted on: its estimate of the last
 #: prompt is under the recorded one (DESIGN §11, issue #21) -- what the anchored count is for.
 LAST_CALL_FLOOR = {"full-session-four.jsonl": -0.18}
@@ -153,7 +158,7 @@ def test_estimate_of_claude_code_logs_shows_recorded_sizes_fixed_part_and_last_c
             anchored = recorded["next_request"]
             assert anchored["confirmed"] == recorded["last_prompt"] and anchored["estimated"] >= 0
             seen += 1
-    assert seen == 9  # seven logs, two of them compacted once
+    assert seen == 11  # nine logs, two of them compacted once
 
 
 @needs_realworld

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ..fleet.combine import Combined
     from ..fleet.log_outline import LogOutline
     from ..formats.payload import Fitted
+    from ..formats.skipped import Skipped
 
 
 def _chosen(transcript: Transcript, options: FitOptions, auto: _Auto):
@@ -60,15 +61,18 @@ def _fit_all(
     return fitted, problems, found.files
 
 
-def _current_conversations(source: str, format: str | None, counter: Counter) -> list[Transcript | parallel.Outline]:
+def _current_conversations(
+    source: str, format: str | None, counter: Counter, skipped: Skipped
+) -> list[Transcript | parallel.Outline]:
     """The transcripts to fit. A big JSON Lines chat file is read on every core, in outline
     (`fit_outline`). A Claude Code log that was compacted holds one conversation per
-    compaction; only the last is still sent, so only it is fitted."""
+    compaction; only the last is still sent, so only it is fitted. `skipped` counts what the
+    log holds that its reader does not know."""
     from ..fleet import log_outline
 
     kept: list[Transcript | parallel.Outline | log_outline.LogOutline] = []
     compacted = 0
-    for transcript in transcripts(source, format):
+    for transcript in transcripts(source, format, skipped):
         if parallel.worth_it(source, transcript.format, counter):
             return [parallel.read_outline(source, transcript.path, transcript.format, transcript.dialect)]
         held: Transcript | log_outline.LogOutline
@@ -97,8 +101,14 @@ def _fit_each(
     source: str, format: str | None, options: FitOptions, tell_agent: bool, auto: _Auto
 ) -> Iterator[tuple[Transcript, payload.Fitted, dict]]:
     """Each conversation of `source` that is still sent, with its fitted request and what was
-    chosen for it (counter, window, unlogged fixed part: `counting.Choice.to_dict`)."""
-    for conversation in _current_conversations(source, format, auto.counter or SEED):
+    chosen for it (counter, window, unlogged fixed part: `counting.Choice.to_dict`), and what
+    the reader skipped in the input (`unread`: counts per kind, `formats.skipped`)."""
+    from ..formats.skipped import Skipped
+
+    skipped = Skipped()
+    conversations = _current_conversations(source, format, auto.counter or SEED, skipped)
+    read = {"unread": skipped.as_dict()}  # (complete: the input was read to its end)
+    for conversation in conversations:
         if isinstance(conversation, parallel.Outline):
             chosen = {
                 "counter": options.counter.name,
@@ -107,12 +117,15 @@ def _fit_each(
                 "window_source": "given (--window)" if auto.window else "default",
                 "unlogged": {"tokens": 0, "source": "none"},
             }
-            yield conversation.transcript, payload.fit_outline(conversation, options, tell_agent=tell_agent), chosen
+            fitted = payload.fit_outline(conversation, options, tell_agent=tell_agent)
+            yield conversation.transcript, fitted, {**chosen, **read}
         elif isinstance(conversation, Transcript):
             conversation, own, choice = _chosen(conversation, options, auto)
-            yield conversation, payload.fit_transcript(conversation, own, tell_agent=tell_agent), choice.to_dict()
+            fitted = payload.fit_transcript(conversation, own, tell_agent=tell_agent)
+            yield conversation, fitted, {**choice.to_dict(), **read}
         else:
-            yield _fit_outline(source, format, conversation, options, tell_agent, auto)
+            transcript, fitted, chosen = _fit_outline(source, format, conversation, options, tell_agent, auto)
+            yield transcript, fitted, {**chosen, **read}
 
 
 def _fit_outline(
@@ -148,6 +161,8 @@ def _fit_report(transcript, fitted, chosen: dict) -> dict:
         "dialect": transcript.dialect,
         "messages_sent": len(fitted.messages),
         "repairs": list(transcript.repairs),
+        # Why the log looks still being written (read up to its last complete record), as `estimate` says.
+        "still_being_written": list(transcript.open_end),
         **plan,
         **{k: v for k, v in chosen.items() if k != "window"},
         # The seed rule's per-script view of what is sent, whichever counter fitted it.

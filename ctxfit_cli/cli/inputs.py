@@ -11,6 +11,7 @@ from ..errors import UsageProblem
 
 if TYPE_CHECKING:
     from ..core.model import Transcript
+    from ..formats.skipped import Skipped
 
 
 def resolve_paths(paths: list[str] | None) -> list[str]:
@@ -28,15 +29,16 @@ def resolve_paths(paths: list[str] | None) -> list[str]:
     return ["-"]
 
 
-def transcripts(path: str, format: str | None) -> Iterator[Transcript]:
-    """The transcripts in one input, streamed; the file is closed when iteration ends."""
+def transcripts(path: str, format: str | None, skipped: Skipped | None = None) -> Iterator[Transcript]:
+    """The transcripts in one input, streamed; the file is closed when iteration ends. `skipped`
+    counts what the input holds that its reader does not know (`formats.skipped`)."""
     from ..formats import read_transcripts  # the readers load when a command reads
     from ..formats.reading import open_input
 
     stream = open_input(path, sys.stdin.buffer if path == "-" else None)
     name = "<stdin>" if path == "-" else path
     if path == "-":
-        yield from read_transcripts(name, stream, format)
+        yield from read_transcripts(name, stream, format, skipped=skipped)
         return
     with closing(stream):
-        yield from read_transcripts(name, stream, format)
+        yield from read_transcripts(name, stream, format, skipped=skipped)

@@ -28,6 +28,23 @@ def report_repairs(lines: list[str]) -> None:
         render.repairs(lines)
 
 
+def report_skipped(reports: list[dict], *, verbose: bool = False) -> None:
+    """What the readers skipped (record types and keys they do not know), on stderr: one line
+    per input and kind, the most frequent names (all of them with `verbose`)."""
+    from ..formats.skipped import summary
+
+    lines, seen = [], set()
+    for report in reports:  # (the conversations of one log share its counts: said once)
+        if report["path"] in seen or not report.get("unread"):
+            continue
+        seen.add(report["path"])
+        lines += [f"{report['path']}: {line}" for line in summary(report["unread"], every=verbose)]
+    if lines:
+        err = render.stderr_console()
+        for line in lines:
+            err.print(render.Text(line))
+
+
 def write_json(document: object) -> None:
     """One JSON document on stdout, as bytes."""
     write_stdout(orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")

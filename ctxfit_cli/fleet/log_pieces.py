@@ -38,6 +38,7 @@ from ..formats import _replies_of, anthropic, claude_code
 from ..formats.common import Where
 from ..formats.reading import BUFFER, Record, as_sent, numbered_lines
 from ..formats.repair_writers import WRITERS
+from ..formats.skipped import Skipped
 from .spend import Parts, Spend
 
 # The counter a piece is estimated with: set before the workers are forked, so that a counter
@@ -74,6 +75,8 @@ class Piece(NamedTuple):
     tail: int
     #: The log's recorded spend in the piece (`fleet.spend.Spend.parts`).
     spend: Parts
+    #: What the piece holds that the reader does not know (`formats.skipped.Skipped.as_dict`).
+    unread: dict = {}  # (never changed: read by `Skipped.merge`)
 
 
 def _reply_key(value: Any, sidechain: bool) -> str | None:
@@ -204,8 +207,10 @@ def _read(name: str, records: Iterator[Record], keep: _Estimating, state: _State
     replies: dict[Message, claude_code.Reply] = {}
     made = [0]  # how many repairs were reported when the last message was made
 
+    skipped = Skipped()
+
     def parsed() -> Iterator[Message]:
-        for item in claude_code.to_anthropic(records, name):
+        for item in claude_code.to_anthropic(records, name, skipped):
             if not isinstance(item, claude_code.Built):
                 raise BadInput(name, None, "compacted")  # (a compaction: read in one process)
             record, reply = item
@@ -249,8 +254,9 @@ def _read(name: str, records: Iterator[Record], keep: _Estimating, state: _State
         max(head, 0),
         len(repairs) - made[0],
         state.spend,
+        skipped.as_dict(),
     )
 
 
 def _refused(why: str) -> Piece:
-    return Piece(why, 0, 0, None, [], 0, [], [], [], [], None, None, 0, 0, ({}, []))
+    return Piece(why, 0, 0, None, [], 0, [], [], [], [], None, None, 0, 0, ({}, []), {})

@@ -22,6 +22,7 @@ from ..counters.seed import Counter
 from ..errors import CtxfitError
 from ..formats import parallel
 from ..formats.reading import open_input
+from ..formats.skipped import Skipped
 from . import log_pieces
 from .log_estimate import LogEstimate, estimate_entry, finish, guess_counter
 from .spend import Spend
@@ -42,6 +43,8 @@ class Split(NamedTuple):
     estimate: LogEstimate
     #: The log's recorded spend (`fleet.spend.Spend.totals`).
     spend: dict
+    #: What the log holds that the reader does not know (`formats.skipped.Skipped.as_dict`).
+    unread: dict
 
 
 def worth_it(path: str) -> bool:
@@ -97,7 +100,7 @@ def estimate_split(
     )
     if estimate is None:
         return None
-    return Split(transcript, estimate, spend.totals())
+    return Split(transcript, estimate, spend.totals(), merged.unread.as_dict())
 
 
 def _add_calls(
@@ -162,6 +165,7 @@ class _Merged:
         self.turns: list[int] = []
         self.split = 0
         self.lines_before = self.messages_before = 0
+        self.unread = Skipped()
         #: The last piece that made messages (the one a cut is checked against).
         self.last: log_pieces.Piece | None = None
 
@@ -204,10 +208,13 @@ class _Merged:
             prefix.append(prefix[-1] + count)
         if self.spend is not None:
             self.spend.merge(piece.spend)
+        self.unread.merge(piece.unread)
         self.lines_before += piece.lines
         self.messages_before += len(piece.tokens)
         if piece.first is not None:
-            self.last = piece._replace(report=None, tokens=[], turns=[], calls=[], repairs=[], spend=({}, []))
+            self.last = piece._replace(
+                report=None, tokens=[], turns=[], calls=[], repairs=[], spend=({}, []), unread={}
+            )
         return True
 
 
@@ -240,5 +247,5 @@ def entry(path: str, name: str, job: Job, given: Counter | None) -> dict | None:
     if split is None:
         return None
     found = estimate_entry(split.transcript, split.estimate.report, None, split.estimate.usage)
-    found["spend"] = split.spend
+    found["spend"], found["unread"] = split.spend, split.unread
     return found

@@ -146,6 +146,8 @@ def _claude_code(records: Iterable[Record]) -> list[SessionMeta]:
         kind = value.get("type")
         if kind == "system" and value.get("subtype") == "compact_boundary":
             session.compactions += 1
+        if kind == "progress":  # a sub-agent's traffic written inline: its usage is the session's cost
+            spend.claude_code_subagent(value)
         if kind not in ("user", "assistant"):
             continue
         if sidechain is None:
@@ -161,6 +163,8 @@ def _claude_code(records: Iterable[Record]) -> list[SessionMeta]:
             if isinstance(reply, str) and (not session.message_ids or session.message_ids[-1] != reply):
                 session.message_ids.append(reply)
     session.spend = spend.totals()
+    for model, _ in session.spend:  # (a sub-agent's, or a model's fast mode: its cost is grouped by it)
+        session.model(model)
     return [session]
 
 

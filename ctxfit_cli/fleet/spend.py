@@ -6,7 +6,13 @@ same pass over the records as the rest of the session's description (`meta.py`).
   `cache_read_input_tokens`, `output_tokens`; the cache writes kept an hour,
   `cache_creation.ephemeral_1h_input_tokens`, apart: they cost more). The records of one reply (same `message.id` and
   `requestId`) repeat its usage as it streams; the last one holds the final output count, so a
-  reply counts once, with its last record's usage (as ccusage counts it).
+  reply counts once, with its last record's usage (as ccusage counts it). A reply made in fast
+  mode (`usage.speed: "fast"`, billed at its own rates) is counted under the model's name with
+  `-fast` added, as ccusage names it, so that the price table prices it as such (or says it
+  cannot). A sub-agent's replies written inline (2.1: `progress` records whose
+  `data.type` is `agent_progress`, the reply in `data.message`) are the session's cost too:
+  counted the same way, once per reply. (ccusage 20 counts only top-level records, so its cost of
+  such a session leaves them out; the sub-agent's own log, when there is one, repeats them.)
 - **Codex**: each `token_count` event's `last_token_usage`; OpenAI counts cached input inside
   `input_tokens`, so the uncached input is `input_tokens - cached_input_tokens` and the cached
   part is a cache read; reasoning is inside `output_tokens`. An event repeating the previous
@@ -34,6 +40,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ..formats.reading import Record
 
+#: What a Claude Code reply made in fast mode adds to its model's name (ccusage's name for its rates).
+FAST = "-fast"
+#: The `progress` records of a Claude Code log that carry a sub-agent's records.
+SUBAGENT = "agent_progress"
 #: A prompt over this many tokens may be billed at a model's long-context rates.
 LONG_CONTEXT = 200_000
 #: A tally: (model, long) -> [uncached input, cache write, cache read, output, cache write kept 1 hour].
@@ -69,6 +79,8 @@ class Spend:
         model: str = body["model"] if isinstance(body.get("model"), str) else ""
         if model.startswith("<"):  # `<synthetic>`: written by Claude Code, not billed
             return
+        if usage.get("speed") == "fast" and model:
+            model += FAST
         counts = [
             _count(usage.get(k))
             for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
@@ -82,6 +94,13 @@ class Spend:
             self._replies[_reply_key(reply, str(value.get("requestId") or ""))] = call  # the last record wins
         else:
             self._unnamed.append(call)
+
+    def claude_code_subagent(self, value: dict) -> None:
+        """A `progress` record of a Claude Code log: a sub-agent's reply written inline is counted."""
+        data = value.get("data")
+        inner = data.get("message") if isinstance(data, dict) and data.get("type") == SUBAGENT else None
+        if isinstance(inner, dict) and inner.get("type") == "assistant":
+            self.claude_code(inner)
 
     def codex_model(self, model: object) -> None:
         """A Codex `turn_context`: the model of the calls that follow."""
@@ -109,6 +128,8 @@ class Spend:
         if format == "claude-code":
             if kind == "assistant":
                 self.claude_code(value)
+            elif kind == "progress":
+                self.claude_code_subagent(value)
             return
         payload: dict = value["payload"] if isinstance(value.get("payload"), dict) else {}
         if kind == "turn_context":

@@ -24,6 +24,7 @@ from ..counters.seed import Counter
 from ..errors import EXIT_BAD_INPUT, BadInput, CtxfitError, NoConversation
 from ..formats import read_transcripts
 from ..formats.reading import open_input, read_records, set_line_limit
+from ..formats.skipped import Skipped
 from . import log_split
 from .estimate_file import estimate
 from .job import Job, given_counter, open_path
@@ -125,10 +126,14 @@ def _read(path: str, data: bytes | None, job: Job) -> list[Unit]:
         items, format = [(1, split)], "claude-code"
     # `estimate` of one log adds up its spend as it reads it (else it is read again for it).
     watch = Watch() if job.command == "estimate" and not job.describe and path != "-" else None
+    skipped = Skipped()  # what the log holds that its reader does not know, for every item of it
     with stream as stream:
-        for transcript in read_transcripts(name, stream, job.format, watch) if split is None else ():
+        for transcript in read_transcripts(name, stream, job.format, watch, skipped) if split is None else ():
             format = transcript.format
             items.append((transcript.line, HANDLERS[job.command](transcript, path, job, counter)))
+    for _, item in items if job.command == "estimate" else ():
+        if isinstance(item, dict) and "unread" not in item:  # (a log read in pieces counted its own)
+            item["unread"] = skipped.as_dict()
     if watch is not None and len(items) == 1 and (spend := watch.totals()) is not None:
         cast(dict, items[0][1])["spend"] = spend
     if not job.describe:

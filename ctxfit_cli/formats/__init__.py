@@ -47,9 +47,10 @@ from . import (
     usage,
 )
 from .common import COMPACTED, Where, dumps, json_text
-from .detection import chat_dialect, described, detect, detect_text
+from .detection import LOOKS_LIKE, chat_dialect, described, detect, detect_records, detect_text
 from .reading import CutDocument, Record, read_records
 from .repair_writers import WRITERS
+from .skipped import Skipped
 
 #: Formats read a whole document at a time by their own module (no streaming: a document is one JSON value).
 DOCUMENT_READERS = {
@@ -80,12 +81,18 @@ RecordWatch = Callable[[str, Iterator[Record]], Iterator[Record]]
 
 
 def read_transcripts(
-    name: str, stream: BinaryIO, format: str | None = None, watch: RecordWatch | None = None
+    name: str,
+    stream: BinaryIO,
+    format: str | None = None,
+    watch: RecordWatch | None = None,
+    skipped: Skipped | None = None,
 ) -> Iterator[Transcript]:
     """Every transcript in one input (several only for a file of request objects, one per line).
 
     Messages are parsed lazily, so a JSON Lines transcript can be streamed without holding it.
     `watch`: sees the records of a JSON input as they are read (not those of a text format).
+    `skipped`: counts what an agent's log holds that its reader does not know (record types,
+    keys), complete once the messages are read; never fatal (issue #34).
 
     >>> import io
     >>> lines = b'{"role":"user","content":"hi"}\\n{"role":"assistant","content":"hello"}\\n'
@@ -105,11 +112,18 @@ def read_transcripts(
         format = format or _cut_format(name, first)
         if format not in LIVE_DOCUMENTS:
             raise first.refused
-    format = format or detect(name, first)
+    if not format:
+        format, records = detect_records(name, records)
+    skipped = skipped if skipped is not None else Skipped()
     if watch is not None:
         records = watch(format, records)
     if format in DOCUMENT_READERS:
-        for transcript in described(format, DOCUMENT_READERS[format](name, _one_ahead(records))):
+        ahead = _one_ahead(records)
+        # (of the document readers, Gemini CLI's reads records appended as its agent runs: it counts)
+        documents = (
+            gemini_cli.read(name, ahead, skipped) if format == "gemini-cli" else DOCUMENT_READERS[format](name, ahead)
+        )
+        for transcript in described(format, documents):
             # (the reader's own notes, an open call at the end, join the input's)
             open_end.extend(why for why in transcript.open_end if why not in open_end)
             transcript.open_end = open_end
@@ -121,26 +135,26 @@ def read_transcripts(
         return
     if format == "claude-code":
         found = False
-        for number, (line, segment) in enumerate(_segments(claude_code.to_anthropic(records, name))):
+        for number, (line, segment) in enumerate(_segments(claude_code.to_anthropic(records, name, skipped))):
             # The first conversation is the file's; each later one is named by its first line.
             transcript = Transcript(name, format, "anthropic", (), line=1 if number == 0 else line, open_end=open_end)
             transcript.messages = _require_messages(name, _with_calls(name, segment, transcript))
             yield transcript
             found = True
         if not found:  # only bookkeeping records
-            raise NoConversation(name, None, NO_MESSAGES)
+            raise NoConversation(name, None, f"{NO_MESSAGES} ({LOOKS_LIKE[format]}, with no conversation yet)")
         return
     if format == "codex":
         recorded = usage.CodexCalls([])  # the token_count events: see formats/usage.py
         found = False
-        converted = codex.to_openai(records, name, recorded.on_usage)
+        converted = codex.to_openai(records, name, recorded.on_usage, skipped)
         for number, (line, segment) in enumerate(_segments(converted)):
             transcript = Transcript(name, format, "openai", (), line=1 if number == 0 else line, open_end=open_end)
             transcript.messages = _require_messages(name, _codex_messages(name, segment, transcript, recorded))
             yield transcript
             found = True
         if not found:
-            raise NoConversation(name, None, NO_MESSAGES)
+            raise NoConversation(name, None, f"{NO_MESSAGES} ({LOOKS_LIKE[format]}, with no conversation yet)")
         return
     dialect: Dialect
     if format in PARSERS:

@@ -1,8 +1,12 @@
 """Claude Code session logs (`~/.claude/projects/<project>/<session>.jsonl`).
 
 Each line is a record. Conversation records are `{"type": "user" | "assistant", "message":
-{...}, "uuid", "parentUuid", "isSidechain", "sessionId", ...}`; bookkeeping records (`summary`,
-`system`, `progress`, `file-history-snapshot`, `queue-operation`, ...) are skipped. The log is
+{...}, "uuid", "parentUuid", "isSidechain", "sessionId", ...}`; bookkeeping records (`BOOKKEEPING`:
+`summary`, `system`, `progress`, `attachment`, `file-history-snapshot`, `queue-operation`, and
+Claude Code 2.1's `permission-mode`, `mode`, `last-prompt`, `ai-title`, `custom-title`,
+`agent-name`, ...) are not sent to the model and are skipped; a record of a type in neither list
+is skipped too, and counted (`Skipped`), as is a key of a conversation record not in
+`RECORD_KEYS`: Claude Code adds both every few weeks, and neither stops the read. The log is
 read back into the conversation the model received:
 
 - **One reply, one message.** Claude Code writes one record per content block of a reply, all
@@ -30,7 +34,15 @@ read back into the conversation the model received:
   is read whole, sidechain records only.
 - **Compaction.** `/compact` (manual, or automatic near the context limit) writes a `system`
   record with `subtype: "compact_boundary"`; the model then sees only the compact summary and
-  what follows. Each compaction starts a new conversation: one transcript per segment.
+  what follows. Each compaction starts a new conversation: one transcript per segment. A
+  `microcompact_boundary` (2.1: old tool results cleared in place, `compactedToolIds`) does not
+  start one: the results stay as the log wrote them, so the next request is over- rather than
+  under-estimated (by the cleared results at most; `fit` clears results itself).
+- **Sub-agents inline** (2.1): a `progress` record with `data.type: "agent_progress"` carries
+  one record of a sub-agent's conversation (`data.message`). It is not the main conversation's
+  request, so it is skipped here; its usage is the session's cost (`fleet.spend`).
+- **Images in tool results** (`tool_result` content holding `image` blocks) are kept as the
+  Anthropic reader reads them: sent, and counted as images.
 - Only `message.role` and `message.content` are sent, so each message is rebuilt from those.
   Results whose call is nowhere in the conversation, a second result for one call, and calls
   never answered (a live log) are left for `core.repair`, which repairs and reports them.
@@ -45,9 +57,75 @@ from typing import Any, NamedTuple
 
 from .common import COMPACTED, Where, as_blocks, dumps, expect_dict
 from .reading import Record
+from .skipped import Skipped
 from .usage import PROMPT_FIELDS, token_count
 
 CONVERSATION = ("user", "assistant")
+#: Record types Claude Code writes that are not sent to the model (skipped without a count).
+BOOKKEEPING = frozenset(
+    (
+        "summary",
+        "system",
+        "progress",
+        "attachment",
+        "file-history-snapshot",
+        "queue-operation",
+        "permission-mode",
+        "mode",
+        "last-prompt",
+        "ai-title",
+        "custom-title",
+        "agent-name",
+        "tag",
+        "pr-link",
+        "worktree-state",
+        "bridge-session",
+    )
+)
+#: Every record type ctxfit knows in a Claude Code log (what detection recognises one by).
+RECORD_TYPES = BOOKKEEPING | frozenset(CONVERSATION)
+#: The keys ctxfit knows on a conversation record (it reads `type`, `message`, `isSidechain`
+#: and `requestId`; the rest is Claude Code's bookkeeping). Others are counted, never fatal.
+RECORD_KEYS = frozenset(
+    (
+        "type",
+        "message",
+        "uuid",
+        "parentUuid",
+        "logicalParentUuid",
+        "isSidechain",
+        "sessionId",
+        "agentId",
+        "requestId",
+        "timestamp",
+        "userType",
+        "entrypoint",
+        "cwd",
+        "gitBranch",
+        "version",
+        "slug",
+        "isMeta",
+        "isCompactSummary",
+        "isVisibleInTranscriptOnly",
+        "isApiErrorMessage",
+        "error",
+        "apiError",
+        "toolUseResult",
+        "sourceToolUseID",
+        "sourceToolAssistantUUID",
+        "thinkingMetadata",
+        "todos",
+        "imagePasteIds",
+        "permissionMode",
+        "promptId",
+        "planContent",
+        "mcpMeta",
+        "origin",
+        "teamName",
+    )
+)
+#: The `system` record that starts a new conversation.
+COMPACT_BOUNDARY = "compact_boundary"
 #: The model name Claude Code logs on replies it wrote itself (errors, placeholders).
 SYNTHETIC = "<synthetic>"
 
@@ -69,25 +147,19 @@ class Built(NamedTuple):
 
 
 def sniff(value: object) -> bool:
+    """Whether a record is one of a Claude Code log: a type it writes, and a session's mark."""
     return (
         isinstance(value, dict)
         and "role" not in value
-        and value.get("type")
-        in (
-            "user",
-            "assistant",
-            "summary",
-            "system",
-            "file-history-snapshot",
-            "queue-operation",
-        )
+        and value.get("type") in RECORD_TYPES
         and ("uuid" in value or "sessionId" in value or "leafUuid" in value or "messageId" in value)
     )
 
 
-def to_anthropic(records: Iterator[Record], path: str) -> Iterator[Built | object]:
+def to_anthropic(records: Iterator[Record], path: str, skipped: Skipped | None = None) -> Iterator[Built | object]:
     """Messages of a Claude Code log as Anthropic message records, with `COMPACTED` between
-    the conversations of a compacted log."""
+    the conversations of a compacted log; what it does not know is counted in `skipped`."""
+    skipped = skipped if skipped is not None else Skipped()
     sidechain: bool | None = None
     builder = _Builder()
     for record in records:
@@ -95,12 +167,14 @@ def to_anthropic(records: Iterator[Record], path: str) -> Iterator[Built | objec
         if not isinstance(value, dict):
             raise Where(path, record.line).fail("a Claude Code record must be a JSON object")
         kind = value.get("type")
-        if kind == "system" and value.get("subtype") == "compact_boundary":
-            yield from builder.flush()
-            yield COMPACTED
-            continue
         if kind not in CONVERSATION:
+            if kind == "system" and value.get("subtype") == COMPACT_BOUNDARY:
+                yield from builder.flush()
+                yield COMPACTED
+            elif kind not in BOOKKEEPING:
+                skipped.record(kind)
             continue
+        skipped.keys(value, RECORD_KEYS)
         if sidechain is None:
             sidechain = bool(value.get("isSidechain"))
         if bool(value.get("isSidechain")) != sidechain:

@@ -43,8 +43,14 @@ from typing import Any
 
 from .common import COMPACTED, Where, dumps, json_text
 from .reading import Record
+from .skipped import Skipped
 
 ITEM_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
+#: Record types Codex writes that say nothing of the request (skipped without a count). A record
+#: of a type in neither list is skipped and counted (`Skipped`), never fatal: Codex adds them.
+BOOKKEEPING = frozenset(("world_state", "inter_agent_communication_metadata"))
+#: The keys ctxfit knows on a record; others are counted.
+RECORD_KEYS = frozenset(("timestamp", "type", "payload", "ordinal"))
 _OUTPUTS = ("function_call_output", "custom_tool_call_output", "tool_search_output")
 #: Response items that only the model writes: a run of them is one model response.
 _REPLY_ITEMS = (
@@ -64,13 +70,17 @@ def sniff(value: object) -> bool:
     return isinstance(value, dict) and value.get("type") in ITEM_TYPES and "payload" in value
 
 
-def to_openai(records: Iterator[Record], path: str, on_usage: OnUsage | None = None) -> Iterator[Record | object]:
+def to_openai(
+    records: Iterator[Record], path: str, on_usage: OnUsage | None = None, skipped: Skipped | None = None
+) -> Iterator[Record | object]:
     """Records of a rollout as OpenAI message records, with `COMPACTED` between the
     conversations of a compacted rollout (each of which starts with the system prompt).
-    `on_usage` hears each model call's usage, by the line of the call's first item."""
+    `on_usage` hears each model call's usage, by the line of the call's first item; what the
+    reader does not know is counted in `skipped`."""
     system: list[Record] = []
     compacted = False
-    for item in _items(records, path, system, Runs(on_usage)):
+    known = _known(records, skipped if skipped is not None else Skipped())
+    for item in _items(known, path, system, Runs(on_usage)):
         if item is COMPACTED:
             compacted = True
             continue
@@ -80,6 +90,20 @@ def to_openai(records: Iterator[Record], path: str, on_usage: OnUsage | None = N
             assert isinstance(item, Record)  # (the only other item is COMPACTED, passed above)
             yield from (Record(item.line, r.value, r.raw) for r in system)  # named by the compaction
         yield item
+
+
+def _known(records: Iterator[Record], skipped: Skipped) -> Iterator[Record]:
+    """The records of the types the reader reads; the others skipped, those it does not know
+    counted, as are the keys it does not know."""
+    for record in records:
+        value = record.value
+        kind = value.get("type") if isinstance(value, dict) else None
+        if kind in ITEM_TYPES or not isinstance(value, dict):  # (not an object: refused by `_items`)
+            if isinstance(value, dict):
+                skipped.keys(value, RECORD_KEYS)
+            yield record
+        elif kind not in BOOKKEEPING:
+            skipped.record(kind)
 
 
 def _items(records: Iterator[Record], path: str, system: list[Record], runs: Runs) -> Iterator[Record | object]:

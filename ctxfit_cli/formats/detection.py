@@ -1,8 +1,13 @@
-"""Which format an input is, from its first record; and, for a chat transcript, which dialect.
+"""Which format an input is, from the first record a format recognises; and, for a chat transcript,
+which dialect.
 
-`detect` asks each format's own `sniff` in a fixed order: the most specific shapes first (an
+`recognise` asks each format's own `sniff` in a fixed order: the most specific shapes first (an
 OpenHands event list and a SWE-agent trajectory are also lists or objects with messages inside),
 plain chat messages last. A new format adds its `sniff` to that order and nothing else.
+`detect_records` reads records until one is recognised (at most `DETECT_RECORDS` records or
+`DETECT_BYTES`): agents start their logs with records of types they added last week. An input
+none of whose first records is recognised is refused naming the agent that wrote it, where it is
+one ctxfit recognises but does not read yet (`UNREAD_AGENTS`), else the record types it saw.
 
 A chat transcript (`role` on the first line) is OpenAI or Anthropic: the first message only one
 dialect can have decides (`chat_dialect`), scanning ahead in a seekable file rather than holding
@@ -11,14 +16,14 @@ thousands of records that could be either.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from itertools import chain
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import orjson
 
 from ..core.model import Dialect
-from ..errors import BadInput
+from ..errors import BadInput, NoConversation
 from . import aider, claude_code, cline, codex, gemini_cli, openai, opencode, openhands, responses, swe_agent
 from .common import type_name
 from .reading import Record
@@ -27,9 +32,43 @@ from .reading import Record
 SNIFF_LIMIT = 1000
 
 
+#: How far detection reads for a record it recognises (issue #34: agents put records of new types
+#: first — Claude Code 2.1 opens with `permission-mode`, `progress` or `attachment` records).
+DETECT_RECORDS = 64
+DETECT_BYTES = 1 << 20
+
+
 def detect(name: str, first: Record) -> str:
-    """The format of an input, from its first record."""
-    value = first.value
+    """The format of an input, from one record (its first); unrecognised: refused."""
+    found = recognise(name, first)
+    if found is None:
+        raise _not_a_transcript(name, [first])
+    return found
+
+
+def detect_records(name: str, records: Iterator[Record]) -> tuple[str, Iterator[Record]]:
+    """The format of an input from its first record that one format recognises, reading at most
+    `DETECT_RECORDS` records or `DETECT_BYTES` bytes; and all its records, those read included.
+    Records before the recognised one stay in the stream: the reader skips (and counts) them."""
+    held: list[Record] = []
+    size = 0
+    for record in records:
+        held.append(record)
+        found = recognise(name, record)
+        if found is not None:
+            return found, chain(held, records)
+        size += len(record.raw)
+        if len(held) >= DETECT_RECORDS or size >= DETECT_BYTES:
+            break
+    if not held:
+        raise NoConversation(name, None, "is empty: no JSON records found")
+    raise _not_a_transcript(name, held)
+
+
+def recognise(name: str, record: Record) -> str | None:
+    """The format one record belongs to, or None when no format knows its shape. A value that
+    is neither a JSON object nor a list is refused at once: no format has such records."""
+    value = record.value
     if openhands.sniff(value):
         return "openhands"
     if swe_agent.sniff(value):
@@ -37,11 +76,13 @@ def detect(name: str, first: Record) -> str:
     if cline.sniff(value, name):
         return "cline"
     if isinstance(value, list):
-        return "request"
+        return None if unread_agent(value) else "request"
     if not isinstance(value, dict):
-        raise BadInput(name, first.line, f"expected a JSON object per line, got {type_name(value)}")
+        raise BadInput(name, record.line, f"expected a JSON object per line, got {type_name(value)}")
     if gemini_format := gemini_cli.detect(value):  # (a recording holds "messages": asked first)
         return gemini_format
+    if unread_agent(value):
+        return None
     if isinstance(value.get("messages"), list) or responses.is_request(value):
         return "request"
     if opencode.sniff(value):
@@ -52,11 +93,71 @@ def detect(name: str, first: Record) -> str:
         return "claude-code"
     if "role" in value:
         return "chat"
-    raise BadInput(
+    return None
+
+
+#: Agents whose logs ctxfit recognises but does not read yet, each with a test of one of its
+#: records: an input of theirs is refused naming the agent, not as "not a transcript".
+UNREAD_AGENTS: tuple[tuple[str, Callable[[Any], bool]], ...] = (
+    (
+        "GitHub Copilot CLI's session events",
+        lambda v: isinstance(v, dict) and str(v.get("type", "")).startswith("session.") and "data" in v,
+    ),
+    ("a Pi coding agent session", lambda v: isinstance(v, dict) and v.get("type") == "session" and "version" in v),
+    (
+        "a Cursor agent transcript (text only)",
+        lambda v: isinstance(v, dict) and "role" in v and isinstance(v.get("message"), dict) and "content" not in v,
+    ),
+    (
+        "a Continue session (.continue/sessions/*.json)",
+        lambda v: isinstance(v, dict) and isinstance(v.get("history"), list) and "sessionId" in v,
+    ),
+    (
+        "an OpenCode export (opencode export)",
+        lambda v: (
+            isinstance(v, dict)
+            and isinstance(v.get("info"), dict)
+            and isinstance(v.get("messages"), list)
+            and all(isinstance(m, dict) and "parts" in m for m in v["messages"][:3])
+        ),
+    ),
+    (
+        "Cline's UI messages (ui_messages.json: its conversation is in api_conversation_history.json beside it)",
+        lambda v: (
+            isinstance(v, list)
+            and bool(v)
+            and isinstance(v[0], dict)
+            and "ts" in v[0]
+            and v[0].get("type") in ("say", "ask")
+        ),
+    ),
+)
+
+
+def unread_agent(value: object) -> str | None:
+    """Which agent ctxfit does not read yet wrote a record like this, or None."""
+    for agent, test in UNREAD_AGENTS:
+        if test(value):
+            return agent
+    return None
+
+
+def _not_a_transcript(name: str, held: list[Record]) -> BadInput:
+    """The refusal of an input none of whose first records a format recognises: which agent
+    wrote it where that is known, else what its records look like."""
+    for record in held:
+        agent = unread_agent(record.value)
+        if agent is not None:
+            return BadInput(
+                name, record.line, f"this looks like {agent}, which ctxfit does not read yet (no conversation it reads)"
+            )
+    kinds = sorted({str(r.value.get("type")) for r in held if isinstance(r.value, dict) and "type" in r.value})
+    seen = f" (its records are of types {', '.join(kinds[:8])}{', …' if len(kinds) > 8 else ''})" if kinds else ""
+    return BadInput(
         name,
-        first.line,
-        'not a transcript: expected a message with "role", a Claude Code '
-        'or Codex record, or a request object with "messages" (see --format)',
+        held[0].line,
+        f'not a transcript: none of its first {len(held)} records is a message with "role", a Claude Code, '
+        f'Codex or Gemini CLI record, or a request object with "messages"{seen} (see --format)',
     )
 
 
@@ -70,6 +171,8 @@ def detect_text(name: str, stream: BinaryIO) -> str | None:
 
 #: What each agent's log looks like, for the message of one that cannot be read.
 LOOKS_LIKE = {
+    "claude-code": "a Claude Code session log (~/.claude/projects/*/*.jsonl)",
+    "codex": "a Codex CLI rollout (~/.codex/sessions/**/rollout-*.jsonl)",
     "cline": "a Cline / Roo Code task history (api_conversation_history.json)",
     "aider": "an aider chat history (.aider.chat.history.md)",
     "opencode": "an OpenCode session (from its storage folder)",

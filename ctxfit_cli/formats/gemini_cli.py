@@ -43,9 +43,16 @@ from . import gemini
 from .common import Where, dumps
 from .gemini_reading import conversation
 from .reading import Record
+from .skipped import Skipped
 
 #: Message types that Gemini CLI shows but never sends to the model.
 NOT_SENT = ("info", "error", "warning")
+#: Every message type ctxfit knows; a message of another type is skipped and counted (`Skipped`).
+MESSAGE_TYPES = frozenset(("user", "gemini", *NOT_SENT))
+#: The keys ctxfit knows on a message record; others are counted, never fatal.
+MESSAGE_KEYS = frozenset(
+    ("id", "timestamp", "type", "content", "displayContent", "toolCalls", "thoughts", "tokens", "model")
+)
 
 
 def sniff(value: object) -> bool:
@@ -71,8 +78,10 @@ class Recording(NamedTuple):
     messages: list[tuple[dict, int]]
 
 
-def recording(records: Iterable[Record]) -> Recording:
-    """Replay the records of a recording (either layout) into its final state."""
+def recording(records: Iterable[Record], skipped: Skipped | None = None) -> Recording:
+    """Replay the records of a recording (either layout) into its final state; a record of no
+    shape it knows is counted in `skipped`."""
+    skipped = skipped if skipped is not None else Skipped()
     metadata: dict = {}
     messages: dict[str, tuple[dict, int]] = {}
     for record in records:
@@ -93,6 +102,8 @@ def recording(records: Iterable[Record]) -> Recording:
             metadata.update(value)
             if isinstance(value.get("messages"), list):
                 _add(messages, value["messages"], record.line)
+        else:
+            skipped.record(value.get("type"))
     metadata.pop("messages", None)
     return Recording(metadata, list(messages.values()))
 
@@ -110,12 +121,14 @@ def _rewind(messages: dict, message_id: str) -> None:
         del messages[key]
 
 
-def read(name: str, records: Iterable[Record]) -> Iterator[Transcript]:
-    """The conversation a recording holds, as the Gemini request its agent sends next."""
+def read(name: str, records: Iterable[Record], skipped: Skipped | None = None) -> Iterator[Transcript]:
+    """The conversation a recording holds, as the Gemini request its agent sends next; what it
+    does not know is counted in `skipped`."""
+    skipped = skipped if skipped is not None else Skipped()
     transcript = Transcript(name, "gemini-cli", "gemini", ())
     replies: dict[Message, tuple] = {}  # model contents -> what the recording says of their call
     parsed = []
-    for value, line, reply in _contents(recording(records).messages):
+    for value, line, reply in _contents(recording(records, skipped).messages, skipped):
         message = gemini.parse_content(value, dumps(value), Where(name, line))
         if reply is not None:
             replies[message] = reply
@@ -130,22 +143,41 @@ def read(name: str, records: Iterable[Record]) -> Iterator[Transcript]:
     yield transcript
 
 
-def _contents(messages: list[tuple[dict, int]]) -> Iterator[tuple[dict, int, tuple | None]]:
-    """(content, line, the reply's (id, model, prompt, output) or None) for what is sent."""
+def _contents(messages: list[tuple[dict, int]], skipped: Skipped) -> Iterator[tuple[dict, int, tuple | None]]:
+    """(content, line, the reply's (id, model, prompt, output) or None) for what is sent.
+
+    Gemini CLI 0.61 records each tool result twice: in its call (`toolCalls[].result`) and
+    again as the user message it sends next. The results a reply's calls hold are sent once:
+    a user message's `functionResponse` parts that answer them are left out (and a message of
+    nothing else), as Gemini CLI leaves them out when it resumes a session."""
+    answered: set[str] = set()  # call ids whose results the last reply's calls hold
     for message, line in messages:
         kind = message.get("type")
+        if kind not in MESSAGE_TYPES:
+            skipped.record(kind)
+            continue
+        skipped.keys(message, MESSAGE_KEYS)
         if kind == "user":
-            parts = _parts(message.get("content"))
+            parts = [p for p in _parts(message.get("content")) if _response_id(p) not in answered]
             if parts and not _is_command(parts):
                 yield {"role": "user", "parts": parts}, line, None
+            answered = set()
         elif kind == "gemini":
             calls = [c for c in message.get("toolCalls") or [] if isinstance(c, dict)]
             parts = _model_parts(message, calls)
             if parts:
                 yield {"role": "model", "parts": parts}, line, _reply(message)
-            results = [part for call in calls for part in _result_parts(call)]
-            if parts and results:
+            results = [part for call in calls for part in _result_parts(call)] if parts else []
+            if results:
                 yield {"role": "user", "parts": results}, line, None
+            answered = {i for i in map(_response_id, results) if i is not None}
+
+
+def _response_id(part: object) -> str | None:
+    """The call id a `functionResponse` part answers, or None (any other part, or no id)."""
+    response = gemini.field(part, "functionResponse", "function_response") if isinstance(part, dict) else None
+    call_id = response.get("id") if isinstance(response, dict) else None
+    return call_id if isinstance(call_id, str) and call_id else None
 
 
 def _parts(content: object) -> list:

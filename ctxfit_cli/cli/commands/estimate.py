@@ -30,7 +30,7 @@ from ..options import (
     _check_format,
 )
 from ..outputs import StdoutText
-from ..writing import report_repairs, write_json
+from ..writing import report_repairs, report_skipped, write_json
 
 
 @reports_errors
@@ -107,12 +107,14 @@ def estimate(
             **item["usage"],
             "repairs": item["repairs"],
             "still_being_written": item["still_being_written"],
+            "unread": item.get("unread", {"records": {}, "keys": {}}),
         }
         for item in combined.items
     ]
     for file in files:  # as `fit` fits it: never to more than the model's window
         file["budget"] = min(budget, file["window"])
     report_repairs([line for item in combined.items for line in item["repairs"]])
+    report_skipped(files, verbose=verbose)
     if compare:
         for file, item in zip(files, combined.items):
             file["compare"] = item["compare"]

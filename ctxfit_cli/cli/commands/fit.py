@@ -36,6 +36,7 @@ from ..options import (
     _options,
 )
 from ..outputs import atomic_write, check_outputs, write_stdout
+from ..writing import report_skipped
 
 
 def _cannot_fit(name: str, plan) -> CannotFit:
@@ -133,8 +134,12 @@ def fit(
             report, orjson.dumps(reports[0] if len(reports) == 1 else reports, option=orjson.OPT_INDENT_2) + b"\n"
         )
     err = render.stderr_console()  # after writing: a failure leaves only its own line
+    report_skipped(reports)
     for entry in reports:
         render.repairs(entry["repairs"])
+        if entry["still_being_written"]:  # as `estimate` says it
+            why = "; ".join(entry["still_being_written"])
+            err.print(render.Text(f"{entry['path']}: still being written ({why}): read up to its last complete record"))
         render_fit.fit_summary(err, entry)
     many.finish(problems, reported=bool(outputs))
 
