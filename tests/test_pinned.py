@@ -158,7 +158,7 @@ def test_a_claude_code_body_reads_alike_in_estimate_fit_and_the_library():
     assert [orjson.dumps(m) for m in sent] == [orjson.dumps(m) for m in payload["messages"]]
 
 
-@pytest.mark.parametrize("budget", [100_000, 4_000, 2_000])
+@pytest.mark.parametrize("budget", [100_000, 4_000, 1_500])
 def test_codexs_unknown_items_are_kept_and_its_custom_tool_calls_cleared(budget):
     body = codex_body()
     unknown = [i for i in body["input"] if i["type"] in ("additional_tools", "configuration_update")]
@@ -384,3 +384,62 @@ def test_unknown_blocks_are_counted_and_sent_unchanged_with_their_message(data, 
         assert sent.count(block_bytes) == len(chosen)
     else:
         assert sent.count(block_bytes) <= len(chosen)
+
+
+# --- the proxy reads them as `fit` does ------------------------------------------------------------
+
+
+PROXY_BUDGET = 8_000
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory):
+    from servers import Recorded, fake_provider, proxy
+
+    class Stack(Recorded):
+        def __init__(self, tmp) -> None:
+            self.record = tmp / "upstream.jsonl"
+            self.provider = fake_provider(self.record, steps=4)
+            self.proxy = proxy(self.provider.url, "--budget", str(PROXY_BUDGET))
+            self.url = self.proxy.url
+
+    stack = Stack(tmp_path_factory.mktemp("pinned"))
+    yield stack
+    log = stack.proxy.stop()
+    stack.provider.stop()
+    assert "Traceback" not in log, log[-3000:]
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex", "gemini"])
+def test_the_proxy_fits_what_the_agents_send_today(stack, agent):
+    """Each body goes through fitted: the unknown entries kept in order, results cleared, and no
+    "forwarded unchanged, not fitted" (before: Claude Code's body was passed through whole)."""
+    import httpx
+    from servers import eventually
+
+    body, path, key, headers = {
+        "claude": (claude_code_body(), "/v1/messages", "messages",
+                   {"x-api-key": "k", "anthropic-beta": "mid-conversation-system-2026-04-07"}),
+        "codex": (codex_body(), "/v1/responses", "input", {"authorization": "Bearer k"}),
+        "gemini": (gemini_resume_body(), "/v1beta/models/gemini-3.1-pro-preview:generateContent", "contents",
+                   {"x-goog-api-key": "k"}),
+    }[agent]
+    dialect = {"claude": "anthropic", "codex": "responses", "gemini": "gemini"}[agent]
+    unknown = [e for e in body[key] if not _known_entry(e, dialect)]
+    mark, skipped = stack.mark(), stack.proxy.stderr.count("not fitted")
+    reply = httpx.post(f"{stack.url}{path}", content=orjson.dumps(body), headers=headers, timeout=60)
+    assert reply.status_code == 200, reply.text
+    [record] = stack.since(mark)
+    sent = record["body"]
+    assert validate_request(sent, dialect) == []
+    assert in_order(orjson.dumps(sent), [orjson.dumps(e) for e in unknown])
+    assert CLEARED_RESULT in orjson.dumps(sent).decode()
+    assert len(orjson.dumps(sent)) < len(orjson.dumps(body)) / 2
+    assert eventually(lambda: stack.proxy.stderr.count(path.split(":")[0].rsplit("/", 1)[-1]) > 0)
+    assert stack.proxy.stderr.count("not fitted") == skipped, stack.proxy.stderr[-2000:]
+
+
+def _known_entry(entry: dict, dialect: str) -> bool:
+    if dialect == "responses":
+        return entry.get("type") not in ("additional_tools", "configuration_update")
+    return entry.get("role", "user") in ("user", "assistant", "model")

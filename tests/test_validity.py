@@ -52,6 +52,8 @@ def test_each_dialect_refuses_the_other_dialects_tool_shape():
     assert validate_request({"messages": hi, "tools": [OPENAI_TOOL]}, "openai") == []
     server_tool = {"type": "web_search_20250305", "name": "web_search", "max_uses": 3}
     assert validate_request({"messages": hi, "tools": [server_tool]}, "anthropic") == []
+    toolset = {"type": "mcp_toolset", "mcp_server_name": "docs"}  # (the MCP connector's: no name)
+    assert validate_request({"messages": hi, "tools": [toolset]}, "anthropic") == []
     assert validate_request({"messages": hi, "tools": [OPENAI_TOOL]}, "anthropic") == [
         'tools[0]: an Anthropic tool needs a "name" (this is an OpenAI function tool)']
     assert validate_request({"messages": hi, "tools": [{"name": "x"}]}, "anthropic") == [

@@ -22,8 +22,9 @@ Anthropic Messages
 - `thinking` / `redacted_thinking` blocks only in assistant messages;
 - at most 4 `cache_control` breakpoints in `system`, `tools` and `messages` together
   (`A maximum of 4 blocks with cache_control may be provided`);
-- every tool has a `name`, and a custom tool its `input_schema` (an OpenAI-shaped tool is refused:
-  `tools.0.custom.name: Field required`).
+- a custom tool has a `name` and its `input_schema` (an OpenAI-shaped tool is refused:
+  `tools.0.custom.name: Field required`); a typed server or built-in tool (`web_search_…`,
+  `mcp_toolset`, which has no name) is left to the provider.
 
 OpenAI Chat Completions
 - a message of a known role (system, developer, user, assistant, tool) has only the keys of its role
@@ -131,12 +132,14 @@ def tools_problems(tools: object, dialect: str) -> list[str]:
         if not isinstance(tool, dict):
             problems.append(f"tools[{i}]: a tool must be a JSON object")
         elif dialect == "anthropic":
+            if tool.get("type", "custom") != "custom" and tool.get("type") != "function":
+                continue  # a server or built-in tool (`mcp_toolset` has no name): its provider's to judge
             if not isinstance(tool.get("name"), str) or not tool["name"]:
                 problems.append(
                     f'tools[{i}]: an Anthropic tool needs a "name"'
                     + (" (this is an OpenAI function tool)" if "function" in tool else "")
                 )
-            elif tool.get("type", "custom") == "custom" and not isinstance(tool.get("input_schema"), dict):
+            elif not isinstance(tool.get("input_schema"), dict):
                 problems.append(f'tools[{i}]: a custom Anthropic tool needs an "input_schema" object')
         elif tool.get("type") is None or (
             tool["type"] == "function"
