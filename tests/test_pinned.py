@@ -20,10 +20,12 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import REALWORLD, needs_realworld
+from conftest import REALWORLD, needs_realworld, read
 from fuzzing import invoke
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_fit_properties import budgets, conversations
+from test_replay_oracle import brute_shared, brute_still_sent, walk
 
 from ctxfit_cli import api
 from ctxfit_cli.core.costs import MESSAGE_OVERHEAD, message_cost
@@ -546,3 +548,41 @@ def test_a_kept_turn_merged_into_the_first_message_comes_before_the_pinned_entri
                        and roles[i + 1] != "system")
         library = api.fit(body["messages"], budget, system=body["system"], tools=body["tools"])
         assert [orjson.dumps(m) for m in library] == [orjson.dumps(m) for m in payload["messages"]]
+
+
+# --- the walk's own figures, with pinned entries ---------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(conversation=conversations(), budget=budgets, data=st.data())
+def test_every_request_of_a_walk_is_sized_and_shared_as_it_is_sent(conversation, budget, data):
+    """With pinned entries anywhere, each request's size (`Shape.tokens`) is what its messages
+    cost, and what two requests share or still send is what comparing their messages finds:
+    the replay's cache figures count the pinned messages a trimmed request keeps."""
+    dialect, lines = conversation
+    entry = {"role": "system" if dialect == "anthropic" else "critic", "content": "Mind the tests. " * 30}
+    for _ in range(data.draw(st.integers(1, 3), label="entries")):
+        lines.insert(data.draw(st.integers(2, len(lines)), label="position"), entry)
+    transcript = read(lines, dialect)
+    fitter, requests = walk(transcript, FitOptions(budget=budget, window=budget * 3))
+    fixed = sum(message_cost(m).tokens for m in transcript.fixed)
+    for sent, shape in requests:
+        assert shape.tokens == fixed + sum(message_cost(m).tokens for m in sent)
+        assert sum(m.pinned for m in sent) == sum(m.pinned for m in transcript.messages[:shape.end])
+    for i in range(1, len(requests)):
+        for j in range(max(0, i - 3), i):
+            (old_sent, old_shape), (new_sent, new_shape) = requests[j], requests[i]
+            assert fitter.shared_tokens(old_shape, new_shape) == brute_shared(fixed, old_sent, new_sent)
+            assert fitter.still_sent_tokens(old_shape, new_shape) == brute_still_sent(fixed, old_sent, new_sent)
+
+
+def test_a_transcript_line_of_an_unknown_role_is_counted_not_refused():
+    """Before: `:2: unknown role 'robot'`, exit 3. Now the line is pinned and counted; a leading
+    `system` line is still the system prompt, and a leading unknown one is not."""
+    for data in (b'{"role":"user","content":"hi"}\n{"role":"robot","content":"beep boop"}\n',
+                 b'{"role":"robot","content":"beep boop"}\n{"role":"user","content":"hi"}\n'):
+        done = invoke(["estimate", "--json", "-"], input=data)
+        assert done.exit_code == 0, done.stderr
+        assert orjson.loads(done.stdout_bytes)["total"]["messages"] == 2
+        fit = invoke(["fit", "-"], input=data)
+        assert fit.stdout_bytes == b'{"messages":[' + b",".join(data.splitlines()) + b"]}\n"

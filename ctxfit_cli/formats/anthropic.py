@@ -112,7 +112,7 @@ def one_system_prompt(messages: Iterable[Message]) -> Iterator[Message]:
     leading: list[Message] = []
     messages = iter(messages)
     for message in messages:
-        if message.role is Role.SYSTEM:
+        if message.role is Role.SYSTEM and _is_system_line(message):
             leading.append(replace(message, pinned=False))  # a JSONL transcript's system lines
             continue
         if leading:
@@ -124,6 +124,11 @@ def one_system_prompt(messages: Iterable[Message]) -> Iterator[Message]:
             yield _joined(leading)
         return
     yield from messages
+
+
+def _is_system_line(message: Message) -> bool:
+    """A `{"role": "system"}` line (not one of a role ctxfit does not know, pinned where it is)."""
+    return not message.pinned or orjson.loads(message.raw).get("role") == "system"
 
 
 def _joined(system: list[Message]) -> Message:
