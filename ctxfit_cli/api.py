@@ -33,6 +33,7 @@ from .core.validate_steps import ScanSteps
 from .counting import as_counter
 from .errors import BadInput, CannotFit, InvalidRequest
 from .formats import responses
+from .formats.payload import merged_position
 from .history import (
     FALLBACK_DIALECT,
     Fixed,
@@ -322,7 +323,8 @@ class Session:
         assert self._walk is not None and self.plan is not None  # (the fit that asks has set both)
         origins = self.plan.sent()
         if len(origins) == len(sent) + 1:  # Anthropic: the first kept user message was merged into the first
-            del origins[self.plan.first + 1]
+            first = self.plan.first + 1
+            del origins[first + merged_position(self.plan, origins[first:])]
         history = History(self._items, self._requests, self._starts, self._messages, self.dialect)
         return self._answer.make(history, self._walk.lead, origins, sent, self._walk.body)
 

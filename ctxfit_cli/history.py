@@ -264,7 +264,7 @@ def cache_breakpoints(value: Any) -> int:
 
 def leading_system(messages: list[Message]) -> int:
     lead = 0
-    while lead < len(messages) and messages[lead].role is Role.SYSTEM:
+    while lead < len(messages) and messages[lead].role is Role.SYSTEM and not messages[lead].pinned:
         lead += 1
     return lead
 

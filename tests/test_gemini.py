@@ -41,7 +41,7 @@ def gemini_problems(body: dict) -> list[str]:
     for i, content in enumerate(contents):
         if roles[i] not in ("user", "model"):
             out.append(f"{i}: role {roles[i]}")
-        if i and roles[i] == roles[i - 1]:
+        if i and roles[i] == roles[i - 1] == "model":  # (two user contents in a row are taken)
             out.append(f"{i}: two {roles[i]} contents in a row")
         parts = content.get("parts") or []
         if not parts:
@@ -160,9 +160,13 @@ def test_a_list_of_contents_and_contents_one_per_line_are_gemini():
     assert (transcript.format, transcript.dialect, len(transcript.messages)) == ("gemini", "gemini", 5)
 
 
-def test_a_role_the_api_does_not_know_is_refused_with_its_place():
-    with pytest.raises(BadInput, match=r"contents\[1\]: unknown role 'function'"):
-        read(request_bytes([user("go"), {"role": "function", "parts": [{"text": "x"}]}]))
+def test_a_role_ctxfit_does_not_know_is_pinned_not_refused():
+    """DESIGN §14: a content of an unknown role is kept as it came, counted, and valid."""
+    unknown = {"role": "function", "parts": [{"text": "x" * 400}]}
+    transcript = read(request_bytes([user("go"), unknown, model("ok")]))
+    pinned = transcript.messages[1]
+    assert pinned.pinned and pinned.raw == orjson.dumps(unknown)
+    assert validate_request({"contents": [user("go"), unknown, model("ok")]}, "gemini") == []
 
 
 # --- pairing ------------------------------------------------------------------------------------
@@ -198,17 +202,19 @@ def test_an_open_call_is_answered_with_its_name_and_id_and_reported():
     assert len(transcript.repairs) == 2 and "aborted" in transcript.repairs[0]
 
 
-def test_orphans_are_dropped_runs_of_one_role_merged_and_empty_contents_dropped():
+def test_orphans_are_dropped_model_runs_merged_and_empty_contents_dropped():
     contents = [model("Hello."), user("one"), {"role": "user", "parts": []}, user("two"),
-                {"role": "user", "parts": [response("read", "orphan", "zz")]}, model("ok")]
+                {"role": "user", "parts": [response("read", "orphan", "zz")]}, model("ok"), model("and more")]
     transcript = read(request_bytes(contents))
     payload = orjson.loads(fit_transcript(transcript, FitOptions(budget=10_000)).payload)
     assert gemini_problems(payload) == [] and validate_request(payload, "gemini") == []
-    assert [c["role"] for c in payload["contents"]] == ["user", "model", "user", "model"]
-    assert payload["contents"][2]["parts"] == [{"text": "one"}, {"text": "two"}]
+    # User contents in a row are sent as they came (the API takes them); the model's are merged.
+    assert [c["role"] for c in payload["contents"]] == ["user", "model", "user", "user", "model"]
+    assert payload["contents"][4]["parts"] == [{"text": "ok"}, {"text": "and more"}]
     repairs = " | ".join(transcript.repairs)
-    for what in ("starts with an assistant", "no parts", "merged two user contents", "no call before it"):
+    for what in ("starts with an assistant", "no parts", "merged two model contents", "no call before it"):
         assert what in repairs, repairs
+    assert "merged two user contents" not in repairs
 
 
 # --- fitting ----------------------------------------------------------------------------------
@@ -293,7 +299,6 @@ KNOWN_BAD = {
     "a response of another name": [user("go"), {"role": "model", "parts": [call("ls")]},
                                    {"role": "user", "parts": [response("cat", "a")]}],
     "a call from the user": [{"role": "user", "parts": [call("ls")]}],
-    "two user contents in a row": [user("a"), user("b")],
     "a call without a name": [user("go"), {"role": "model", "parts": [{"functionCall": {"args": {}}}]},
                               {"role": "user", "parts": [{"functionResponse": {"response": {}}}]}],
 }
@@ -314,6 +319,12 @@ def test_the_validator_accepts_what_the_api_accepts():
                              "tools": [{"functionDeclarations": [{"name": "ls"}]}, {"googleSearch": {}}]},
                             "gemini") == []
     assert validate_request({"contents": [user("go")], "tools": [{"name": "ls", "input_schema": {}}]}, "gemini")
+    # Gemini CLI 0.61's router request: two user contents in a row, which the API takes.
+    assert validate_request({"contents": [user("history"), user("route this")]}, "gemini") == []
+    # Gemini CLI 0.61 on resume: one call answered twice under its id.
+    twice = [user("go"), {"role": "model", "parts": [call("ls", "c1")]},
+             {"role": "user", "parts": [response("ls", "a", "c1"), response("ls", "a", "c1")]}]
+    assert validate_request({"contents": twice}, "gemini") == []
 
 
 # --- properties ----------------------------------------------------------------------------------

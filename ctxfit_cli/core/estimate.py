@@ -76,7 +76,7 @@ class TranscriptEstimate:
         """Count one message; the system prompt and tool definitions are not numbered."""
         cost = message_cost(message, self.counter)
         index = self.messages
-        numbered = message.role not in (Role.SYSTEM, Role.TOOLS)
+        numbered = message.pinned or message.role not in (Role.SYSTEM, Role.TOOLS)
         self.messages += numbered
         self.tokens += cost.tokens
         self.naive_tokens += cost.naive

@@ -67,6 +67,10 @@ class Message:
     #: What reading changed in the message so that its provider accepts it (a blank text block
     #: dropped, a key the API refuses removed): `core.repair` reports it with the file and line.
     repaired: tuple[str, ...] = ()
+    #: A message (role, item) ctxfit does not know, or a system entry inside the conversation
+    #: (Anthropic's mid-conversation `system`): kept in place byte for byte, counted, never
+    #: cleared, never left out by trimming (DESIGN §14). Never a turn or round start.
+    pinned: bool = False
 
     @property
     def call_ids(self) -> tuple[str, ...]:
@@ -177,7 +181,7 @@ class Transcript:
         """Hold every message, with leading system messages moved to `system`."""
         messages = tuple(self.messages)
         split = 0
-        while split < len(messages) and messages[split].role is Role.SYSTEM:
+        while split < len(messages) and messages[split].role is Role.SYSTEM and not messages[split].pinned:
             split += 1
         return Transcript(
             path=self.path,

@@ -55,6 +55,8 @@ class Plan:
     cannot_fit: bool  # smallest request is over the window: nothing can be sent
     #: The provider's reported size the sizes are anchored on (0: all estimated; DESIGN §11).
     confirmed: int = 0
+    #: Pinned messages inside `dropped`, sent where they are all the same (DESIGN §14).
+    pinned: tuple[int, ...] = ()
 
     @property
     def estimated(self) -> int:
@@ -67,11 +69,13 @@ class Plan:
 
     def sent(self) -> list[int]:
         """Indices of the messages this plan sends, in order: all of them, or the head (up
-        to the first message), the anchor, and the kept tail."""
+        to the first message), the anchor and the pinned messages left out otherwise, and the
+        kept tail."""
         if not self.dropped:
             return list(range(self.messages))
         anchor = [self.anchor] if self.anchor is not None else []
-        return [*range(self.first + 1), *anchor, *range(self.start, self.messages)]
+        kept = sorted((*self.pinned, *anchor))
+        return [*range(self.first + 1), *kept, *range(self.start, self.messages)]
 
     @property
     def fits(self) -> bool:
@@ -112,4 +116,5 @@ class Plan:
             "kept_start": self.start,
             "anchor": self.anchor,
             "dropped": [{"from": a, "to": b} for a, b in self.dropped],
+            **({"pinned": list(self.pinned)} if self.pinned else {}),
         }

@@ -213,8 +213,8 @@ def _answered(
     call_line = 0
     for message in messages:
         role = message.role
-        if role is _TOOLS or (role is _SYSTEM and (writer.results_in_user or not open_calls)):
-            yield message
+        if role is _TOOLS or message.pinned or (role is _SYSTEM and (writer.results_in_user or not open_calls)):
+            yield message  # (a pinned message stands where the agent put it, even between a call and its result)
             continue
         if not started:
             started = True
@@ -303,6 +303,8 @@ def _user(message: Message, calls: list[str], writer: Writer, path: str, repairs
     for i, part in enumerate(message.parts):
         if part.kind is not PartKind.TOOL_RESULT:
             others.append(i)
+        elif part.call_id in kept and getattr(writer, "takes_second_results", False):
+            others.append(i)  # sent twice, as the agent sends it (Gemini CLI on resume): counted twice
         elif part.call_id in kept:
             repairs.append(f"{path}:{message.line}: dropped a second result (call {part.call_id!r})")
         elif part.call_id not in calls:

@@ -22,6 +22,23 @@ OUTPUT_TYPES = frozenset(
         "computer_call_output",
     }
 )
+#: Items the model (or a server tool) produced that carry no call the client answers.
+MODEL_RECORDS = frozenset(
+    {
+        "reasoning",
+        "web_search_call",
+        "file_search_call",
+        "image_generation_call",
+        "code_interpreter_call",
+        "mcp_call",
+        "mcp_list_tools",
+        "mcp_approval_request",
+        "compaction",
+        "tool_search_call",
+    }
+)
+#: Items the client sends that are neither a message nor an output.
+CLIENT_ITEMS = frozenset({"item_reference", "mcp_approval_response", "tool_search_output"})
 #: Message roles that come from the person or the developer, not from the model.
 INPUT_ROLES = frozenset({"user", "system", "developer"})
 ROLES = INPUT_ROLES | {"assistant"}
@@ -57,7 +74,17 @@ def is_model_item(item: dict[str, Any]) -> bool:
     kind = item_kind(item)
     if kind == "message":
         return item.get("role") == "assistant"
-    return not is_output(item) and kind not in ("", "item_reference", "mcp_approval_response")
+    return (kind in MODEL_RECORDS or kind in CALL_TYPES) and not is_output(item)
+
+
+def is_known(item: dict[str, Any]) -> bool:
+    """Whether ctxfit knows this item's type (and a message's role). One it does not
+    (Codex's `additional_tools`, `configuration_update`, whatever comes next) is pinned:
+    kept in place as it came, counted, never cleared or left out (DESIGN §14)."""
+    kind = item_kind(item)
+    if kind == "message":
+        return item.get("role") in ROLES
+    return kind in MODEL_RECORDS or kind in CALL_TYPES or kind in OUTPUT_TYPES or kind in CLIENT_ITEMS
 
 
 def call_id_of(item: dict[str, Any]) -> object:

@@ -4,7 +4,10 @@ What the providers reject that can be checked offline (DESIGN §8), each with th
 provider answers:
 
 Anthropic Messages
-- the first message is from the user, roles are user or assistant and alternate;
+- the first message is not the assistant's; user and assistant alternate. A `system` entry
+  inside `messages` (the `mid-conversation-system` beta Claude Code 2.1 sends) or a role ctxfit
+  does not know is sent as it came: any role may follow it, calls and results pair across it
+  (DESIGN §14: what is not known is not refused);
 - a message has only `role` and `content` (`messages.0.ts: Extra inputs are not permitted`);
 - every message has content (`all messages must have non-empty content except for the optional
   final assistant message`); no text block is empty (`text content blocks must be non-empty`), in
@@ -19,11 +22,12 @@ Anthropic Messages
 - `thinking` / `redacted_thinking` blocks only in assistant messages;
 - at most 4 `cache_control` breakpoints in `system`, `tools` and `messages` together
   (`A maximum of 4 blocks with cache_control may be provided`);
-- every tool has a `name`, and a custom tool its `input_schema` (an OpenAI-shaped tool is refused:
-  `tools.0.custom.name: Field required`).
+- a custom tool has a `name` and its `input_schema` (an OpenAI-shaped tool is refused:
+  `tools.0.custom.name: Field required`); a typed server or built-in tool (`web_search_…`,
+  `mcp_toolset`, which has no name) is left to the provider.
 
 OpenAI Chat Completions
-- roles are system, developer, user, assistant or tool; a message has only the keys of its role
+- a message of a known role (system, developer, user, assistant, tool) has only the keys of its role
   (`Additional properties are not allowed ('id' was unexpected) - 'messages.0'`): `name` on any,
   `tool_calls`, `refusal`, `audio` and `function_call` on an assistant's, `tool_call_id` on a
   tool's; a user message's content list is not empty; an assistant message has content or tool
@@ -128,12 +132,14 @@ def tools_problems(tools: object, dialect: str) -> list[str]:
         if not isinstance(tool, dict):
             problems.append(f"tools[{i}]: a tool must be a JSON object")
         elif dialect == "anthropic":
+            if tool.get("type", "custom") != "custom" and tool.get("type") != "function":
+                continue  # a server or built-in tool (`mcp_toolset` has no name): its provider's to judge
             if not isinstance(tool.get("name"), str) or not tool["name"]:
                 problems.append(
                     f'tools[{i}]: an Anthropic tool needs a "name"'
                     + (" (this is an OpenAI function tool)" if "function" in tool else "")
                 )
-            elif tool.get("type", "custom") == "custom" and not isinstance(tool.get("input_schema"), dict):
+            elif not isinstance(tool.get("input_schema"), dict):
                 problems.append(f'tools[{i}]: a custom Anthropic tool needs an "input_schema" object')
         elif tool.get("type") is None or (
             tool["type"] == "function"
@@ -156,6 +162,8 @@ def check_message(message: object, dialect: str) -> Checked:
     if not isinstance(message, dict):
         return Checked(None, (), (), True, 0, ("a message must be a JSON object",), False)
     checked = _anthropic_message(message) if dialect == "anthropic" else _openai_message(message)
+    if checked.role not in _OPENAI_ROLES or (dialect == "anthropic" and checked.role not in ("user", "assistant")):
+        return checked  # pinned: sent as the agent sent it
     foreign = foreign_blocks(message.get("content"), dialect)
     return checked._replace(problems=checked.problems + foreign) if foreign else checked
 
@@ -260,7 +268,7 @@ def _anthropic_message(message: dict[str, Any]) -> Checked:
         for key in unknown_keys(message, "anthropic")
     ]
     if role not in ("user", "assistant"):
-        problems.append(f"role must be user or assistant, not {role!r}")
+        return _pinned(message)
     content = message.get("content")
     if isinstance(content, str):
         if content and not content.strip():
@@ -302,6 +310,14 @@ def _anthropic_message(message: dict[str, Any]) -> Checked:
     return Checked(role, tuple(calls), tuple(results), results_first, breakpoints, tuple(problems), not content)
 
 
+def _pinned(message: dict[str, Any]) -> Checked:
+    """A message of another role (a mid-conversation `system` entry, a role ctxfit does not
+    know): sent as the agent sent it, so only its cache breakpoints count (DESIGN §14)."""
+    content = message.get("content")
+    breakpoints = sum(isinstance(b, dict) and "cache_control" in b for b in content) if isinstance(content, list) else 0
+    return Checked(message.get("role"), (), (), True, breakpoints, (), False)
+
+
 def _blocks(blocks: list[Any], where: str, problems: list[str]) -> int:
     """Check nested text blocks (tool result content, system); return their breakpoints."""
     breakpoints = 0
@@ -330,8 +346,8 @@ def _anthropic_sequence(
     note_from: int = 0,
 ) -> list[str]:
     problems: list[str] = []
-    if start == 0 and checked[0].role != "user":
-        problems.append(f"messages[0]: the first message must be from the user, not {checked[0].role}")
+    if start == 0 and checked[0].role == "assistant":
+        problems.append("messages[0]: the first message must be from the user, not assistant")
     seen: set[object]
     calls: tuple[object, ...]  # calls of the assistant message right before, awaiting their results
     seen, calls, previous_role = (set(state[0]), *state[1:]) if state is not None else (set(), (), None)
@@ -354,6 +370,8 @@ def _anthropic_sequence(
         elif role == "assistant":
             problems.extend(f"messages[{i - 1}]: call {c!r} has no result before messages[{i}]" for c in calls)
             calls = item.calls
+        else:
+            role = None  # a system entry (or a role ctxfit does not know): any role may follow it
         previous_role = role
     problems.extend(f"messages[{len(checked) - 1}]: call {c!r} has no result" for c in calls)
     return problems
@@ -396,8 +414,8 @@ def _openai_message(message: dict[str, Any]) -> Checked:
     role = message.get("role")
     problems: list[str] = []
     if role not in _OPENAI_ROLES:
-        problems.append(f"role must be one of {', '.join(_OPENAI_ROLES)}, not {role!r}")
-    elif len(message) > 2:
+        return Checked(role, (), (), True, 0, (), False)  # a role ctxfit does not know: sent as it came
+    if len(message) > 2:
         problems.extend(
             f"{key!r} was unexpected (Additional properties are not allowed in a {role} message)"
             for key in unknown_keys(message, "openai")
@@ -450,6 +468,8 @@ def _openai_sequence(
         if marks is not None and not i % MARK_EVERY and i >= note_from and not problems:
             marks.append((i, (tuple(waiting.items()), frozenset(answered))))
         item = checked[i]
+        if item.role not in _OPENAI_ROLES:
+            continue  # a role ctxfit does not know: sent where the agent put it
         calls = item.calls
         if len(calls) > 1 and len(set(calls)) < len(calls):
             problems.append(f"messages[{i}]: a tool call id is used twice in one message")

@@ -3,15 +3,18 @@
 Each rule with the error the API answers (its issue trackers and those of the agents that hit
 them: google-gemini/gemini-cli#11814, #17208, #26956; NousResearch/hermes-agent#55125):
 
-- `contents` is a non-empty list of contents whose role is "user" or "model" (none: the user;
-  `Please use a valid role: user, model.`);
+- `contents` is a non-empty list of contents whose role is "user" or "model" (none: the user),
+  not another API's (`assistant`, `system`, ...: `Please use a valid role: user, model.`);
 - every content has parts (`contents.parts must not be empty`), and every part one kind of data
   — text, inlineData, fileData, functionCall, functionResponse, executableCode, ... — (`required
   oneof field 'data' must have one initialized field`; an empty text is no data, unless the part
   carries a thought signature, which is how the model itself returns one);
 - the first content is the user's (a function call first: `Please ensure that function call
-  turn comes immediately after a user turn or after a function response turn.`); user and model
-  alternate (`Please ensure that multiturn requests alternate between user and model.`);
+  turn comes immediately after a user turn or after a function response turn.`); no two model
+  contents in a row (`Please ensure that multiturn requests alternate between user and model.`).
+  Two user contents in a row are taken (Gemini CLI 0.61's router request sends them), and so is
+  a call answered twice under its id (Gemini CLI 0.61 on resume); a content of a role ctxfit does
+  not know is sent as it came (DESIGN §14);
 - `functionCall` parts only in a model content and `functionResponse` parts only in a user
   content; the content after a model content with calls is a user content answering every one of
   them (`Please ensure that the number of function response parts is equal to the number of
@@ -34,6 +37,9 @@ from .accepted import PART_METADATA
 from .validate import Checked
 
 ROLES = ("user", "model")
+#: Other APIs' roles, which Gemini refuses (`Please use a valid role: user, model.`): a request
+#: mixing the APIs' formats. Any other role is one ctxfit does not know, sent as it came.
+FOREIGN_ROLES = ("assistant", "system", "developer", "tool")
 #: A content's role as `Checked` holds it: the model's is "assistant", as in the other dialects,
 #: so what reads checks of any dialect (a replay's junctions) reads these alike.
 _CHECKED_ROLES = {"user": "user", "model": "assistant"}
@@ -80,8 +86,10 @@ def check_content(content: object) -> Checked:
     given = content.get("role") or "user"
     role = _CHECKED_ROLES.get(given, given)
     problems: list[str] = []
+    if given in FOREIGN_ROLES:
+        return Checked(given, (), (), True, 0, (f'role must be "user" or "model", not {given!r}',), False)
     if given not in ROLES:
-        problems.append(f'role must be "user" or "model", not {given!r}')
+        return Checked(given, (), (), True, 0, (), False)  # a role ctxfit does not know: sent as it came
     parts = content.get("parts")
     if not isinstance(parts, list) or not parts:
         problems.append("parts must not be empty" if parts in (None, []) else '"parts" must be a list')
@@ -149,9 +157,11 @@ def scan(checked: Sequence[Checked]) -> list[str]:
     previous = None
     for i, item in enumerate(checked):
         role = item.role
-        if role == previous and role in ("user", "assistant"):
-            name = "model" if role == "assistant" else role
-            problems.append(f"contents[{i}]: two {name} contents in a row (user and model must alternate)")
+        if role not in ("user", "assistant"):
+            previous = None  # a content ctxfit does not know: sent where the agent put it
+            continue
+        if role == previous == "assistant":
+            problems.append(f"contents[{i}]: two model contents in a row (user and model must alternate)")
         if role == "assistant":
             if calls:
                 problems.append(f"contents[{i - 1}]: its function calls have no responses before contents[{i}]")
@@ -171,14 +181,24 @@ def _answers(i: int, calls: tuple[_Named, ...], results: tuple[_Named, ...]) -> 
         return []
     if not calls:
         return [f"contents[{i}]: a functionResponse must come right after the model content that called it"]
-    if len(results) != len(calls):
+    # A call answered twice under its id is taken (Gemini CLI 0.61 resends every result on resume).
+    ids = {c[1] for c in calls if c[1] is not None}
+    seen: set[str] = set()
+    once = []
+    for result in results:
+        if result[1] in seen:
+            continue
+        once.append(result)
+        if result[1] in ids:
+            seen.add(result[1])
+    if len(once) != len(calls):
         return [
-            f"contents[{i}]: {len(results)} function responses for the {len(calls)} function calls of "
+            f"contents[{i}]: {len(once)} function responses for the {len(calls)} function calls of "
             f"contents[{i - 1}] (the numbers must be equal)"
         ]
     free = list(calls)
     problems = []
-    for name, call_id in results:
+    for name, call_id in once:
         match = next((c for c in free if call_id is not None and c[1] == call_id), None)
         if match is None and (call_id is None or all(c[1] is None or c[1] != call_id for c in calls)):
             match = next((c for c in free if c[0] == name and (call_id is None or c[1] is None)), None)

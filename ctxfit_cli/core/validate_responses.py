@@ -14,8 +14,8 @@ refuses, with the error it answers:
 - a `reasoning` item is followed by the item the model produced with it, never by a user
   message, an output or the end of `input` (`Item 'rs_…' of type 'reasoning' was provided
   without its required following item`);
-- a message's role is user, assistant, system or developer, its content a string or a list of
-  parts; a function call's `arguments` is a string;
+- a message's content is a string or a list of parts; a function call's `arguments` is a string;
+  an item of a type (or a message of a role) ctxfit does not know is sent as it came (DESIGN §14);
 - `tools` are flat: `{"type": "function", "name": ...}` (a Chat Completions tool, with its
   `function` object, is refused: `Missing required parameter: 'tools[0].name'`).
 
@@ -112,7 +112,7 @@ def _message(item: dict[str, Any]) -> Checked:
     role = item.get("role")
     problems: list[str] = []
     if role not in ROLES:
-        problems.append(f"role must be one of {', '.join(sorted(ROLES))}, not {role!r}")
+        return Checked(role, (), (), True, 0, (), False)  # a role ctxfit does not know: sent as it came
     content = item.get("content")
     if not isinstance(content, (str, list)):
         problems.append('a message needs "content": a string or a list of parts')

@@ -1,9 +1,11 @@
 """Anthropic Messages.
 
 `role` is user or assistant (a JSONL transcript may start with a `{"role": "system"}` line, which
-becomes the request's `system`). `content` is a string or a list of blocks: `text`, `image`,
-`document`, `thinking`, `redacted_thinking`, `tool_use`, `tool_result` (whose content is a string
-or a list of text and image blocks). A message is read as the API takes it: keys other than
+becomes the request's `system`). A `system` entry later in `messages` (Claude Code 2.1's agent list
+and reminders) or a role ctxfit does not know is pinned: kept in place as it came (DESIGN §14).
+`content` is a string or a list of blocks: `text`, `image`, `document`, `thinking`,
+`redacted_thinking`, `tool_use`, `tool_result` (whose content is a string or a list of text and
+image blocks). A message is read as the API takes it: keys other than
 `role` and `content` and blank text blocks are removed (`core.repair.cleaned`, reported).
 Server-side tool blocks (`server_tool_use`, `web_search_tool_result`, ...) live inside one assistant
 message and are counted as text, since they carry no call the client must answer. Thinking
@@ -13,6 +15,7 @@ signatures are not counted (they are opaque and not billed as input text).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from typing import Protocol
 
 import orjson
@@ -35,8 +38,8 @@ def parse_message(value: object, raw: bytes, where: Where) -> Message:
     role = message["role"]
     if not isinstance(role, str):
         raise where.fail(f'"role" must be a string, got {type_name(role)}')
-    if role not in ROLES:
-        raise where.fail(f"unknown role {role!r}; expected one of: user, assistant (or a first system line)")
+    if role not in _KNOWN:
+        return _pinned(message, raw, where)
     parts = content_parts(message.get("content"), _Content(where))
     if len(message) != 2 or _has_blank_text(parts):  # (rare: a key or a block the API refuses)
         fixed, notes = cleaned(message, "anthropic")
@@ -44,6 +47,22 @@ def parse_message(value: object, raw: bytes, where: Where) -> Message:
             parts = content_parts(fixed["content"], _Content(where))
             return Message(ROLES[role], parts, dumps(fixed), where.line, repaired=notes)
     return Message(ROLES[role], parts, raw, where.line)
+
+
+#: The roles of a conversation turn; any other (`system`, mid-conversation since Claude Code 2.1
+#: with the `mid-conversation-system-2026-04-07` beta, or a role ctxfit does not know) is pinned.
+_KNOWN = ("user", "assistant")
+
+
+def _pinned(message: dict, raw: bytes, where: Where) -> Message:
+    """A `system` entry inside `messages`, or a role ctxfit does not know: kept as it came (no
+    key removed), counted as system text, never cleared or left out (DESIGN §14). Its content is
+    read as blocks when it is one, else counted as the JSON it is."""
+    try:
+        parts = content_parts(message.get("content"), _Content(where))
+    except BadInput:
+        parts = (Part(PartKind.TEXT, json_text(message.get("content"))),)
+    return Message(Role.SYSTEM, parts, raw, where.line, pinned=True)
 
 
 def _has_blank_text(parts: tuple[Part, ...]) -> bool:
@@ -93,8 +112,8 @@ def one_system_prompt(messages: Iterable[Message]) -> Iterator[Message]:
     leading: list[Message] = []
     messages = iter(messages)
     for message in messages:
-        if message.role is Role.SYSTEM:
-            leading.append(message)
+        if message.role is Role.SYSTEM and _is_system_line(message):
+            leading.append(replace(message, pinned=False))  # a JSONL transcript's system lines
             continue
         if leading:
             yield _joined(leading)
@@ -105,6 +124,11 @@ def one_system_prompt(messages: Iterable[Message]) -> Iterator[Message]:
             yield _joined(leading)
         return
     yield from messages
+
+
+def _is_system_line(message: Message) -> bool:
+    """A `{"role": "system"}` line (not one of a role ctxfit does not know, pinned where it is)."""
+    return not message.pinned or orjson.loads(message.raw).get("role") == "system"
 
 
 def _joined(system: list[Message]) -> Message:

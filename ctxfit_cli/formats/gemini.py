@@ -4,7 +4,8 @@ A content is `{"role": "user" | "model", "parts": [...]}` (no role: the user's, 
 takes it). Parts: `text` (with `"thought": true`, the model's thinking), `inlineData` (base64
 image, PDF, audio), `fileData` (an uploaded file), `functionCall {name, args, id?}` in a model
 content, `functionResponse {name, response, id?, parts?}` in the user content right after it,
-`executableCode` / `codeExecutionResult` and any newer kind (counted as their JSON).
+`executableCode` / `codeExecutionResult` and any newer kind (counted as their JSON). A content of
+a role ctxfit does not know is pinned: kept in place as it came, counted (DESIGN §14).
 `thoughtSignature` is opaque and not counted. The API reads every field in camelCase or in
 snake_case (`function_call`, what the google-genai SDK dumps); so does ctxfit, and a changed
 part keeps the spelling it came with.
@@ -55,8 +56,8 @@ def parse_content(value: object, raw: bytes, where: Where) -> Message:
     """One Gemini content (already parsed JSON) into the transcript model."""
     content = expect_dict(value, where, "a content")
     role = content.get("role") or "user"
-    if role not in ROLES:
-        raise where.fail(f'unknown role {role!r}; a Gemini content is from the "user" or the "model"')
+    if role not in ROLES:  # a role ctxfit does not know: kept as it came, counted (DESIGN §14)
+        return Message(Role.SYSTEM, (Part(PartKind.TEXT, json_text(content)),), raw, where.line, pinned=True)
     parts = content.get("parts")
     if parts is None:
         parts = []

@@ -18,11 +18,17 @@ NO_CONTENTS = "has no contents: nothing from the user or the model was found"
 
 
 def conversation(
-    messages: Iterable[Message], path: str, repairs: list[str], open_end: list[str] | None = None
+    messages: Iterable[Message],
+    path: str,
+    repairs: list[str],
+    open_end: list[str] | None = None,
+    *,
+    as_sent: bool = False,
 ) -> Iterator[Message]:
     """Contents as read, made a valid request (lazy): responses keyed as their calls, empty
     contents dropped, every call answered once (`core.repair`, which says in `open_end` why the
-    log looks still being written), runs of one role merged."""
+    log looks still being written), runs of one role merged. `as_sent`: the contents are a
+    request an agent sent, whose user contents in a row the API takes: only model runs merge."""
     writer = GeminiWriter()
     # (no `combined`: Gemini's turns are merged by `merged_turns`, never by the repair)
     fixed = repair(
@@ -32,7 +38,7 @@ def conversation(
         repairs,
         open_end,
     )
-    return _require(merged_turns(fixed, path, repairs), path)
+    return _require(merged_turns(fixed, path, repairs, users=not as_sent), path)
 
 
 def _require(messages: Iterable[Message], path: str) -> Iterator[Message]:
@@ -76,5 +82,5 @@ def read_request(name: str, record: Record, raw: dict) -> Transcript:
     fitted = (gemini.CONTENTS, gemini.TOOLS, *gemini.SYSTEM_KEYS)
     extra = tuple((k, raw[k]) for k in request if k not in fitted)
     transcript = Transcript(name, "request", "gemini", (), system, tools, extra, record.line)
-    transcript.messages = list(conversation(messages, name, transcript.repairs))
+    transcript.messages = list(conversation(messages, name, transcript.repairs, as_sent=True))
     return transcript

@@ -9,7 +9,8 @@ Gemini, and the two repairs only this dialect needs.
   is lost.
 - `merged_turns` sends two contents of one role in a row as one, their parts in order (the API
   wants user and model to alternate; Gemini CLI writes a cancelled call's responses and the
-  user's next prompt as two user contents).
+  user's next prompt as two user contents in its log, and sends them as one). In a request an
+  agent sent, user contents in a row are left as they are: the API takes them.
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ class GeminiWriter:
     user_first = results_in_user = True
     results_in_order = False  # the API pairs responses by id, or by name and order
     combines_turns = False  # `merged_turns` combines them as the contents are read
+    #: The API takes a call answered twice under one id (Gemini CLI 0.61 sends every tool result
+    #: twice on resume): both are kept, and counted, as sent.
+    takes_second_results = True
 
     def __init__(self) -> None:
         self._names: dict[str, str] = {}  # pairing key -> function name
@@ -75,11 +79,20 @@ def without_empty(messages: Iterable[Message], path: str, repairs: list[str]) ->
             repairs.append(f"{path}:{message.line}: dropped a {_ROLE_NAMES[message.role]} content with no parts")
 
 
-def merged_turns(messages: Iterable[Message], path: str, repairs: list[str]) -> Iterator[Message]:
-    """The contents with each run of one role sent as one content; each merge is reported."""
+def merged_turns(
+    messages: Iterable[Message], path: str, repairs: list[str], *, users: bool = True
+) -> Iterator[Message]:
+    """The contents with each run of one role sent as one content; each merge is reported.
+    `users` False: runs of user contents are left as they are (the API takes them: Gemini CLI
+    0.61's router request sends two), only the model's are merged."""
     held: Message | None = None
     for message in messages:
-        if held is not None and message.role is held.role and message.role in _ROLE_NAMES:
+        if (
+            held is not None
+            and message.role is held.role
+            and message.role in _ROLE_NAMES
+            and (users or message.role is Role.ASSISTANT)
+        ):
             repairs.append(
                 f"{path}:{message.line}: merged two {_ROLE_NAMES[message.role]} contents in a row "
                 "into one (Gemini wants user and model to alternate)"

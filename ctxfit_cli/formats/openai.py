@@ -27,6 +27,8 @@ def parse_message(value: object, raw: bytes, where: Where) -> Message:
     """One OpenAI message (already parsed JSON) into the transcript model."""
     message = expect_dict(value, where, "a message")
     role = _role(message, where)
+    if role is None:  # a role ctxfit does not know: kept as it came, counted (DESIGN §14)
+        return Message(Role.SYSTEM, (Part(PartKind.TEXT, json_text(message)),), raw, where.line, pinned=True)
     repaired: tuple[str, ...] = ()
     if len(message) > 2 or isinstance(message.get("content"), list):  # a key or a part the API refuses?
         fixed, repaired = cleaned(message, "openai")
@@ -46,15 +48,14 @@ def parse_message(value: object, raw: bytes, where: Where) -> Message:
     return Message(role, parts, raw, where.line, repaired=repaired)
 
 
-def _role(message: dict, where: Where) -> Role:
+def _role(message: dict, where: Where) -> Role | None:
+    """The message's role; None for a role ctxfit does not know (the message is pinned)."""
     if "role" not in message:
         raise where.fail('missing "role"')
     role = message["role"]
     if not isinstance(role, str):
         raise where.fail(f'"role" must be a string, got {type_name(role)}')
-    if role not in ROLES:
-        raise where.fail(f"unknown role {role!r}; expected one of: {', '.join(ROLES)}")
-    return ROLES[role]
+    return ROLES.get(role)
 
 
 def _name(message: dict) -> str:

@@ -188,13 +188,26 @@ def sent_messages(transcript: Transcript, plan: Plan) -> tuple[Message, ...]:
     head, tail = sent[: plan.first + 1], sent[plan.first + 1 :]
     out = [with_cleared(messages[i], cleared.get(i), dialect) for i in head]
     out[-1] = _with_trim_note(out[-1], dialect)
+    partner = merged_position(plan, tail)
     for position, i in enumerate(tail):
         message = with_cleared(messages[i], cleared.get(i), dialect)
-        if position == 0 and dialect in ALTERNATING and message.role is Role.USER:
-            out[-1] = _merge(out[-1], message, dialect)
+        if position == partner and dialect in ALTERNATING and message.role is Role.USER:
+            # Merged into the first message, before the pinned messages left out around it: a
+            # mid-conversation system entry follows a user turn and precedes the assistant's.
+            out[plan.first] = _merge(out[plan.first], message, dialect)
         else:
             out.append(message)
     return tuple(out)
+
+
+def merged_position(plan: Plan, kept: Sequence[int]) -> int:
+    """Where, among the messages kept after the first one (`kept`), the one a trimmed request
+    merges into the first message stands (Anthropic and Gemini, when it is a user message): the
+    anchor or the kept start, after the pinned messages left out before it."""
+    position = 0
+    while position < len(kept) and kept[position] in plan.pinned:
+        position += 1
+    return position
 
 
 def cleared_calls(plan: Plan) -> dict[int, str | frozenset[str]]:

@@ -15,6 +15,9 @@ them:
   counted (as an Anthropic thinking signature), and always passed back byte for byte.
 - server-side records (`web_search_call`, `image_generation_call`, `mcp_call`, ...) are counted
   as the JSON they are.
+- an item of a type ctxfit does not know (Codex 0.171's `additional_tools` and
+  `configuration_update`, future ones), or a message of a role it does not know, is pinned: a
+  message of its own, kept in place as it came, counted as its JSON, never cleared or left out.
 
 One model reply is several items (reasoning, a message, calls). The items the model produced,
 when consecutive, are one assistant message of the model (`group_spans`): the fitter sees the
@@ -29,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..core.model import Message, Part, PartKind, Role
-from ..core.responses_items import call_id_of, is_call, is_model_item, is_output, item_kind
+from ..core.responses_items import call_id_of, is_call, is_known, is_model_item, is_output, item_kind
 from ..counters.images import DEFAULT_IMAGE_TOKENS, image_tokens_from_data_url
 from .common import Where, expect_dict, json_text, type_name
 
@@ -62,6 +65,8 @@ def parse_message(value: object, raw: bytes, where: Where) -> Message:
         )
         return Message(Role.ASSISTANT, parts, raw, where.line)
     item = expect_dict(value, where, "an item")
+    if item_kind(item) and not is_known(item):  # kept as it came, counted (DESIGN §14)
+        return Message(Role.SYSTEM, (Part(PartKind.TEXT, json_text(item)),), raw, where.line, pinned=True)
     return Message(_role(item, where), _item_parts(item, where), raw, where.line)
 
 

@@ -268,6 +268,7 @@ class Fitter:
             start=start,
             anchor=anchor,
             dropped=tuple(dropped),
+            pinned=history.pinned_in(dropped),
             messages=end,
             overrun=options.budget < after <= options.window,
             cannot_fit=after > options.window,

@@ -8,6 +8,7 @@ round start — a place where stage 2 or 3 may start the kept history. The stage
 
 from __future__ import annotations
 
+import bisect
 import operator
 from collections.abc import Sequence
 
@@ -46,6 +47,9 @@ class History:
         self.messages: list[Message] = []
         self.cost_prefix = [0]  # tokens of messages[:i]
         self.floor_prefix = [0]  # the same with every clearable result cleared
+        #: Pinned messages (DESIGN §14: kept wherever the history is cut) and their tokens so far.
+        self.pinned: list[int] = []
+        self.pinned_prefix = [0]
         self.results: list[ResultRef] = []
         self.result_index: list[int] = []  # message index of each result, for bisect
         self.tool_names: dict[str, str] = {}
@@ -88,6 +92,9 @@ class History:
                     floor -= saving
         self.cost_prefix.append(self.cost_prefix[-1] + cost.tokens)
         self.floor_prefix.append(self.floor_prefix[-1] + floor)
+        if message.pinned:
+            self.pinned.append(i)
+        self.pinned_prefix.append(self.pinned_prefix[-1] + (cost.tokens if message.pinned else 0))
         if self.first < 0:
             if message.role is _USER:
                 self.first = i
@@ -127,6 +134,17 @@ class History:
     def trimmed(self, start: int) -> bool:
         """Whether a request whose kept history starts at `start` leaves messages out."""
         return self.first >= 0 and start > self.first + 1
+
+    def pinned_tokens(self, start: int, end: int) -> int:
+        """Tokens of the pinned messages in [start, end): kept when that range is left out."""
+        return self.pinned_prefix[end] - self.pinned_prefix[start]
+
+    def pinned_in(self, ranges: list[tuple[int, int]]) -> tuple[int, ...]:
+        """The pinned messages inside these ranges (left out otherwise), in order."""
+        pinned = self.pinned
+        return tuple(
+            pinned[k] for a, b in ranges for k in range(bisect.bisect_left(pinned, a), bisect.bisect_left(pinned, b))
+        )
 
     def message_tokens(self, i: int) -> int:
         return self.cost_prefix[i + 1] - self.cost_prefix[i]

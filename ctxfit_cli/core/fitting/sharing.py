@@ -1,8 +1,9 @@
 """What two requests of one walk have in common: the prompt cache's view of a walk (for replay).
 
 A request is the fixed part, then — when trimmed — the first messages with the note (and, for
-Anthropic and Gemini, a user message merged into it), then an optional anchor and one contiguous
-range of the history, with the oldest candidates cleared. So the tokens a request shares with an earlier
+Anthropic and Gemini, a user message merged into it), then an optional anchor and the pinned
+messages of what is left out, and one contiguous range of the history, with the oldest
+candidates cleared. So the tokens a request shares with an earlier
 one, and the tokens of the earlier one it still sends, follow from the two `Shape`s and the
 history's prefix sums, without building either request.
 """
@@ -148,14 +149,16 @@ class Sharing:
         return sum(self._range_tokens(m, m + 1, before) for m in dict.fromkeys(candidate_index[a:b]))
 
     def _segments(self, shape: Shape) -> list[tuple[int, int]]:
-        """The history ranges a request sends after its first message, in order."""
+        """The history ranges a request sends after its first message, in order: the anchor and
+        the pinned messages of what is left out (`Plan.sent`), then the kept range."""
         if not shape.start:
             return [(0, shape.end)]
-        segments = [(shape.anchor, shape.anchor + 1)] if shape.anchor is not None else []
-        segments.append((shape.start, shape.end))
-        if self.dialect in ALTERNATING and self.trimming.merge_partner(shape.start) is not None:
-            low, high = segments[0]  # the partner is merged into the first message
-            segments[0] = (low + 1, high)
+        anchor, dropped = self.trimming.dropped(shape.start)
+        kept = sorted((*self.history.pinned_in(dropped), *((anchor,) if anchor is not None else ())))
+        partner = self.trimming.merge_partner(shape.start) if self.dialect in ALTERNATING else None
+        # (the partner is merged into the first message: it is sent there, not in its place)
+        segments = [(i, i + 1) for i in kept if i != partner]
+        segments.append((shape.start + (partner == shape.start), shape.end))
         return [(low, high) for low, high in segments if high > low]
 
     def _range_tokens(self, low: int, high: int, cleared: int) -> int:

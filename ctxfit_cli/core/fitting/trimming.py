@@ -1,7 +1,8 @@
 """Stages 2 and 3: leave out the oldest history, keeping the first message with a note (DESIGN §4).
 
 Stage 2 keeps the newest whole user turns; stage 3, inside the newest turn, keeps the turn's
-own opening message (the *anchor*) and the newest whole tool rounds. The kept history may start
+own opening message (the *anchor*) and the newest whole tool rounds. Pinned messages (DESIGN §14)
+in what is left out are kept where they are, and counted. The kept history may start
 only at a turn or round start (no call open, `history.OpenCalls`), in steps of at least
 `drop_step` of the budget, and never moves back: after a cut the request is well under the
 budget and the next requests reuse the cache.
@@ -35,6 +36,7 @@ class Trimming:
         h = self.history
         tokens = h.fixed_tokens + h.cost_prefix[h.first + 1] + h.note_tokens
         tokens += self.anchor_tokens(start) + h.cost_prefix[end] - h.cost_prefix[start]
+        tokens += h.pinned_tokens(h.first + 1, start)  # pinned messages are kept where they are
         return tokens - self.clearing.saved_from(start, self.clearing.batch_end(batches))
 
     def choose_start(self, end: int, batches: int, current: int) -> int:
@@ -72,7 +74,8 @@ class Trimming:
         """Tokens of the history a cut at `start` leaves out (before any clearing): what lies
         between the first message and `start`, but the turn's opening message kept as anchor."""
         h = self.history
-        return h.cost_prefix[start] - h.cost_prefix[h.first + 1] - self.anchor_tokens(start)
+        kept = h.pinned_tokens(h.first + 1, start)  # (an anchor is a user turn, never pinned)
+        return h.cost_prefix[start] - h.cost_prefix[h.first + 1] - self.anchor_tokens(start) - kept
 
     def _start_options(self, end: int, current: int) -> Iterator[int]:
         """Starts to try, oldest first: the current one, turn steps, then the newest turn's rounds."""
