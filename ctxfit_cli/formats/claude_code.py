@@ -80,6 +80,14 @@ BOOKKEEPING = frozenset(
         "pr-link",
         "worktree-state",
         "bridge-session",
+        # 2.1.3xx: what each API request was (its shape, route, blobs), tools used, the cost so far.
+        "api-request",
+        "api-request-route",
+        "api-request-blob",
+        "api-request-shape",
+        "atis-latch",
+        "tools-used",
+        "cost-state",
     )
 )
 #: Every record type ctxfit knows in a Claude Code log (what detection recognises one by).
@@ -122,6 +130,23 @@ RECORD_KEYS = frozenset(
         "mcpMeta",
         "origin",
         "teamName",
+        # 2.1.3xx: per-turn effort and the request a reply answered; how a turn or result came in.
+        "effort",
+        "perTurnEffort",
+        "requestedModel",
+        "madeBy",
+        "promptCacheRequested",
+        "apiBlockIndex",
+        "requestRef",
+        "toolInputStreamMs",
+        "toolResultScreened",
+        "permissionDecision",
+        "turnPromptId",
+        "promptSource",
+        "sentAtMs",
+        "turnOrigin",
+        "rowSource",
+        "turnPosition",
     )
 )
 #: The `system` record that starts a new conversation.
