@@ -7,8 +7,10 @@ command loads only the modules it uses — from eroding unnoticed.
 from __future__ import annotations
 
 import dataclasses
+import os
 import subprocess
 import sys
+import tempfile
 from unittest import mock
 
 import pytest
@@ -46,10 +48,12 @@ sys.stderr.write("\\nloaded: " + " ".join(sorted(sys.modules)) + "\\n")
 """
 
 
-def loaded_by(*args: str) -> set[str]:
-    """The modules a `ctxfit` run (through the console script's `main`) has imported when it ends."""
+def loaded_by(*args: str, cache: str | None = None) -> set[str]:
+    """The modules a `ctxfit` run (through the console script's `main`) has imported when it ends,
+    with `cache` as its cache folder (default: an empty one, so that the files are read)."""
+    env = {**os.environ, "XDG_CACHE_HOME": cache or tempfile.mkdtemp(prefix="ctxfit-startup-cache-")}
     done = subprocess.run([sys.executable, "-c", _RUN, *args], capture_output=True, cwd=ROOT,
-                          stdin=subprocess.DEVNULL, timeout=120)
+                          stdin=subprocess.DEVNULL, timeout=120, env=env)
     last = done.stderr.decode().rstrip("\n").rsplit("\n", 1)[-1]
     assert last.startswith("loaded: "), done.stderr.decode()
     return set(last.removeprefix("loaded: ").split())

@@ -153,6 +153,14 @@ Quiet = Annotated[
     ),
 ]
 Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="List every note, not a summary of repeated ones.")]
+NoCache = Annotated[
+    bool,
+    typer.Option(
+        "--no-cache",
+        help="Read every file again: neither use nor keep what earlier runs computed for unchanged files "
+        "(kept in $XDG_CACHE_HOME/ctxfit, else ~/.cache/ctxfit).",
+    ),
+]
 
 MaxLine = Annotated[
     int,

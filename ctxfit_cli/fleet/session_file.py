@@ -4,11 +4,14 @@ what ctxfit would have sent, walked over its history."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from ..core.model import Transcript
-from ..core.options import FitOptions
-from ..counters.seed import Counter
 from .job import Job, choose, fit_options, transcript_name
+
+if TYPE_CHECKING:  # (the view reads STAGES without loading the library)
+    from ..core.model import Transcript
+    from ..core.options import FitOptions
+    from ..counters.seed import Counter
 
 #: Stages in the order a fitter tries them.
 STAGES = ("none", "clear", "turns", "rounds")
