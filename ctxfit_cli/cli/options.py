@@ -283,6 +283,8 @@ class _Auto(NamedTuple):
 
 
 def _auto(tokenizer: str | None, profile: str | None, window: int | None, fixed_tokens: str) -> _Auto:
+    if tokenizer is None and profile is None and fixed_tokens.strip().lower() == "auto":
+        return _Auto(None, window, None)  # all chosen per log: nothing to load (a warm `sessions` reads no log)
     from .counting import given_counter, parse_fixed_tokens
 
     return _Auto(given_counter(tokenizer, profile), window, parse_fixed_tokens(fixed_tokens))

@@ -71,22 +71,29 @@ def run_file(path: str, job: Job) -> FileResult:
     (None, [11])
     """
     now = summary_cache.identity(path) if job.cache and path != "-" and not job.uris else None
-    name = summary_cache.entry_name(job.command, path, _options(job)) if now is not None else ""
-    if now is not None and (kept := summary_cache.lookup(name, now)) is not None:
-        return restored(path, kept)
-    result = _computed(path, job)
-    if now is not None and result.fatal is None and not result.transient:
-        summary_cache.store(name, now, stored(result))
+    if now is None:
+        return _computed(path, job)
+    name = summary_cache.entry_name(job.command, path, _options(job))
+    result = _kept(path, name, now)
+    if result is None:
+        result = _computed(path, job)
+        if result.fatal is None and not result.transient:
+            summary_cache.store(name, now, stored(result))
     return result
 
 
 def cached_result(path: str, job: Job) -> FileResult | None:
     """The file's result kept from an earlier run, if `job.cache` and the file is unchanged."""
     now = summary_cache.identity(path) if job.cache and path != "-" and not job.uris else None
-    if now is None:
+    return _kept(path, summary_cache.entry_name(job.command, path, _options(job)), now) if now else None
+
+
+def _kept(path: str, name: str, now: summary_cache.Identity) -> FileResult | None:
+    kept = summary_cache.lookup(name, now)
+    try:
+        return restored(path, kept) if kept is not None else None
+    except (TypeError, ValueError):  # whole, but not a result as this code keeps it: read the file
         return None
-    kept = summary_cache.lookup(summary_cache.entry_name(job.command, path, _options(job)), now)
-    return restored(path, kept) if kept is not None else None
 
 
 def _options(job: Job) -> Job:
