@@ -250,3 +250,9 @@ def test_the_least_recently_used_entries_are_dropped_past_the_bound(tmp_path):
     summary_cache.store("e8", now, value, base=base, limit=6 * size)
     left = sorted(p.name for p in (base / "summaries").iterdir())
     assert left == ["e0", "e6", "e7", "e8"]  # down to 3/4 of the bound, the least recently used first
+
+
+def test_compare_is_never_cached_it_counts_with_the_tokenizers_installed_now(tmp_path):
+    log = two_turns(tmp_path)
+    work.run_file(str(log), Job("estimate", describe=False, compare=True, cache=True))
+    assert not (summary_cache.folder() / "summaries").exists()

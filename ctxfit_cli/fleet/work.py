@@ -70,7 +70,7 @@ def run_file(path: str, job: Job) -> FileResult:
     >>> result.error, [item["report"].tokens for item in result.units[0].items]
     (None, [11])
     """
-    now = summary_cache.identity(path) if job.cache and path != "-" and not job.uris else None
+    now = summary_cache.identity(path) if _cacheable(path, job) else None
     if now is None:
         return _computed(path, job)
     name = summary_cache.entry_name(job.command, path, _options(job))
@@ -84,7 +84,7 @@ def run_file(path: str, job: Job) -> FileResult:
 
 def cached_result(path: str, job: Job) -> FileResult | None:
     """The file's result kept from an earlier run, if `job.cache` and the file is unchanged."""
-    now = summary_cache.identity(path) if job.cache and path != "-" and not job.uris else None
+    now = summary_cache.identity(path) if _cacheable(path, job) else None
     return _kept(path, summary_cache.entry_name(job.command, path, _options(job)), now) if now else None
 
 
@@ -94,6 +94,12 @@ def _kept(path: str, name: str, now: summary_cache.Identity) -> FileResult | Non
         return restored(path, kept) if kept is not None else None
     except (TypeError, ValueError):  # whole, but not a result as this code keeps it: read the file
         return None
+
+
+def _cacheable(path: str, job: Job) -> bool:
+    """Whether the file's result may come from the cache: not for standard input or a URI (no
+    identity to check), nor for `--compare` (it counts with whatever tokenizers are installed)."""
+    return job.cache and not job.compare and path != "-" and not job.uris
 
 
 def _options(job: Job) -> Job:
