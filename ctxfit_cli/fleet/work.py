@@ -92,7 +92,7 @@ def _kept(path: str, name: str, now: summary_cache.Identity) -> FileResult | Non
     kept = summary_cache.lookup(name, now)
     try:
         return restored(path, kept) if kept is not None else None
-    except (TypeError, ValueError):  # whole, but not a result as this code keeps it: read the file
+    except (TypeError, ValueError, LookupError):  # whole, but not a result as this code keeps it: read the file
         return None
 
 
