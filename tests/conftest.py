@@ -32,6 +32,13 @@ needs_realworld = pytest.mark.skipif(not REALWORLD.is_dir() and not os.environ.g
                                      reason="needs ../shared/realworld beside the checkout (CI has it)")
 
 
+@pytest.fixture(autouse=True)
+def private_cache_folder(tmp_path_factory, monkeypatch):
+    """Each test its own empty cache folder (`fleet/summary_cache.py`): a test reads its files,
+    never what another test (or the developer's own runs in ~/.cache) left."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+
+
 @pytest.fixture(autouse=True, scope="session")
 def click_command_built_once():
     """Typer's runner builds the Click command from every command's signature on each invoke

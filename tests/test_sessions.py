@@ -123,3 +123,23 @@ def test_sessions_in_a_real_process_read_the_folders_given(logs):
     assert done.returncode == 0 and done.stderr == b""
     lines = done.stdout.decode().splitlines()
     assert lines[0].startswith("SESSION") and len(lines) >= 8 and max(map(len, lines)) <= 100
+
+
+@pytest.mark.parametrize("name", ["spotter_4d5611e5.jsonl", "full-session-four.jsonl", "ccviewer_5c0375b4.jsonl"])
+def test_a_big_log_held_in_outline_gives_the_rows_of_the_log_held_whole(name, monkeypatch):
+    """A log past `log_outline.MIN_BYTES` is walked in outline (its text not held: `sessions` of a
+    256 MB Claude Code log peaks at 175 MB, not 878 MB); the row is the same to the token."""
+    from ctxfit_cli.fleet import log_outline
+    from ctxfit_cli.fleet import sessions as view
+    from ctxfit_cli.fleet.combine import combine
+    from ctxfit_cli.fleet.job import Job
+    from ctxfit_cli.fleet.work import run_file
+
+    def rows() -> list[dict]:
+        combined = combine([run_file(str(REALWORLD / "claude-code" / name), Job("sessions"))])
+        return [view.session_row(kept, budget=30_000) for kept in combined.kept]
+
+    whole = rows()
+    monkeypatch.setattr(log_outline, "MIN_BYTES", 1)
+    assert log_outline.worth_it(str(REALWORLD / "claude-code" / name), "claude-code")
+    assert rows() == whole and whole

@@ -7,8 +7,10 @@ command loads only the modules it uses — from eroding unnoticed.
 from __future__ import annotations
 
 import dataclasses
+import os
 import subprocess
 import sys
+import tempfile
 from unittest import mock
 
 import pytest
@@ -46,10 +48,12 @@ sys.stderr.write("\\nloaded: " + " ".join(sorted(sys.modules)) + "\\n")
 """
 
 
-def loaded_by(*args: str) -> set[str]:
-    """The modules a `ctxfit` run (through the console script's `main`) has imported when it ends."""
+def loaded_by(*args: str, cache: str | None = None) -> set[str]:
+    """The modules a `ctxfit` run (through the console script's `main`) has imported when it ends,
+    with `cache` as its cache folder (default: an empty one, so that the files are read)."""
+    env = {**os.environ, "XDG_CACHE_HOME": cache or tempfile.mkdtemp(prefix="ctxfit-startup-cache-")}
     done = subprocess.run([sys.executable, "-c", _RUN, *args], capture_output=True, cwd=ROOT,
-                          stdin=subprocess.DEVNULL, timeout=120)
+                          stdin=subprocess.DEVNULL, timeout=120, env=env)
     last = done.stderr.decode().rstrip("\n").rsplit("\n", 1)[-1]
     assert last.startswith("loaded: "), done.stderr.decode()
     return set(last.removeprefix("loaded: ").split())
@@ -154,3 +158,27 @@ def test_the_group_builds_only_the_command_it_runs():
     assert invoke(group, ["note", "--json"]).exit_code == 0
     built = [name for name, command in group.commands.items() if command.params]
     assert built == ["note"]
+
+
+#: What a `sessions` run whose every file the cache holds has no use for (issue #36): no reader,
+#: no counter, no numpy, no policy, no worker process.
+UNUSED_BY_A_WARM_SESSIONS = {
+    "ctxfit_cli.formats", "ctxfit_cli.core.model", "ctxfit_cli.core.choice", "ctxfit_cli.counters.profiles",
+    "ctxfit_cli.counters.tokenizers", "ctxfit_cli.counters.char_classes", "ctxfit_cli.fleet.meta",
+    "ctxfit_cli.fleet.spend", "ctxfit_cli.replay.policies", "ctxfit_cli.core.fitting", "numpy", "tiktoken",
+    "pickle", "concurrent.futures.process", "multiprocessing", "rich",
+}
+
+
+def test_sessions_over_files_the_cache_holds_loads_no_reader_counter_or_numpy(tmp_path):
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    for name in ("claude_code_session.jsonl", "codex_rollout.jsonl", "openai_agent.openai.jsonl"):
+        if (SAMPLES / name).exists():
+            (folder / name).write_bytes((SAMPLES / name).read_bytes())
+    cache = str(tmp_path / "cache")
+    cold = loaded_by("sessions", "--json", "--jobs", "1", str(folder), cache=cache)  # read here
+    assert {"ctxfit_cli.formats", "ctxfit_cli.counters.profiles"} <= cold  # the files were read
+    warm = loaded_by("sessions", "--json", str(folder), cache=cache)
+    assert under(warm, UNUSED_BY_A_WARM_SESSIONS) == set()
+    assert "ctxfit_cli.fleet.summary_cache" in warm

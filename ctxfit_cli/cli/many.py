@@ -23,7 +23,7 @@ from ..errors import EXIT_BAD_INPUT, EXIT_PARTIAL, BadInput, CtxfitError, UsageP
 from ..fleet.combine import Combined, combine
 from ..fleet.discovery import LOG_SUFFIXES, default_folders, expand
 from ..fleet.job import Job
-from ..fleet.local import default_jobs, run_files
+from ..fleet.local import run_files
 from .inputs import resolve_paths
 from .lazy import LazyModule
 from .progress import FileProgress
@@ -124,7 +124,7 @@ def _results(files: list[str], job: Job, jobs: int | None, engine: str, address:
         raise UsageProblem(f"--engine {engine!r}: choose from {', '.join(ENGINES)}")
     if address is not None:
         raise UsageProblem("--ray-address goes with --engine ray")
-    return run_files(files, job, jobs=default_jobs() if jobs is None else jobs)
+    return run_files(files, job, jobs=jobs)  # (None: the cores, counted only if a file is read)
 
 
 class _Failed(CtxfitError):

@@ -153,6 +153,14 @@ Quiet = Annotated[
     ),
 ]
 Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="List every note, not a summary of repeated ones.")]
+NoCache = Annotated[
+    bool,
+    typer.Option(
+        "--no-cache",
+        help="Read every file again: neither use nor keep what earlier runs computed for unchanged files "
+        "(kept in $XDG_CACHE_HOME/ctxfit, else ~/.cache/ctxfit).",
+    ),
+]
 
 MaxLine = Annotated[
     int,
@@ -275,6 +283,8 @@ class _Auto(NamedTuple):
 
 
 def _auto(tokenizer: str | None, profile: str | None, window: int | None, fixed_tokens: str) -> _Auto:
+    if tokenizer is None and profile is None and fixed_tokens.strip().lower() == "auto":
+        return _Auto(None, window, None)  # all chosen per log: nothing to load (a warm `sessions` reads no log)
     from .counting import given_counter, parse_fixed_tokens
 
     return _Auto(given_counter(tokenizer, profile), window, parse_fixed_tokens(fixed_tokens))

@@ -5,14 +5,16 @@ window chosen for a transcript, its fitting options, its name in reports."""
 from __future__ import annotations
 
 import functools
-from typing import BinaryIO, NamedTuple
+from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 
-from ..core import choice
-from ..core.model import Transcript
 from ..core.options import DEFAULT_LOWWATER, FitOptions
-from ..counters.seed import Counter
-from ..formats.reading import DEFAULT_LINE_LIMIT_MB, open_input
+from ..input_formats import DEFAULT_LINE_LIMIT_MB
 from ..replay.prices import Prices
+
+if TYPE_CHECKING:  # (a Job is made without the readers: a warm `sessions` loads none)
+    from ..core import choice
+    from ..core.model import Transcript
+    from ..counters.seed import Counter
 
 
 class Job(NamedTuple):
@@ -42,22 +44,30 @@ class Job(NamedTuple):
     line_limit_mb: int = DEFAULT_LINE_LIMIT_MB
     #: Inputs with a scheme (`s3://…`) are URIs, streamed with fsspec (`--engine ray`: uri_input.py).
     uris: bool = False
+    #: Keep and use what was computed for each file in the user's cache folder (`summary_cache.py`).
+    cache: bool = False
 
 
 @functools.cache
 def given_counter(tokenizer: str | None, profile: str | None) -> Counter | None:
     """The counter the job names (built once per process), or None: chosen per log by its model."""
+    from ..core import choice
+
     return choice.given_counter(tokenizer, profile)
 
 
 def choose(transcript: Transcript, job: Job, given: Counter | None) -> tuple[Transcript, choice.Choice]:
     """The transcript with its unlogged part counted, and the counter and window chosen for it."""
+    from ..core import choice
+
     chosen = choice.choose(transcript, counter=given, window=job.window, fixed_tokens=job.fixed_tokens)
     return choice.apply(transcript, chosen), chosen
 
 
 def fit_options(job: Job, chosen: choice.Choice) -> FitOptions:
     """This transcript's fitting options: the job's, with the counter and window chosen for it."""
+    from ..core import choice
+
     options = FitOptions(budget=job.budget, window=max(job.window or 1, job.budget), lowwater=job.lowwater)
     return choice.fit_options(options, chosen)
 
@@ -70,6 +80,8 @@ def transcript_name(transcript: Transcript) -> str:
 
 def open_path(path: str, job: Job) -> BinaryIO:
     """A file, or (`job.uris`) a URI's object, opened to be streamed: a URI is never copied to disk."""
+    from ..formats.reading import open_input
+
     if job.uris and path != "-":
         from .uri_input import is_uri, open_uri
 

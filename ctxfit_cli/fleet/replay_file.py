@@ -28,7 +28,7 @@ def replay(transcript: Transcript, path: str, job: Job, given: Counter | None) -
     names = job.policies or DEFAULT_POLICIES
     outline = _outline(transcript, path, job, given)
     if outline is None:
-        transcript, chosen = choose(_held(transcript, path, job, given), job, given)
+        transcript, chosen = choose(held_history(transcript, path, job, given), job, given)
     else:
         transcript, chosen = choose(outline.transcript, job, given)
     options = fit_options(job, chosen)
@@ -79,7 +79,7 @@ def _outline(transcript: Transcript, path: str, job: Job, given: Counter | None)
     return None
 
 
-def _held(transcript: Transcript, path: str, job: Job, given: Counter | None) -> Transcript:
+def held_history(transcript: Transcript, path: str, job: Job, given: Counter | None) -> Transcript:
     """The transcript held whole, or for a big log in outline (`log_outline`: estimates, ids and
     checks, no text: all a replay needs) when its chosen counter is the outline's."""
     from . import log_outline

@@ -1,14 +1,18 @@
 """`sessions`: one conversation's share of a session row, what the agent sent (everything) and
-what ctxfit would have sent, walked over its history."""
+what ctxfit would have sent, walked over its history. The history is held as `replay` holds it:
+a big log in outline (estimates, ids, no text), so memory does not grow with its text."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from ..core.model import Transcript
-from ..core.options import FitOptions
-from ..counters.seed import Counter
 from .job import Job, choose, fit_options, transcript_name
+
+if TYPE_CHECKING:  # (the view reads STAGES without loading the library)
+    from ..core.model import Transcript
+    from ..core.options import FitOptions
+    from ..counters.seed import Counter
 
 #: Stages in the order a fitter tries them.
 STAGES = ("none", "clear", "turns", "rounds")
@@ -18,7 +22,9 @@ def session_part(transcript: Transcript, path: str, job: Job, given: Counter | N
     """One conversation's share of a session row: its size as recorded and as estimated (the
     unlogged part counted), and what the agent's own behaviour (send everything) and ctxfit
     would have sent, with the counter and window chosen for its model."""
-    transcript, chosen = choose(transcript.materialize(), job, given)
+    from .replay_file import held_history  # (a big log in outline, as `replay` holds it: no text)
+
+    transcript, chosen = choose(held_history(transcript, path, job, given), job, given)
     options = fit_options(job, chosen)
     agent = _walk("none", transcript, options)
     ctxfit = _walk("ctxfit", transcript, options)

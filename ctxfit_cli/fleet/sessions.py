@@ -31,12 +31,12 @@ from collections.abc import Iterable
 from datetime import UTC, date, datetime, tzinfo
 from typing import TYPE_CHECKING
 
-from .combine import Kept
 from .session_file import STAGES
-from .spend import Tally
 
 if TYPE_CHECKING:
     from ..replay.model_prices import PriceTable
+    from .combine import Kept
+    from .spend import Tally
 
 GROUPS = ("day", "week", "project", "model", "agent")
 SORTS = ("last", "started", "peak", "share", "messages", "rejected", "project", "id", "cost")

@@ -5,6 +5,11 @@ a cluster: it takes only picklable arguments (the counter travels by name and is
 work runs), never prints, and turns a file's problem into `FileResult.error` instead of raising,
 so that one bad file among many is reported and the others still are. `combine.py` puts the
 results together, in input order, the same way whoever ran them.
+
+With `job.cache`, a file's result is kept in the user's cache folder and used again while the
+file is unchanged (`summary_cache.py`): whoever runs `run_file` (this process, a `--jobs` worker,
+a Ray worker) reads and writes the same entries. A result read back is plain data (a session's
+description included: `StoredMeta`), so using it loads no reader.
 """
 
 from __future__ import annotations
@@ -17,22 +22,16 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePath
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, BinaryIO, cast
 
-from ..core.model import Transcript
-from ..counters.seed import Counter
 from ..errors import EXIT_BAD_INPUT, BadInput, CtxfitError, NoConversation
-from ..formats import read_transcripts
-from ..formats.reading import open_input, read_records, set_line_limit
-from ..formats.skipped import Skipped
-from . import log_split
-from .estimate_file import estimate
-from .job import Job, given_counter, open_path
-from .replay_file import replay
-from .session_file import session_part
-from .spend import Watch
+from . import summary_cache
+from .job import Job, open_path
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # (the readers load when a file is read: a result from the cache needs none)
+    from ..core.model import Transcript
+    from ..counters.seed import Counter
     from .meta import SessionMeta
 
 
@@ -57,6 +56,8 @@ class FileResult:
     fatal: tuple[str, int] | None = None
     #: The file holds no conversation (a Claude Code log of only a `summary` record, say).
     empty: str | None = None
+    #: The problem may pass (the file could not be opened, memory ran out): never kept in the cache.
+    transient: bool = False
 
 
 def run_file(path: str, job: Job) -> FileResult:
@@ -69,6 +70,67 @@ def run_file(path: str, job: Job) -> FileResult:
     >>> result.error, [item["report"].tokens for item in result.units[0].items]
     (None, [11])
     """
+    now = summary_cache.identity(path) if _cacheable(path, job) else None
+    if now is None:
+        return _computed(path, job)
+    name = summary_cache.entry_name(job.command, path, _options(job))
+    result = _kept(path, name, now)
+    if result is None:
+        result = _computed(path, job)
+        if result.fatal is None and not result.transient:
+            summary_cache.store(name, now, stored(result))
+    return result
+
+
+def cached_result(path: str, job: Job) -> FileResult | None:
+    """The file's result kept from an earlier run, if `job.cache` and the file is unchanged."""
+    now = summary_cache.identity(path) if _cacheable(path, job) else None
+    return _kept(path, summary_cache.entry_name(job.command, path, _options(job)), now) if now else None
+
+
+def _kept(path: str, name: str, now: summary_cache.Identity) -> FileResult | None:
+    kept = summary_cache.lookup(name, now)
+    try:
+        return restored(path, kept) if kept is not None else None
+    except (TypeError, ValueError, LookupError):  # whole, but not a result as this code keeps it: read the file
+        return None
+
+
+def _cacheable(path: str, job: Job) -> bool:
+    """Whether the file's result may come from the cache: not for standard input or a URI (no
+    identity to check), nor for `--compare` (it counts with whatever tokenizers are installed)."""
+    return job.cache and not job.compare and path != "-" and not job.uris
+
+
+def _options(job: Job) -> Job:
+    """What of the job changes a file's result (whether a big file is read on every core does not)."""
+    return job._replace(cache=False, split_big_files=True)
+
+
+class StoredMeta(SimpleNamespace):
+    """A session's description (`meta.SessionMeta`) read back from the cache: its fields and its
+    `key`, as `combine.py` and the views read them."""
+
+
+def stored(result: FileResult) -> tuple:
+    """The result as plain data (the descriptions as their fields) for the cache."""
+    units = [(None if u.meta is None else (vars(u.meta).copy(), u.meta.key), u.items) for u in result.units]
+    return (result.size, units, result.error, result.error_code, result.empty)
+
+
+def restored(path: str, value: tuple) -> FileResult:
+    """A result from what `stored` kept."""
+    size, units, error, code, empty = value
+    result = FileResult(path, size, error=error, error_code=code, empty=empty)
+    for described, items in units:
+        meta = None if described is None else StoredMeta(**described[0], key=described[1])
+        result.units.append(Unit(cast("SessionMeta | None", meta), items))
+    return result
+
+
+def _computed(path: str, job: Job) -> FileResult:
+    from ..formats.reading import set_line_limit
+
     result = FileResult(path, _size(path))
     set_line_limit(job.line_limit_mb)
     try:
@@ -86,6 +148,7 @@ def run_file(path: str, job: Job) -> FileResult:
         result.fatal = (str(error), error.exit_code)
     except (OSError, MemoryError) as error:
         result.error, result.error_code = f"{path}: cannot read: {error}", EXIT_BAD_INPUT
+        result.transient = True
     else:
         result.units = units
     return result
@@ -103,6 +166,8 @@ def _is_stream(path: str) -> bool:
 
 
 def _read_stream(path: str) -> bytes:
+    from ..formats.reading import open_input
+
     if path == "-":
         return sys.stdin.buffer.read()
     with open_input(path) as stream:
@@ -110,6 +175,13 @@ def _read_stream(path: str) -> bytes:
 
 
 def _read(path: str, data: bytes | None, job: Job) -> list[Unit]:
+    from ..formats import read_transcripts
+    from ..formats.reading import open_input
+    from ..formats.skipped import Skipped
+    from . import log_split
+    from .job import given_counter
+    from .spend import Watch
+
     name = "<stdin>" if path == "-" else path
     counter = given_counter(job.tokenizer, job.profile)
     stream: contextlib.AbstractContextManager[BinaryIO]
@@ -130,7 +202,7 @@ def _read(path: str, data: bytes | None, job: Job) -> list[Unit]:
     with stream as stream:
         for transcript in read_transcripts(name, stream, job.format, watch, skipped) if split is None else ():
             format = transcript.format
-            items.append((transcript.line, HANDLERS[job.command](transcript, path, job, counter)))
+            items.append((transcript.line, handlers()[job.command](transcript, path, job, counter)))
     for _, item in items if job.command == "estimate" else ():
         if isinstance(item, dict) and "unread" not in item:  # (a log read in pieces counted its own)
             item["unread"] = skipped.as_dict()
@@ -151,6 +223,7 @@ def _read(path: str, data: bytes | None, job: Job) -> list[Unit]:
 
 def _describe(name: str, path: str, data: bytes | None, format: str, job: Job) -> list[SessionMeta]:
     from ..formats import aider
+    from ..formats.reading import read_records
     from .meta import describe  # with datetime: only when sessions are described (many files, `sessions`)
 
     stream = io.BytesIO(data) if data is not None else open_path(path, job)
@@ -186,9 +259,10 @@ def _size(path: str) -> int:
         return 0
 
 
-#: What each command does with one transcript of a file.
-HANDLERS: dict[str, Callable[[Transcript, str, Job, Counter | None], object]] = {
-    "estimate": estimate,
-    "replay": replay,
-    "sessions": session_part,
-}
+def handlers() -> dict[str, Callable[[Transcript, str, Job, Counter | None], object]]:
+    """What each command does with one transcript of a file."""
+    from .estimate_file import estimate
+    from .replay_file import replay
+    from .session_file import session_part
+
+    return {"estimate": estimate, "replay": replay, "sessions": session_part}

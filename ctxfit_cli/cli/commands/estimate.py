@@ -18,6 +18,7 @@ from ..options import (
     Jobs,
     Json,
     MaxLine,
+    NoCache,
     Paths,
     PricesFile,
     Profile,
@@ -56,6 +57,7 @@ def estimate(
     prices: PricesFile = None,
     quiet: Quiet = False,
     verbose: Verbose = False,
+    no_cache: NoCache = False,
 ) -> None:
     """Estimate the tokens of transcripts, by writing system and by kind of content.
 
@@ -98,6 +100,7 @@ def estimate(
         compare=compare,
         describe=found.many,
         line_limit_mb=max_line_mb,
+        cache=not no_cache,
     )
     combined = many.run(found, job, jobs=jobs, engine=engine, address=ray_address, strict=strict, quiet=json or quiet)
     reports = [item["report"] for item in combined.items]

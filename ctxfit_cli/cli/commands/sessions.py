@@ -22,6 +22,7 @@ from ..options import (
     Jobs,
     Json,
     MaxLine,
+    NoCache,
     Paths,
     PricesFile,
     Profile,
@@ -98,6 +99,7 @@ def sessions(
     strict: StrictAll = False,
     quiet: Quiet = False,
     verbose: Verbose = False,
+    no_cache: NoCache = False,
 ) -> None:
     """One row per session: its size against the window, and what ctxfit would have done.
 
@@ -122,9 +124,8 @@ def sessions(
     behaviour) against ctxfit, and the session's cost as recorded: the tokens the log says
     were billed (input, cache writes, cache reads, output) at the price table's rates.
     """
-    from ...formats.reading import set_line_limit  # the readers load when the command runs
-
-    set_line_limit(max_line_mb)
+    # The readers load only for files the cache does not hold (`fleet/work.py`): a run over logs
+    # unchanged since the last one loads none.
     from ...fleet import sessions as view
     from ...fleet.job import Job
     from ...replay.model_prices import load_prices
@@ -158,6 +159,7 @@ def sessions(
         profile,
         describe=True,
         line_limit_mb=max_line_mb,
+        cache=not no_cache,
     )
     combined = many.run(found, job, jobs=jobs, engine=engine, address=ray_address, strict=strict, quiet=json or quiet)
     rows = [view.session_row(kept, budget=budget, prices=table) for kept in combined.kept]
