@@ -7,7 +7,13 @@ variable pointing at the proxy. Both children are bound to wrap's life: on Linux
 sends them SIGTERM when wrap dies, however it dies (`prctl(PR_SET_PDEATHSIG)`), and wrap
 passes SIGTERM, SIGHUP and SIGQUIT on to the agent. When the agent ends, wrap reads the
 proxy's stats, stops it, and returns the agent's exit code (128 + N for a signal N, as a shell
-does).
+does); `summary_lines` say what the proxy did, and what it could not do (requests left unfitted
+and why, a provider that could not be reached or refused), and `nothing_sent` whether the agent
+used the proxy at all (a newer agent may read its base URL elsewhere).
+
+wrap's log is one file in the user's state folder (`$XDG_STATE_HOME/ctxfit/wrap.log`, default
+`~/.local/state/ctxfit`), each run starting with a line of its own; past `LOG_BYTES` it is
+rotated at the next start (`wrap.log.1` … `.{LOG_FILES - 1}`, the oldest dropped).
 
 Which agent is run how (its variable, its provider): `agents.py`.
 """
@@ -20,6 +26,7 @@ import select
 import signal
 import subprocess
 import sys
+import time
 import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -29,6 +36,8 @@ from .agents import Agent
 
 #: How long the proxy may take to start, and to stop once asked.
 START_SECONDS, STOP_SECONDS = 30.0, 10.0
+#: wrap's log is rotated at a start once past this size, and this many files are kept.
+LOG_BYTES, LOG_FILES = 5 * 1024 * 1024, 5
 _PR_SET_PDEATHSIG = 1
 
 
@@ -51,14 +60,17 @@ def run_wrapped(
     """Start the proxy, run `argv` (the agent and its arguments) pointed at it, stop the proxy."""
     proxy, url = start_proxy(proxy_options, log_path)
     try:
-        say(f"proxy on {url} (log: {log_path}); running {agent.command} with {agent.variable}={url}{agent.suffix}")
+        base = url + agent.suffix
+        options = agent.arguments(base)
+        given = " ".join([f"{agent.variable}={base}", *options])
+        say(f"proxy on {url} (log: {log_path}); running {agent.command} with {given}")
         if agent.key and not os.environ.get(agent.key):
             say(
-                f"{agent.key} is not set: {agent.command} uses {agent.variable} only with API-key auth "
-                "(signed in with Google, its requests go to Google directly and nothing is fitted)"
+                f"{agent.key} is not set: {agent.command} may send no API key (unless it keeps one stored), "
+                "and the provider would refuse its requests"
             )
-        env = {**os.environ, agent.variable: url + agent.suffix}
-        code = run_foreground(argv, env)
+        env = {**os.environ, agent.variable: base}
+        code = run_foreground([argv[0], *options, *argv[1:]], env)
         return Run(code, read_stats(url))
     finally:
         stop(proxy)
@@ -127,6 +139,61 @@ def stop(proxy: subprocess.Popen) -> None:
             proxy.wait()
     if proxy.stdout is not None and not proxy.stdout.closed:
         proxy.stdout.close()
+
+
+def summary_lines(stats: dict | None) -> list[str]:
+    """The summary, then a line for each kind of request the proxy could not fit or pass on:
+    '11 requests not fitted: …', '21 requests failed upstream: the provider could not be
+    reached: DNS lookup of …', '2 requests refused by the provider: 400 prompt is too long …'."""
+    lines = [summary(stats)]
+    totals = (stats or {}).get("totals", {})
+    for key, what in (
+        ("not_fitted", "not fitted: "),
+        ("unreachable", "failed upstream: the provider could not be reached: "),
+        ("refused", "refused by the provider: "),
+    ):
+        kinds = totals.get(key) or {}
+        for kind, count in sorted(kinds.items(), key=lambda item: -item[1]):
+            lines.append(f"{count:,} {'request' if count == 1 else 'requests'} {what}{kind}")
+    return lines
+
+
+def nothing_sent(stats: dict | None) -> bool:
+    """Whether the agent sent the proxy nothing at all (False when the stats could not be read)."""
+    if stats is None:
+        return False
+    totals = stats.get("totals", {})
+    return not totals.get("requests") and not totals.get("websockets_refused")
+
+
+def why_nothing(agent: Agent, code: int) -> str:
+    """The error line of a run whose agent sent nothing through the proxy."""
+    ended = f"exited {code} and " if code else ""
+    return (
+        f"{agent.command} {ended}sent nothing through the proxy: it did not use {agent.pointed_by()}"
+        f"{', or stopped before its first request' if code else ''}, so nothing was fitted "
+        f"(a newer {agent.command} may read its base URL elsewhere: see README, `ctxfit wrap`; "
+        "to point a program yourself: ctxfit wrap --env VAR -- COMMAND)"
+    )
+
+
+def state_log(environ: dict, command: str) -> Path:
+    """wrap's log in the user's state folder, rotated when it grew past `LOG_BYTES`, with a
+    first line for this run."""
+    state = environ.get("XDG_STATE_HOME") or str(Path(environ.get("HOME") or Path.home()) / ".local" / "state")
+    folder = Path(state) / "ctxfit"
+    folder.mkdir(parents=True, exist_ok=True)
+    log = folder / "wrap.log"
+    if log.exists() and log.stat().st_size > LOG_BYTES:
+        log.with_name(f"wrap.log.{LOG_FILES - 1}").unlink(missing_ok=True)
+        for n in range(LOG_FILES - 2, 0, -1):
+            older = log.with_name(f"wrap.log.{n}")
+            if older.exists():
+                older.replace(log.with_name(f"wrap.log.{n + 1}"))
+        log.replace(log.with_name("wrap.log.1"))
+    with open(log, "a", encoding="utf-8") as out:
+        out.write(f"--- ctxfit wrap {command}, {time.strftime('%Y-%m-%d %H:%M:%S %z')}, pid {os.getpid()}\n")
+    return log
 
 
 def summary(stats: dict | None) -> str:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from ...errors import UsageProblem
+from ...errors import EXIT_USAGE, UsageProblem
 from ..error_reporting import reports_errors
 
 if TYPE_CHECKING:  # the module itself is imported when the command runs (start-up stays light)
@@ -83,7 +83,8 @@ def wrap(
         Optional[Path],
         typer.Option(
             "--log",
-            help="Where the proxy's lines go (default: a new file in the temporary directory; its path is printed).",
+            help="Where the proxy's lines go (default: wrap.log in $XDG_STATE_HOME/ctxfit, "
+            "~/.local/state/ctxfit, rotated past 5 MB, 5 files kept; its path is printed).",
             show_default=False,
         ),
     ] = None,
@@ -91,8 +92,11 @@ def wrap(
     """Run an agent behind a ctxfit proxy: one command, nothing left running after it.
 
     Starts the proxy on a free loopback port, points the agent at it, runs the agent in this
-    terminal, and when it ends stops the proxy, prints a summary and exits with the agent's
-    exit code. The proxy's options work as for `ctxfit proxy`. Needs `pip install 'ctxfit[proxy]'`.
+    terminal, and when it ends stops the proxy, prints a summary (with the requests it could
+    not fit and why, and those the provider could not be reached for or refused) and exits with
+    the agent's exit code. When the agent sent nothing through the proxy (a version that reads
+    its base URL elsewhere), wrap says so on a last error line and exits 2 instead. The proxy's
+    options work as for `ctxfit proxy`. Needs `pip install 'ctxfit[proxy]'`.
 
     To run Claude Code:  `ctxfit wrap claude`  (its own arguments after --: `ctxfit wrap claude -- --resume`)
 
@@ -152,12 +156,18 @@ def wrap(
     options += ["--budget", budget] if budget is not None else []
     options += ["--window", str(window)] if window is not None else []
     options += ["--workers", str(workers)] if workers is not None else []
-    log_path = log or _new_log()
+    log_path = log or supervise.state_log(dict(os.environ), " ".join(command or []))
     try:
         run = supervise.run_wrapped(argv, agent, options, log_path, _say)
     except supervise.WrapFailed as error:
         raise UsageProblem(str(error)) from None
-    _say(supervise.summary(run.stats) + f" (log: {log_path})")
+    first, *details = supervise.summary_lines(run.stats)
+    _say(first + f" (log: {log_path})")
+    for line in details:
+        _say(line)
+    if supervise.nothing_sent(run.stats):
+        sys.stderr.write(f"ctxfit: error: {supervise.why_nothing(agent, run.exit_code)}\n")
+        raise typer.Exit(EXIT_USAGE)
     raise typer.Exit(run.exit_code)
 
 
@@ -176,14 +186,6 @@ def _command(command: list[str], env: str | None, agents: ModuleType) -> tuple[l
         )
     agent = agents.agent_named(command[0], dict(os.environ))
     return [agent.command, *command[1:]], agent
-
-
-def _new_log() -> Path:
-    import tempfile
-
-    handle, path = tempfile.mkstemp(prefix="ctxfit-wrap-", suffix=".log")
-    os.close(handle)
-    return Path(path)
 
 
 def _say(line: str) -> None:
