@@ -328,3 +328,14 @@ def test_wrap_logs_to_the_state_folder_and_rotates_it(tmp_path):
     assert (log.parent / "wrap.log.1").read_text().startswith(f"run {supervise.LOG_FILES + 1}")
     assert log.stat().st_size < 200  # the new run's line only
     assert supervise.state_log({"HOME": str(tmp_path / "home")}, "x") == tmp_path / "home/.local/state/ctxfit/wrap.log"
+
+
+def test_a_proxy_that_stops_while_the_agent_runs_stops_the_agent_and_says_so(world):
+    """The agent starts as the proxy does (wrap hands the proxy its listening socket); should the
+    proxy end while the agent runs, the agent's requests would go nowhere: wrap stops it."""
+    process, agent, proxy, upstream = started(world)
+    os.kill(proxy, signal.SIGKILL)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 2, err.decode()
+    assert "the proxy stopped (exit -9) while the agent ran" in err.decode()
+    assert eventually(lambda: not alive(agent))

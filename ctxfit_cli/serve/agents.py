@@ -15,11 +15,13 @@ also notices when an agent sent nothing through the proxy, `supervise.nothing_se
   in so, Codex also compresses its request bodies (zstd, its `enable_request_compression`
   feature), which ctxfit cannot fit: wrap turns that feature off for the run
   (`-c features.enable_request_compression=false`).
-- Gemini CLI (0.61.0): `GOOGLE_GEMINI_BASE_URL`. With no way to sign in selected in its settings,
-  that variable alone makes it pick its `gateway` auth type (`getAuthTypeFromEnv`): the
-  `@google/genai` client at that base URL, `x-goog-api-key` from `GEMINI_API_KEY` (empty when it
-  is not set), the same `…/models/{model}:streamGenerateContent` requests as with an API key.
-  Selected `gemini-api-key` reads the same variable. Signed in with Google (`oauth-personal`,
+- Gemini CLI (0.61.0): `GOOGLE_GEMINI_BASE_URL`, read with an API key (`gemini-api-key`,
+  `GEMINI_API_KEY`). With no way to sign in selected in its settings, that variable alone makes it
+  pick its `gateway` auth type (`getAuthTypeFromEnv`), which its own check then refuses
+  ("Invalid auth method selected.", exit 41, `validateAuthMethod` knows no `gateway`). So wrap
+  selects `gemini-api-key` in a system-defaults file of its own (`GEMINI_CLI_SYSTEM_DEFAULTS_PATH`,
+  the lowest of Gemini CLI's settings: any way to sign in the user selected wins; the user's own
+  defaults file is merged in). Signed in with Google (`oauth-personal`,
   …, in `security.auth.selectedType` or the older `selectedAuthType` of `~/.gemini/settings.json`
   or the project's `.gemini/settings.json`), it talks to Google's Code Assist API instead, at
   `CODE_ASSIST_ENDPOINT` when that is set (`code_assist/server.ts`).
@@ -28,6 +30,7 @@ also notices when an agent sent nothing through the proxy, `supervise.nothing_se
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -101,6 +104,23 @@ def gemini_signed_in_with_google(environ: dict, project: Path | None = None) -> 
     for settings in (home / ".gemini" / "settings.json", (project or Path.cwd()) / ".gemini" / "settings.json"):
         selected = _selected_sign_in(settings) or selected
     return selected in GOOGLE_SIGN_INS
+
+
+def environment_for(agent: Agent, environ: dict, folder: Path) -> dict[str, str]:
+    """Variables the agent needs besides its base URL to use it (files go in `folder`): Gemini
+    CLI with no way to sign in selected gets API-key auth selected in its lowest settings."""
+    if agent is not AGENTS["gemini"]:
+        return {}
+    defaults_path = Path(environ.get("GEMINI_CLI_SYSTEM_DEFAULTS_PATH") or "/etc/gemini-cli/system-defaults.json")
+    defaults = _json_object(defaults_path) or {}
+    security = defaults.setdefault("security", {}) if isinstance(defaults.get("security", {}), dict) else {}
+    auth = security.setdefault("auth", {}) if isinstance(security.get("auth", {}), dict) else {}
+    auth.setdefault("selectedType", "gemini-api-key")
+    path = folder / "gemini-system-defaults.json"
+    staged = path.with_name(f"{path.name}.{os.getpid()}")
+    staged.write_text(json.dumps(defaults, indent=2), encoding="utf-8")
+    staged.replace(path)  # (another wrap may be reading it: replaced whole)
+    return {"GEMINI_CLI_SYSTEM_DEFAULTS_PATH": str(path)}
 
 
 def _selected_sign_in(path: Path) -> str | None:

@@ -158,7 +158,8 @@ def wrap(
     options += ["--workers", str(workers)] if workers is not None else []
     log_path = log or supervise.state_log(dict(os.environ), " ".join(command or []))
     try:
-        run = supervise.run_wrapped(argv, agent, options, log_path, _say)
+        extra = agents.environment_for(agent, dict(os.environ), supervise.state_folder(dict(os.environ)))
+        run = supervise.run_wrapped(argv, agent, options, log_path, _say, extra)
     except supervise.WrapFailed as error:
         raise UsageProblem(str(error)) from None
     first, *details = supervise.summary_lines(run.stats)
