@@ -103,12 +103,12 @@ def test_any_command_with_env_and_the_upstream_it_pointed_at(world):
     upstream, record, env, tmp = world
     env = {**env, "ANTHROPIC_BASE_URL": upstream}  # where the program pointed: the proxy's upstream
     log = tmp / "any.log"
-    process = wrap(env, "--env", "ANTHROPIC_BASE_URL", "--workers", "1", "--log", str(log),
+    process = wrap(env, "--env", "ANTHROPIC_BASE_URL", "--workers", "2", "--log", str(log),
                    "--", sys.executable, str(STAND_IN), "anthropic", "--steps", "2")
     out, err = process.communicate(timeout=120)
     assert process.returncode == 0, err.decode()
     assert len(recorded(record)) == 2
-    assert "; 1 fitting worker; " in log.read_text()  # the proxy's options work the same under wrap
+    assert "; 2 fitting workers; " in log.read_text()  # the proxy's options work the same under wrap (its default: 1)
     assert "2 requests" in err.decode().strip().splitlines()[-1]
 
 

@@ -5,12 +5,15 @@ Gemini's `/v1beta/models/{model}:generateContent` and `:streamGenerateContent` a
 budget (see `fitting.py`, `responses.py`, `gemini.py`; each request's budget and window come
 from its model, `limits.py`), then forwarded, the reply telling the agent what the fitted
 request measures (`ctxfit-tokens`, `ctxfit-counted`); every other request is forwarded untouched
-(`HEAD /`, `count_tokens`, models, …). A WebSocket upgrade (Codex 0.171 asks for Responses over
-a WebSocket first) is refused at once with 426 Upgrade Required, the one answer on which Codex
-falls back to HTTPS at once (measured: 0.1 s; a 200, 404 or 501 costs it 7 tries and ~6.5 s),
-so everything it sends goes over HTTPS, where it is fitted. Replies, SSE
-streams included, are passed back as they arrive, byte for byte (the provider's compression
-too: the provider is asked for exactly the encodings the agent asked for). Headers, API keys
+(`HEAD /`, models, …). `count_tokens` too, on purpose: Claude Code asks it the size of one piece
+(a file it read) to decide what to send, and the answer it wants is the provider's count of
+exactly those bytes; the request the piece then goes into is fitted when it is sent. A
+WebSocket upgrade (Codex 0.171 asks for Responses over a WebSocket first) is refused at once
+with 426 Upgrade Required, the one answer on which Codex falls back to HTTPS at once (measured:
+0.1 s; a 200, 404 or 501 costs it 7 tries and ~6.5 s), so everything it sends goes over HTTPS,
+where it is fitted. Replies, SSE streams included, are passed back as they arrive, byte for
+byte (the provider's compression too: the provider is asked for exactly the encodings the agent
+asked for). Headers, API keys
 included, are forwarded and never logged. One line per request goes to the log (a request the
 client gave up on too); `GET /ctxfit/stats` shows what was done per conversation.
 
@@ -387,8 +390,8 @@ class Proxy:
         self.totals.tally(self.totals.unreachable, why)
         dialect = dialect_of(request.path)
         message = (
-            f"ctxfit proxy: the provider could not be reached: {why}; not retried "
-            f"(x-should-retry: false): check the network and the proxy's upstream ({self.upstream.shown})"
+            f"ctxfit proxy: the provider could not be reached: {why}; retrying will not help until the "
+            f"network or the proxy's upstream ({self.upstream.shown}) is fixed (x-should-retry: false)"
         )
         return web.Response(
             status=status,

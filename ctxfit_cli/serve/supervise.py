@@ -59,20 +59,20 @@ class WrapFailed(Exception):
 def run_wrapped(
     argv: Sequence[str],
     agent: Agent,
-    proxy_options: Sequence[str],
+    started: tuple[subprocess.Popen, str],
     log_path: Path,
     say: Callable[[str], None],
     extra: dict[str, str] | None = None,
 ) -> Run:
-    """Start the proxy, run `argv` (the agent and its arguments) pointed at it (`extra`: the
-    other variables it needs for that, `agents.environment_for`), stop the proxy.
+    """Run `argv` (the agent and its arguments) pointed at the proxy `started` (`start_proxy`;
+    `extra`: the other variables the agent needs, `agents.environment_for`), stop the proxy.
 
     The agent starts as the proxy does, not after: wrap binds the proxy's socket and hands it
     over, so the agent's first connections wait in its backlog while the proxy starts (Codex
     0.171's first request reached the provider 1.9 s after `ctxfit wrap codex` started when the
     agent waited for the proxy). Should the proxy stop while the agent runs, wrap says so and
     stops the agent (its requests would go nowhere)."""
-    proxy, url = start_proxy(proxy_options, log_path)
+    proxy, url = started
     watch = _Watch(proxy, log_path, say)
     try:
         base = url + agent.suffix

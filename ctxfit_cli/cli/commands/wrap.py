@@ -31,7 +31,6 @@ from .proxy import (
     ShutdownGrace,
     UpstreamTimeout,
     Window,
-    Workers,
     proxy_settings,
 )
 
@@ -78,7 +77,16 @@ def wrap(
     shutdown_grace: ShutdownGrace = 5.0,
     client_timeout: ClientTimeout = 30.0,
     max_connections: MaxConnections = 512,
-    workers: Workers = None,
+    workers: Annotated[
+        Optional[int],
+        typer.Option(
+            "--workers",
+            min=1,
+            help="Processes that fit the requests (default: 1, plenty for one agent and its sub-agents, "
+            "and the agent's first request waits for it to start; `ctxfit proxy` starts one per core).",
+            show_default=False,
+        ),
+    ] = None,
     log: Annotated[
         Optional[Path],
         typer.Option(
@@ -118,21 +126,6 @@ def wrap(
         _say(f"codex is signed in with ChatGPT (its auth.json): its requests are fitted on their way to {target}")
     if agent is agents.GEMINI_WITH_GOOGLE:
         _say(f"gemini is signed in with Google: its requests to Code Assist are fitted on their way to {target}")
-    proxy_settings(
-        target,
-        budget,
-        window,
-        max_body_mb,
-        conversations,
-        upstream_timeout,
-        print,  # usage errors now
-        memory_mb=memory_mb,
-        fit_timeout=fit_timeout,
-        shutdown_grace=shutdown_grace,
-        client_timeout=client_timeout,
-        max_connections=max_connections,
-        workers=workers,
-    )
     options = [
         "--upstream",
         target,
@@ -155,11 +148,33 @@ def wrap(
     ]
     options += ["--budget", budget] if budget is not None else []
     options += ["--window", str(window)] if window is not None else []
-    options += ["--workers", str(workers)] if workers is not None else []
+    options += ["--workers", str(workers or 1)]
     log_path = log or supervise.state_log(dict(os.environ), " ".join(command or []))
+    # The proxy starts first, and the options are checked while it does (the check imports what
+    # fitting needs: 0.2 s the agent would otherwise wait for); a bad one stops it at once.
+    proxy = supervise.start_proxy(options, log_path)
     try:
+        proxy_settings(
+            target,
+            budget,
+            window,
+            max_body_mb,
+            conversations,
+            upstream_timeout,
+            print,  # usage errors now
+            memory_mb=memory_mb,
+            fit_timeout=fit_timeout,
+            shutdown_grace=shutdown_grace,
+            client_timeout=client_timeout,
+            max_connections=max_connections,
+            workers=workers,
+        )
         extra = agents.environment_for(agent, dict(os.environ), supervise.state_folder(dict(os.environ)))
-        run = supervise.run_wrapped(argv, agent, options, log_path, _say, extra)
+    except BaseException:
+        supervise.stop(proxy[0])
+        raise
+    try:
+        run = supervise.run_wrapped(argv, agent, proxy, log_path, _say, extra)
     except supervise.WrapFailed as error:
         raise UsageProblem(str(error)) from None
     first, *details = supervise.summary_lines(run.stats)
