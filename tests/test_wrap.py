@@ -339,3 +339,58 @@ def test_a_proxy_that_stops_while_the_agent_runs_stops_the_agent_and_says_so(wor
     assert process.returncode == 2, err.decode()
     assert "the proxy stopped (exit -9) while the agent ran" in err.decode()
     assert eventually(lambda: not alive(agent))
+
+
+# --- the real agents, when installed (/tmp/agents, as the helpers' machines have them, or on PATH) ----
+
+REAL = {"claude": (["-p", "Read README.md and summarise it", "--allowedTools", "Read"],
+                   {"ANTHROPIC_API_KEY": "sk-ant-test-wrap", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}),
+        "codex": (["exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
+                   "-c", "check_for_update_on_startup=false", "Read README.md and summarise it"],
+                  {"OPENAI_API_KEY": "sk-test-wrap"}),
+        "gemini": (["-p", "Read README.md and summarise it", "--yolo", "--skip-trust"],
+                   {"GEMINI_API_KEY": "AIza-test-wrap"})}
+
+
+def real_agent(name: str) -> str | None:
+    installed = Path("/tmp/agents/node_modules/.bin") / name
+    return str(installed.parent) if installed.exists() else None
+
+
+@pytest.mark.parametrize("name", sorted(REAL))
+def test_the_real_agent_goes_through_wrap(tmp_path, name):
+    """The agent as installed today, through `ctxfit wrap NAME` against the fake provider (its
+    tool calls are `read_file`, which Claude Code and Codex answer with an error: enough to see
+    what they send). Every main request reaches the proxy; Codex's WebSocket is refused at once."""
+    found = real_agent(name)
+    if found is None:
+        pytest.skip(f"{name} is not installed in /tmp/agents (npm install there to run this check)")
+    import shutil
+    import tempfile
+
+    # Gemini CLI reads wrap's settings file only in a folder no one else may write to: not /tmp.
+    home = Path(tempfile.mkdtemp(prefix="ctxfit-wrap-test-", dir=Path.home()))
+    try:
+        (home / "work").mkdir()
+        shutil.copy(ROOT / "README.md", home / "work")
+        record = tmp_path / "upstream.jsonl"
+        arguments, keys = REAL[name]
+        with fake_provider(record, steps=2) as provider:
+            env = {k: v for k, v in os.environ.items() if not k.endswith(("_BASE_URL", "_API_KEY"))}
+            env |= keys | {"HOME": str(home), "XDG_STATE_HOME": str(home / "state"),
+                           "PATH": f"{found}{os.pathsep}{env['PATH']}", "PYTHONPATH": str(ROOT)}
+            done = subprocess.run([sys.executable, "-m", "ctxfit_cli", "wrap", name, "--upstream", provider.url,
+                                   "--budget", "50000", "--", *arguments], cwd=home / "work", env=env,
+                                  capture_output=True, timeout=300)
+        err = done.stderr.decode()
+        log = (home / "state" / "ctxfit" / "wrap.log").read_text()
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    assert done.returncode == 0, err[-3000:]
+    main = [r for r in recorded(record) if r["path"].endswith(("/messages", "/responses", "StreamGenerateContent",
+                                                                "streamGenerateContent"))]
+    assert len(main) >= 3  # the task, and the two tool results
+    assert re.search(r"ctxfit wrap: \d+ requests, ", err) and "sent nothing through the proxy" not in err
+    if name == "codex":
+        assert "GET /v1/responses 426" in log and log.count("GET /v1/responses") == 1
+    assert "Traceback" not in log
