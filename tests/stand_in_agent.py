@@ -1,12 +1,14 @@
 """A stand-in for an agent CLI, for `ctxfit wrap`'s tests: it reads its API's base URL from the
 variable the real agent honours and talks to it with the real SDK, as the agent would.
 
-    python tests/stand_in_agent.py anthropic|responses|gemini [--steps N] [--exit CODE]
-                                   [--wait PIDFILE]
+    python tests/stand_in_agent.py anthropic|responses|gemini [-c KEY=VALUE]... [--steps N]
+                                   [--exit CODE] [--wait PIDFILE] [--elsewhere URL]
 
 It runs `--steps` requests of a growing tool loop, prints what it saw on stdout, then exits with
 `--exit`; with `--wait` it writes its pid to PIDFILE and waits to be signalled (it exits 0 on
-SIGINT, as an agent that handles Ctrl-C may, and dies on SIGTERM).
+SIGINT, as an agent that handles Ctrl-C may, and dies on SIGTERM). `-c openai_base_url="URL"`
+is read as Codex 0.171 reads it (over `OPENAI_BASE_URL`); `--elsewhere URL` talks to URL whatever
+it was given, as a newer agent that reads its base URL from somewhere wrap does not set.
 """
 
 from __future__ import annotations
@@ -102,7 +104,16 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--exit", type=int, default=0)
     parser.add_argument("--wait")
+    parser.add_argument("-c", dest="config", action="append", default=[])
+    parser.add_argument("--elsewhere")
     args = parser.parse_args()
+    config = dict(option.split("=", 1) for option in args.config)
+    if "openai_base_url" in config:
+        os.environ["OPENAI_BASE_URL"] = config["openai_base_url"].strip('"')
+    if args.elsewhere:
+        for variable in ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "GOOGLE_GEMINI_BASE_URL", "CODE_ASSIST_ENDPOINT"):
+            if os.environ.get(variable):
+                os.environ[variable] = args.elsewhere + ("/v1" if variable == "OPENAI_BASE_URL" else "")
     loop = {"anthropic": anthropic_loop, "responses": responses_loop, "gemini": gemini_loop}[args.api]
     if args.api == "gemini" and os.environ.get("CODE_ASSIST_ENDPOINT"):
         loop = code_assist_loop  # (as Gemini CLI signed in with Google)

@@ -60,6 +60,7 @@ def world(tmp_path):
         env = {**os.environ, **KEYS, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
         for variable in ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_API_KEY"):
             env.pop(variable, None)
+        env["XDG_STATE_HOME"] = str(tmp_path / "state")  # wrap's log, when no --log is given
         yield provider.url, record, env, tmp_path
 
 
@@ -102,12 +103,12 @@ def test_any_command_with_env_and_the_upstream_it_pointed_at(world):
     upstream, record, env, tmp = world
     env = {**env, "ANTHROPIC_BASE_URL": upstream}  # where the program pointed: the proxy's upstream
     log = tmp / "any.log"
-    process = wrap(env, "--env", "ANTHROPIC_BASE_URL", "--workers", "1", "--log", str(log),
+    process = wrap(env, "--env", "ANTHROPIC_BASE_URL", "--workers", "2", "--log", str(log),
                    "--", sys.executable, str(STAND_IN), "anthropic", "--steps", "2")
     out, err = process.communicate(timeout=120)
     assert process.returncode == 0, err.decode()
     assert len(recorded(record)) == 2
-    assert "; 1 fitting worker; " in log.read_text()  # the proxy's options work the same under wrap
+    assert "; 2 fitting workers; " in log.read_text()  # the proxy's options work the same under wrap (its default: 1)
     assert "2 requests" in err.decode().strip().splitlines()[-1]
 
 
@@ -135,14 +136,14 @@ def test_gemini_set_to_an_api_key_it_lacks_is_told_its_requests_may_not_come_thr
     process = wrap(env, "gemini", "--upstream", upstream, "--", "--steps", "1")
     _, err = process.communicate(timeout=120)
     assert process.returncode == 0, err.decode()
-    assert "GEMINI_API_KEY is not set: gemini uses GOOGLE_GEMINI_BASE_URL only with API-key auth" in err.decode()
+    assert "GEMINI_API_KEY is not set: gemini may send no API key" in err.decode()
     assert len(recorded(record)) == 1  # (this stand-in, the SDK, also takes GOOGLE_API_KEY)
 
 
 @pytest.mark.parametrize("settings", [{"security": {"auth": {"selectedType": "oauth-personal"}}},
-                                      {"selectedAuthType": "oauth-personal"}, None])
+                                      {"selectedAuthType": "oauth-personal"}])
 def test_gemini_signed_in_with_google_is_fitted_on_its_way_to_code_assist(world, settings):
-    """Signed in with Google (its settings say so, or no API key and nothing selected), Gemini
+    """Signed in with Google (its settings say so), Gemini
     CLI talks to Google's Code Assist API at CODE_ASSIST_ENDPOINT: Gemini's request wrapped in
     {"model", "project", "request"}. wrap points that variable at the proxy, which fits the
     inner contents and forwards to Code Assist (here the fake provider's)."""
@@ -189,7 +190,7 @@ def test_an_agent_that_is_not_installed_is_told_before_a_proxy_starts(world):
     _, err = process.communicate(timeout=60)
     assert process.returncode == 2
     assert err.decode().splitlines() == ["ctxfit: error: claude: command not found (is it installed and on PATH?)"]
-    assert not list(tmp.glob("ctxfit-wrap-*.log"))  # no log of a proxy that never ran
+    assert not (tmp / "state" / "ctxfit").exists()  # no log of a proxy that never ran
 
 
 def started(world, *extra: str) -> tuple[subprocess.Popen, int, int, str]:
@@ -267,3 +268,129 @@ def test_which_provider_is_behind_codex_comes_from_its_auth_file(tmp_path):
     chatgpt = agent({"auth_mode": "chatgpt", "tokens": {"access_token": "t"}})
     assert agents.upstream_for(chatgpt, None, {}) == "https://chatgpt.com/backend-api/codex"
     assert (tmp_path / "auth.json").write_text("not json") and agent(None) is agents.AGENTS["codex"]
+
+
+def test_gemini_with_nothing_selected_is_pointed_by_its_base_url_variable(tmp_path):
+    """Gemini CLI 0.61 with no way to sign in selected picks its `gateway` auth type from
+    GOOGLE_GEMINI_BASE_URL alone (`getAuthTypeFromEnv`), key or not: not Code Assist."""
+    from ctxfit_cli.serve import agents
+
+    home = {"HOME": str(tmp_path)}
+    assert agents.agent_named("gemini", home) is agents.AGENTS["gemini"]
+    assert agents.agent_named("gemini", home | {"GOOGLE_GENAI_USE_GCA": "true"}) is agents.GEMINI_WITH_GOOGLE
+    (tmp_path / ".gemini").mkdir()
+    (tmp_path / ".gemini" / "settings.json").write_text(json.dumps({"security": {"auth": {"selectedType": "gateway"}}}))
+    assert agents.agent_named("gemini", home) is agents.AGENTS["gemini"]
+
+
+def test_codex_is_pointed_by_its_config_key_and_a_gateway_in_its_config_is_the_upstream(tmp_path):
+    """Codex 0.171 reads `openai_base_url` (`-c`), no longer OPENAI_BASE_URL; its own
+    config.toml may name the user's gateway, which becomes the proxy's upstream."""
+    from ctxfit_cli.serve import agents
+
+    codex = agents.AGENTS["codex"]
+    assert codex.arguments("http://127.0.0.1:9/v1") == ["-c", 'openai_base_url="http://127.0.0.1:9/v1"']
+    assert agents.CODEX_WITH_CHATGPT.arguments("http://x")[-2:] == ["-c", "features.enable_request_compression=false"]
+    assert codex.pointed_by() == "openai_base_url (-c) or OPENAI_BASE_URL"
+    environ = {"CODEX_HOME": str(tmp_path)}
+    assert agents.upstream_for(codex, None, environ) == "https://api.openai.com"
+    (tmp_path / "config.toml").write_text('openai_base_url = "https://gateway.example/v1"\n')
+    assert agents.upstream_for(codex, None, environ) == "https://gateway.example"
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+def test_an_agent_that_sends_nothing_through_the_proxy_is_an_error_of_its_own(world, agent):
+    """A newer agent that reads its base URL from somewhere wrap did not set talks to the
+    provider directly: wrap says so on a last error line and exits 2, whatever the agent's code."""
+    upstream, record, env, tmp = world
+    process = wrap(env, agent, "--upstream", upstream, "--", "--steps", "2", "--elsewhere", upstream)
+    _, err = process.communicate(timeout=120)
+    lines = err.decode().strip().splitlines()
+    assert process.returncode == 2, err.decode()
+    assert len(recorded(record)) == 2  # it ran, straight to the provider: nothing fitted
+    assert "0 requests, 0 fitted" in lines[-2]
+    pointed = "ANTHROPIC_BASE_URL" if agent == "claude" else "openai_base_url (-c) or OPENAI_BASE_URL"
+    assert lines[-1].startswith(f"ctxfit: error: {agent} sent nothing through the proxy: it did not use {pointed}")
+    assert (tmp / "state" / "ctxfit" / "wrap.log").exists()  # the default log, in the state folder
+
+
+def test_wrap_logs_to_the_state_folder_and_rotates_it(tmp_path):
+    from ctxfit_cli.serve import supervise
+
+    environ = {"XDG_STATE_HOME": str(tmp_path)}
+    log = supervise.state_log(environ, "claude")
+    assert log == tmp_path / "ctxfit" / "wrap.log" and log.read_text().startswith("--- ctxfit wrap claude, ")
+    for run in range(supervise.LOG_FILES + 2):
+        log.write_text(f"run {run}\n" + "x" * supervise.LOG_BYTES)
+        supervise.state_log(environ, "codex")
+    names = sorted(p.name for p in log.parent.iterdir())
+    assert names == ["wrap.log", *(f"wrap.log.{n}" for n in range(1, supervise.LOG_FILES))]
+    assert (log.parent / "wrap.log.1").read_text().startswith(f"run {supervise.LOG_FILES + 1}")
+    assert log.stat().st_size < 200  # the new run's line only
+    assert supervise.state_log({"HOME": str(tmp_path / "home")}, "x") == tmp_path / "home/.local/state/ctxfit/wrap.log"
+
+
+def test_a_proxy_that_stops_while_the_agent_runs_stops_the_agent_and_says_so(world):
+    """The agent starts as the proxy does (wrap hands the proxy its listening socket); should the
+    proxy end while the agent runs, the agent's requests would go nowhere: wrap stops it."""
+    process, agent, proxy, upstream = started(world)
+    os.kill(proxy, signal.SIGKILL)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 2, err.decode()
+    assert "the proxy stopped (exit -9) while the agent ran" in err.decode()
+    assert eventually(lambda: not alive(agent))
+
+
+# --- the real agents, when installed (/tmp/agents, as the helpers' machines have them, or on PATH) ----
+
+REAL = {"claude": (["-p", "Read README.md and summarise it", "--allowedTools", "Read"],
+                   {"ANTHROPIC_API_KEY": "sk-ant-test-wrap", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}),
+        "codex": (["exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
+                   "-c", "check_for_update_on_startup=false", "Read README.md and summarise it"],
+                  {"OPENAI_API_KEY": "sk-test-wrap"}),
+        "gemini": (["-p", "Read README.md and summarise it", "--yolo", "--skip-trust"],
+                   {"GEMINI_API_KEY": "AIza-test-wrap"})}
+
+
+def real_agent(name: str) -> str | None:
+    installed = Path("/tmp/agents/node_modules/.bin") / name
+    return str(installed.parent) if installed.exists() else None
+
+
+@pytest.mark.parametrize("name", sorted(REAL))
+def test_the_real_agent_goes_through_wrap(tmp_path, name):
+    """The agent as installed today, through `ctxfit wrap NAME` against the fake provider (its
+    tool calls are `read_file`, which Claude Code and Codex answer with an error: enough to see
+    what they send). Every main request reaches the proxy; Codex's WebSocket is refused at once."""
+    found = real_agent(name)
+    if found is None:
+        pytest.skip(f"{name} is not installed in /tmp/agents (npm install there to run this check)")
+    import shutil
+    import tempfile
+
+    # Gemini CLI reads wrap's settings file only in a folder no one else may write to: not /tmp.
+    home = Path(tempfile.mkdtemp(prefix="ctxfit-wrap-test-", dir=Path.home()))
+    try:
+        (home / "work").mkdir()
+        shutil.copy(ROOT / "README.md", home / "work")
+        record = tmp_path / "upstream.jsonl"
+        arguments, keys = REAL[name]
+        with fake_provider(record, steps=2) as provider:
+            env = {k: v for k, v in os.environ.items() if not k.endswith(("_BASE_URL", "_API_KEY"))}
+            env |= keys | {"HOME": str(home), "XDG_STATE_HOME": str(home / "state"),
+                           "PATH": f"{found}{os.pathsep}{env['PATH']}", "PYTHONPATH": str(ROOT)}
+            done = subprocess.run([sys.executable, "-m", "ctxfit_cli", "wrap", name, "--upstream", provider.url,
+                                   "--budget", "50000", "--", *arguments], cwd=home / "work", env=env,
+                                  capture_output=True, timeout=300)
+        err = done.stderr.decode()
+        log = (home / "state" / "ctxfit" / "wrap.log").read_text()
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    assert done.returncode == 0, err[-3000:]
+    main = [r for r in recorded(record) if r["path"].endswith(("/messages", "/responses", "StreamGenerateContent",
+                                                                "streamGenerateContent"))]
+    assert len(main) >= 3  # the task, and the two tool results
+    assert re.search(r"ctxfit wrap: \d+ requests, ", err) and "sent nothing through the proxy" not in err
+    if name == "codex":
+        assert "GET /v1/responses 426" in log and log.count("GET /v1/responses") == 1
+    assert "Traceback" not in log

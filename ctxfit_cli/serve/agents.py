@@ -1,22 +1,36 @@
-"""The agents `ctxfit wrap` knows, and how each is pointed at the proxy: the variable it reads
-its API's base URL from, and the provider behind it, which depends on how it signs in.
+"""The agents `ctxfit wrap` knows, and how each is pointed at the proxy: what it reads its API's
+base URL from today (a variable, or a config option on its command line), and the provider
+behind it, which depends on how it signs in.
 
-Which variable each agent honours, from each agent's own source and docs: Claude Code
-`ANTHROPIC_BASE_URL`; Codex CLI `OPENAI_BASE_URL` (read by its built-in `openai` provider,
-codex-rs `model_provider_info.rs`; it ends in `/v1`, and Codex posts to `{it}/responses`;
-signed in with ChatGPT rather than an API key, Codex talks to `chatgpt.com/backend-api/codex`
-with the same variable overriding it, so wrap reads `$CODEX_HOME/auth.json` to know which
-provider is behind it and points the variable at the proxy without `/v1`); Gemini CLI `GOOGLE_GEMINI_BASE_URL`
-(its `contentGenerator.ts` passes it to `@google/genai` as the base URL with API-key auth,
-`GEMINI_API_KEY`; signed in with Google it talks to Google's Code Assist API instead, at
-`CODE_ASSIST_ENDPOINT` when that is set, gemini-cli `code_assist/server.ts`: wrap reads which
-way it signs in from its settings, `security.auth.selectedType` or the older `selectedAuthType`
-in `~/.gemini/settings.json` and the project's `.gemini/settings.json`).
+Checked against each agent's own code, on the versions named (the agents ship weekly: wrap
+also notices when an agent sent nothing through the proxy, `supervise.nothing_sent`):
+
+- Claude Code (2.1.197, 2.1.337): `ANTHROPIC_BASE_URL`, with an API key or its own login.
+- Codex CLI (0.171.0): the config key `openai_base_url` (`codex -c openai_base_url="…"`); it no
+  longer reads `OPENAI_BASE_URL`, which older versions read for their built-in `openai` provider
+  (codex-rs `model_provider_info.rs`), so wrap sets both: the variable is harmless to 0.171. With
+  an API key Codex posts to `{it}/responses`, `{it}` ending in `/v1`. Signed in with ChatGPT
+  (`$CODEX_HOME/auth.json`, `auth_mode`) it talks to `chatgpt.com/backend-api/codex`, and the
+  same key overrides that: wrap points it at the proxy's root and forwards to the backend. Signed
+  in so, Codex also compresses its request bodies (zstd, its `enable_request_compression`
+  feature), which ctxfit cannot fit: wrap turns that feature off for the run
+  (`-c features.enable_request_compression=false`).
+- Gemini CLI (0.61.0): `GOOGLE_GEMINI_BASE_URL`, read with an API key (`gemini-api-key`,
+  `GEMINI_API_KEY`). With no way to sign in selected in its settings, that variable alone makes it
+  pick its `gateway` auth type (`getAuthTypeFromEnv`), which its own check then refuses
+  ("Invalid auth method selected.", exit 41, `validateAuthMethod` knows no `gateway`). So wrap
+  selects `gemini-api-key` in a system-defaults file of its own (`GEMINI_CLI_SYSTEM_DEFAULTS_PATH`,
+  the lowest of Gemini CLI's settings: any way to sign in the user selected wins; the user's own
+  defaults file is merged in). Signed in with Google (`oauth-personal`,
+  …, in `security.auth.selectedType` or the older `selectedAuthType` of `~/.gemini/settings.json`
+  or the project's `.gemini/settings.json`), it talks to Google's Code Assist API instead, at
+  `CODE_ASSIST_ENDPOINT` when that is set (`code_assist/server.ts`).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,25 +38,44 @@ from pathlib import Path
 @dataclass(frozen=True)
 class Agent:
     command: str
-    #: The variable the agent reads its API's base URL from.
+    #: The variable the agent reads its API's base URL from (set for versions that still do).
     variable: str
     #: The provider it talks to when the variable is not set.
     upstream: str
     #: What follows the proxy's address in the variable (the OpenAI SDKs expect `/v1`).
     suffix: str = ""
-    #: The variable of the API key without which the agent does not use the base URL at all.
+    #: The variable of the API key the agent sends the provider, when it should be set.
     key: str = ""
+    #: Arguments put before the agent's own: `{url}` is the base URL given to it.
+    options: tuple[str, ...] = ()
+
+    def arguments(self, base_url: str) -> list[str]:
+        """The options that point this agent at `base_url` on its command line."""
+        return [option.replace("{url}", base_url) for option in self.options]
+
+    def pointed_by(self) -> str:
+        """How wrap pointed it, as the error line tells a user whose agent ignored it."""
+        if not self.options:
+            return self.variable
+        given = " ".join(o for o in self.options if "{url}" in o).split("=", 1)[0]
+        return f"{given} (-c) or {self.variable}"
 
 
+_CODEX_BASE_URL = ("-c", 'openai_base_url="{url}"')
 AGENTS = {
     "claude": Agent("claude", "ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
-    "codex": Agent("codex", "OPENAI_BASE_URL", "https://api.openai.com", "/v1"),
+    "codex": Agent("codex", "OPENAI_BASE_URL", "https://api.openai.com", "/v1", options=_CODEX_BASE_URL),
     "gemini": Agent(
         "gemini", "GOOGLE_GEMINI_BASE_URL", "https://generativelanguage.googleapis.com", key="GEMINI_API_KEY"
     ),
 }
-#: Codex CLI signed in with ChatGPT: the ChatGPT backend behind the same variable.
-CODEX_WITH_CHATGPT = Agent("codex", "OPENAI_BASE_URL", "https://chatgpt.com/backend-api/codex")
+#: Codex CLI signed in with ChatGPT: the ChatGPT backend behind the same key, bodies uncompressed.
+CODEX_WITH_CHATGPT = Agent(
+    "codex",
+    "OPENAI_BASE_URL",
+    "https://chatgpt.com/backend-api/codex",
+    options=(*_CODEX_BASE_URL, "-c", "features.enable_request_compression=false"),
+)
 #: Gemini CLI signed in with Google: Google's Code Assist API, at the endpoint the variable names.
 GEMINI_WITH_GOOGLE = Agent("gemini", "CODE_ASSIST_ENDPOINT", "https://cloudcode-pa.googleapis.com")
 #: Gemini CLI's ways to sign in that talk to Code Assist (`selectedType` in its settings).
@@ -52,7 +85,7 @@ KNOWN_VARIABLES = {agent.variable: agent for agent in AGENTS.values()}
 
 
 def agent_named(name: str, environ: dict) -> Agent:
-    """The agent `ctxfit wrap NAME` runs, as it is set up here (Codex: how it signs in)."""
+    """The agent `ctxfit wrap NAME` runs, as it is set up here (how it signs in)."""
     if name == "codex" and codex_signed_in_with_chatgpt(environ):
         return CODEX_WITH_CHATGPT
     if name == "gemini" and gemini_signed_in_with_google(environ):
@@ -62,14 +95,32 @@ def agent_named(name: str, environ: dict) -> Agent:
 
 def gemini_signed_in_with_google(environ: dict, project: Path | None = None) -> bool:
     """Whether Gemini CLI talks to Code Assist: the way to sign in its settings select (the
-    project's over the user's), else, with none selected, whether no API key is set."""
+    project's over the user's), or `GOOGLE_GENAI_USE_GCA=true`. With none selected, the base-URL
+    variable wrap sets makes Gemini CLI 0.61 pick its `gateway` auth type: not Code Assist."""
+    if environ.get("GOOGLE_GENAI_USE_GCA") == "true":
+        return True
     home = Path(environ.get("HOME") or Path.home())
     selected = None
     for settings in (home / ".gemini" / "settings.json", (project or Path.cwd()) / ".gemini" / "settings.json"):
         selected = _selected_sign_in(settings) or selected
-    if selected is not None:
-        return selected in GOOGLE_SIGN_INS
-    return not environ.get(AGENTS["gemini"].key)
+    return selected in GOOGLE_SIGN_INS
+
+
+def environment_for(agent: Agent, environ: dict, folder: Path) -> dict[str, str]:
+    """Variables the agent needs besides its base URL to use it (files go in `folder`): Gemini
+    CLI with no way to sign in selected gets API-key auth selected in its lowest settings."""
+    if agent is not AGENTS["gemini"]:
+        return {}
+    defaults_path = Path(environ.get("GEMINI_CLI_SYSTEM_DEFAULTS_PATH") or "/etc/gemini-cli/system-defaults.json")
+    defaults = _json_object(defaults_path) or {}
+    security = defaults.setdefault("security", {}) if isinstance(defaults.get("security", {}), dict) else {}
+    auth = security.setdefault("auth", {}) if isinstance(security.get("auth", {}), dict) else {}
+    auth.setdefault("selectedType", "gemini-api-key")
+    path = folder / "gemini-system-defaults.json"
+    staged = path.with_name(f"{path.name}.{os.getpid()}")
+    staged.write_text(json.dumps(defaults, indent=2), encoding="utf-8")
+    staged.replace(path)  # (another wrap may be reading it: replaced whole)
+    return {"GEMINI_CLI_SYSTEM_DEFAULTS_PATH": str(path)}
 
 
 def _selected_sign_in(path: Path) -> str | None:
@@ -105,10 +156,23 @@ def upstream_for(agent: Agent, given: str | None, environ: dict) -> str:
     already (the user's own gateway), else the agent's provider."""
     if given:
         return given
-    current = environ.get(agent.variable, "").rstrip("/")
+    current = (_codex_configured_base(environ) if agent.options else "") or environ.get(agent.variable, "")
+    current = current.rstrip("/")
     if current:
         return current[: -len(agent.suffix)] if agent.suffix and current.endswith(agent.suffix) else current
     return agent.upstream
+
+
+def _codex_configured_base(environ: dict) -> str:
+    """The `openai_base_url` of Codex's own config.toml (a user's gateway), or ""."""
+    import tomllib
+
+    home = Path(environ.get("CODEX_HOME") or Path(environ.get("HOME") or Path.home()) / ".codex")
+    try:
+        value = tomllib.loads((home / "config.toml").read_text(encoding="utf-8")).get("openai_base_url")
+    except (OSError, ValueError):
+        return ""
+    return value if isinstance(value, str) else ""
 
 
 def _json_object(path: Path) -> dict | None:

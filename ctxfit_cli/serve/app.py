@@ -3,9 +3,17 @@
 Anthropic `POST /v1/messages`, OpenAI `POST /v1/chat/completions` and `POST /v1/responses`, and
 Gemini's `/v1beta/models/{model}:generateContent` and `:streamGenerateContent` are fitted to the
 budget (see `fitting.py`, `responses.py`, `gemini.py`; each request's budget and window come
-from its model, `limits.py`), then forwarded; every other request is forwarded untouched. Replies, SSE
-streams included, are passed back as they arrive, byte for byte (the provider's compression
-too: the provider is asked for exactly the encodings the agent asked for). Headers, API keys
+from its model, `limits.py`), then forwarded, the reply telling the agent what the fitted
+request measures (`ctxfit-tokens`, `ctxfit-counted`); every other request is forwarded untouched
+(`HEAD /`, models, …). `count_tokens` too, on purpose: Claude Code asks it the size of one piece
+(a file it read) to decide what to send, and the answer it wants is the provider's count of
+exactly those bytes; the request the piece then goes into is fitted when it is sent. A
+WebSocket upgrade (Codex 0.171 asks for Responses over a WebSocket first) is refused at once
+with 426 Upgrade Required, the one answer on which Codex falls back to HTTPS at once (measured:
+0.1 s; a 200, 404 or 501 costs it 7 tries and ~6.5 s), so everything it sends goes over HTTPS,
+where it is fitted. Replies, SSE streams included, are passed back as they arrive, byte for
+byte (the provider's compression too: the provider is asked for exactly the encodings the agent
+asked for). Headers, API keys
 included, are forwarded and never logged. One line per request goes to the log (a request the
 client gave up on too); `GET /ctxfit/stats` shows what was done per conversation.
 
@@ -30,13 +38,13 @@ from ..core.model import Dialect
 from .body import BodyError
 from .clients import ConnectionGuard, RateLimitedLog
 from .conversations import Ledger, Stats
-from .errors import provider_error
+from .errors import NO_RETRY, message_of, provider_error
 from .fitting import DIALECTS, HANDLED_AS, dialect_of
 from .limits import asked_window
-from .log_lines import conversation, describe
+from .log_lines import conversation, describe, kind_of
 from .pool import NotFitted, Pool, WorkerLost
 from .settings import Settings, Totals
-from .upstream import Upstream
+from .upstream import Upstream, why_unreachable
 from .usage import ReplyUsage
 from .worker import Fitted, Setup, reason
 
@@ -59,7 +67,9 @@ HOP_BY_HOP = frozenset(
 #: Request headers aiohttp's client adds when the agent sent none: never added.
 AUTO_HEADERS = ("Accept-Encoding", "User-Agent")
 #: What a request carries for its log line: when it started, what was done, whether it has it.
-_STARTED, _WHAT, _LOGGED = "ctxfit.started", "ctxfit.what", "ctxfit.logged"
+_STARTED, _WHAT, _LOGGED, _REFUSAL = "ctxfit.started", "ctxfit.what", "ctxfit.logged", "ctxfit.refusal"
+#: Bytes of a provider's error reply kept to read its message (the reply itself passes whole).
+ERROR_BYTES = 64 * 1024
 
 
 class Proxy:
@@ -189,6 +199,8 @@ class Proxy:
 
     async def passthrough(self, request: web.Request) -> web.StreamResponse:
         started = request[_STARTED] = time.perf_counter()
+        if request.headers.get("upgrade", "").lower() == "websocket":
+            return self._refuse_websocket(request, started)
         request[_WHAT] = "passed through"
         self.totals.requests += 1
         self.totals.passed_through += 1
@@ -223,6 +235,7 @@ class Proxy:
             return web.Response(status=400, body=outcome.error, content_type="application/json")
         if outcome.skipped:
             self.totals.failed_open += 1
+            self.totals.tally(self.totals.not_fitted, kind_of(outcome.skipped))
             if stats:
                 stats.failed_open += 1
         elif outcome.body is not body:
@@ -303,15 +316,17 @@ class Proxy:
             upstream = await self.client.request(
                 request.method, url, headers=headers, data=body, allow_redirects=False, skip_auto_headers=AUTO_HEADERS
             )
-        except TimeoutError:
-            return self._upstream_error(request, 504, "the provider did not answer in time"), "504"
-        except aiohttp.ClientError as error:
-            return self._upstream_error(request, 502, f"cannot reach the provider ({type(error).__name__})"), "502"
+        except (TimeoutError, aiohttp.ClientError) as error:
+            why = why_unreachable(error, self.upstream.base)
+            status = 504 if isinstance(error, TimeoutError) else 502
+            return self._upstream_error(request, status, why), f"{status} (the provider could not be reached: {why})"
         async with upstream:
             response = web.StreamResponse(status=upstream.status, reason=upstream.reason)
             for name, value in upstream.headers.items():
                 if name.lower() not in HOP_BY_HOP or name.lower() == "content-length":
                     response.headers.add(name, value)
+            if fitted is not None:
+                response.headers.update(measured(fitted))
             self._replies[id(request)] = response
             usage = ReplyUsage(upstream.headers.get("content-type", ""), upstream.headers.get("content-encoding", ""))
             try:
@@ -321,6 +336,9 @@ class Proxy:
                 return response, f"{upstream.status} (the client went away mid-reply)"
             if broken:
                 return response, f"{upstream.status} (broken off by the provider mid-reply)"
+            if fitted is not None and upstream.status >= 400:
+                said = message_of(request.get(_REFUSAL, b""), upstream.headers.get("content-encoding", ""))
+                self.totals.tally(self.totals.refused, f"{upstream.status} {kind_of(said or upstream.reason or '')}")
         reported = usage.reported()
         if reported is not None and stats is not None:
             stats.prompt_tokens += reported.prompt
@@ -340,6 +358,9 @@ class Proxy:
         await response.prepare(request)
         chunks = upstream.content.iter_any()
         anchoring = fitted if upstream.status == 200 else None
+        # A refusal's message is read for wrap's summary (what the provider refused, how often).
+        keep = ERROR_BYTES if fitted is not None and upstream.status >= 400 else 0
+        kept = bytearray()
         while True:
             try:
                 chunk = await chunks.__anext__()
@@ -352,6 +373,9 @@ class Proxy:
                     request.transport.close()
                 return True
             usage.feed(chunk)
+            if len(kept) < keep:
+                kept += chunk[: keep - len(kept)]
+                request[_REFUSAL] = bytes(kept)
             if anchoring is not None and usage.found is not None:  # before the agent has it all
                 self.pool.anchor(anchoring, usage.found)
                 anchoring = None
@@ -359,19 +383,50 @@ class Proxy:
         await response.write_eof()
         return False
 
-    def _upstream_error(self, request: web.Request, status: int, message: str) -> web.Response:
+    def _upstream_error(self, request: web.Request, status: int, why: str) -> web.Response:
+        """The provider could not be reached: said at once, in the dialect's error shape, with
+        the header that keeps the SDKs that read it from retrying for minutes (`errors.NO_RETRY`)."""
         self.totals.upstream_errors += 1
+        self.totals.tally(self.totals.unreachable, why)
         dialect = dialect_of(request.path)
+        message = (
+            f"ctxfit proxy: the provider could not be reached: {why}; retrying will not help until the "
+            f"network or the proxy's upstream ({self.upstream.shown}) is fixed (x-should-retry: false)"
+        )
         return web.Response(
             status=status,
-            body=provider_error(dialect, status, f"ctxfit proxy: {message}"),
+            body=provider_error(dialect, status, message),
             content_type="application/json",
+            headers=NO_RETRY,
         )
+
+    def _refuse_websocket(self, request: web.Request, started: float) -> web.Response:
+        """426 Upgrade Required: the proxy does not relay WebSockets, and on this answer Codex
+        (0.171) goes on over HTTPS at once, where its requests are fitted."""
+        self.totals.websockets_refused += 1
+        request[_WHAT] = "WebSocket refused: the agent goes on over HTTPS"
+        self._log(request, started, 426, request[_WHAT])
+        body = provider_error(dialect_of(request.path), 426, "ctxfit proxy: use HTTPS (no WebSocket through ctxfit)")
+        return web.Response(status=426, body=body, content_type="application/json")
 
     def _log(self, request: web.Request, started: float, status: int | str, what: str) -> None:
         request[_LOGGED] = True
         elapsed = (time.perf_counter() - started) * 1000
         self.settings.log(f"{request.method} {request.path} {status} {elapsed:,.0f} ms  {what}".rstrip())
+
+
+def measured(fitted: Fitted) -> dict[str, str]:
+    """What the fitted request measures, for the agent (response headers): its tokens, and
+    whether the provider's count of the request before it anchors the figure ('anchored', how
+    many tokens of it the provider confirmed) or it is ctxfit's estimate alone ('estimated',
+    what `ctxfit estimate` of the same body reads)."""
+    plan = fitted.plan
+    if plan is None:
+        return {"ctxfit-counted": "not-fitted"} if fitted.skipped else {}
+    headers = {"ctxfit-tokens": str(plan.tokens_after), "ctxfit-counted": "anchored" if plan.confirmed else "estimated"}
+    if plan.confirmed:
+        headers["ctxfit-confirmed"] = str(plan.confirmed)
+    return headers
 
 
 def _loopback(host: str) -> bool:

@@ -18,6 +18,8 @@ b'{"error":{"code":502,"message":"cannot reach the provider","status":"UNAVAILAB
 
 from __future__ import annotations
 
+import zlib
+
 import orjson
 
 _ANTHROPIC = {
@@ -57,6 +59,37 @@ def provider_error(
         return orjson.dumps({"error": {"code": status, "message": message, "status": status_name}})
     kind = "server_error" if status >= 500 else "invalid_request_error"
     return orjson.dumps({"error": {"message": message, "type": kind, "param": param, "code": code}})
+
+
+def message_of(body: bytes, encoding: str = "") -> str:
+    """The message of an error body in any of the three shapes, gzip or deflate undone ("" when
+    it has none, or it cannot be read).
+
+    >>> message_of(b'{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long"}}')
+    'prompt is too long'
+    """
+    encoding = encoding.strip().lower()
+    try:
+        if encoding in ("gzip", "x-gzip", "deflate"):
+            inflate = zlib.decompressobj(16 + zlib.MAX_WBITS if "gzip" in encoding else zlib.MAX_WBITS)
+            body = inflate.decompress(body, 1 << 20)
+        elif encoding not in ("", "identity"):
+            return ""
+        document = orjson.loads(body)
+    except (orjson.JSONDecodeError, zlib.error):
+        return ""
+    error = document.get("error") if isinstance(document, dict) else None
+    if isinstance(document, list) and document and isinstance(document[0], dict):  # Gemini's stream: [{"error"}]
+        error = document[0].get("error")
+    message = error.get("message") if isinstance(error, dict) else error
+    return " ".join(message.split()) if isinstance(message, str) else ""
+
+
+#: Sent with the errors the proxy answers itself for an unreachable provider: the Anthropic and
+#: OpenAI SDKs (Python and TypeScript) and Claude Code (checked on 2.1.337) do not retry a reply
+#: that says so, where they would retry a 502 for minutes. Codex CLI and Gemini CLI (0.171, 0.61)
+#: do not read it and retry a 5xx a few times with backoff.
+NO_RETRY = {"x-should-retry": "false"}
 
 
 def context_too_long(dialect: str, message: str) -> bytes:

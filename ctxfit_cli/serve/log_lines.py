@@ -2,7 +2,24 @@
 
 from __future__ import annotations
 
+import re
+
 from .worker import Fitted
+
+_NUMBER = re.compile(r"\d[\d,.]*")
+
+
+def kind_of(reason: str, limit: int = 120) -> str:
+    """A reason with its numbers and parenthesised detail left out, so that requests left
+    unfitted (or refused) for the same reason are counted together.
+
+    >>> kind_of("BadInput: messages[1]: role must be user or assistant, not 'system' (answer every tool call)")
+    "BadInput: messages[N]: role must be user or assistant, not 'system'"
+    >>> kind_of("prompt is too long: 212,345 tokens > 200000 maximum")
+    'prompt is too long: N tokens > N maximum'
+    """
+    text = _NUMBER.sub("N", reason.split(" (", 1)[0].strip())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def conversation(outcome: Fitted) -> str:

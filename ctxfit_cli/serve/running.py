@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import socket
 import time
 from collections.abc import Callable
 
@@ -24,8 +25,12 @@ class StartFailed(CtxfitError):
     exit_code = EXIT_INTERNAL
 
 
-async def serve(settings: Settings, host: str, port: int, ready: Callable[[str], None]) -> None:
-    """Run the proxy until SIGINT or SIGTERM; `ready` gets its URL once it listens."""
+async def serve(
+    settings: Settings, host: str, port: int, ready: Callable[[str], None], listen_fd: int | None = None
+) -> None:
+    """Run the proxy until SIGINT or SIGTERM; `ready` gets its URL once it listens. With
+    `listen_fd` it serves on that listening socket, made and bound by its parent (`ctxfit wrap`,
+    which starts the agent meanwhile: its first connections wait in the socket's backlog)."""
     # auto_decompress off: a compressed request body is forwarded as sent, never decompressed
     # and sent on under its Content-Encoding.
     proxy = Proxy(settings)
@@ -51,7 +56,11 @@ async def serve(settings: Settings, host: str, port: int, ready: Callable[[str],
     proxy.guard = ConnectionGuard(limit, proxy.errors)
     assert runner.server is not None  # (made by setup)
     proxy.guard.install(runner.server)
-    site = web.TCPSite(runner, host, port)
+    site: web.BaseSite
+    if listen_fd is not None:
+        site = web.SockSite(runner, socket.socket(fileno=listen_fd))
+    else:
+        site = web.TCPSite(runner, host, port)
     await site.start()
     assert isinstance(site._server, asyncio.Server)  # (started just above)
     bound = site._server.sockets[0].getsockname()

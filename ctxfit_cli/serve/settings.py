@@ -45,7 +45,20 @@ class Totals:
     upstream_errors: int = 0
     #: Requests whose client went away before its reply was complete.
     client_gone: int = 0
+    #: WebSocket upgrades refused (426: the agent goes on over HTTPS), not counted as requests.
+    websockets_refused: int = 0
+    #: Why requests of a fitted path went on unfitted, by kind (`log_lines.kind_of`): how many.
+    not_fitted: dict[str, int] = field(default_factory=dict)
+    #: Why the provider could not be reached (`upstream.why_unreachable`): how many.
+    unreachable: dict[str, int] = field(default_factory=dict)
+    #: What the provider refused fitted requests with ("400 prompt is too long: N tokens …"): how many.
+    refused: dict[str, int] = field(default_factory=dict)
     started: float = field(default_factory=time.time)
+
+    def tally(self, kinds: dict[str, int], kind: str, limit: int = 100) -> None:
+        """One more of `kind`; past `limit` kinds, new ones are counted under "other"."""
+        key = kind if kind in kinds or len(kinds) < limit else "other"
+        kinds[key] = kinds.get(key, 0) + 1
 
 
 def default_workers() -> int:

@@ -7,7 +7,13 @@ variable pointing at the proxy. Both children are bound to wrap's life: on Linux
 sends them SIGTERM when wrap dies, however it dies (`prctl(PR_SET_PDEATHSIG)`), and wrap
 passes SIGTERM, SIGHUP and SIGQUIT on to the agent. When the agent ends, wrap reads the
 proxy's stats, stops it, and returns the agent's exit code (128 + N for a signal N, as a shell
-does).
+does); `summary_lines` say what the proxy did, and what it could not do (requests left unfitted
+and why, a provider that could not be reached or refused), and `nothing_sent` whether the agent
+used the proxy at all (a newer agent may read its base URL elsewhere).
+
+wrap's log is one file in the user's state folder (`$XDG_STATE_HOME/ctxfit/wrap.log`, default
+`~/.local/state/ctxfit`), each run starting with a line of its own; past `LOG_BYTES` it is
+rotated at the next start (`wrap.log.1` … `.{LOG_FILES - 1}`, the oldest dropped).
 
 Which agent is run how (its variable, its provider): `agents.py`.
 """
@@ -16,10 +22,12 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import signal
+import socket
 import subprocess
 import sys
+import threading
+import time
 import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -27,8 +35,11 @@ from pathlib import Path
 
 from .agents import Agent
 
-#: How long the proxy may take to start, and to stop once asked.
-START_SECONDS, STOP_SECONDS = 30.0, 10.0
+#: How long the proxy may take to stop once asked, and to answer for its stats (it may still be
+#: starting when a short-lived agent ends).
+STOP_SECONDS, STATS_SECONDS = 10.0, 30.0
+#: wrap's log is rotated at a start once past this size, and this many files are kept.
+LOG_BYTES, LOG_FILES = 5 * 1024 * 1024, 5
 _PR_SET_PDEATHSIG = 1
 
 
@@ -46,52 +57,100 @@ class WrapFailed(Exception):
 
 
 def run_wrapped(
-    argv: Sequence[str], agent: Agent, proxy_options: Sequence[str], log_path: Path, say: Callable[[str], None]
+    argv: Sequence[str],
+    agent: Agent,
+    started: tuple[subprocess.Popen, str],
+    log_path: Path,
+    say: Callable[[str], None],
+    extra: dict[str, str] | None = None,
 ) -> Run:
-    """Start the proxy, run `argv` (the agent and its arguments) pointed at it, stop the proxy."""
-    proxy, url = start_proxy(proxy_options, log_path)
+    """Run `argv` (the agent and its arguments) pointed at the proxy `started` (`start_proxy`;
+    `extra`: the other variables the agent needs, `agents.environment_for`), stop the proxy.
+
+    The agent starts as the proxy does, not after: wrap binds the proxy's socket and hands it
+    over, so the agent's first connections wait in its backlog while the proxy starts (Codex
+    0.171's first request reached the provider 1.9 s after `ctxfit wrap codex` started when the
+    agent waited for the proxy). Should the proxy stop while the agent runs, wrap says so and
+    stops the agent (its requests would go nowhere)."""
+    proxy, url = started
+    watch = _Watch(proxy, log_path, say)
     try:
-        say(f"proxy on {url} (log: {log_path}); running {agent.command} with {agent.variable}={url}{agent.suffix}")
+        base = url + agent.suffix
+        options = agent.arguments(base)
+        given = " ".join([f"{agent.variable}={base}", *options])
+        say(f"proxy on {url} (log: {log_path}); running {agent.command} with {given}")
         if agent.key and not os.environ.get(agent.key):
             say(
-                f"{agent.key} is not set: {agent.command} uses {agent.variable} only with API-key auth "
-                "(signed in with Google, its requests go to Google directly and nothing is fitted)"
+                f"{agent.key} is not set: {agent.command} may send no API key (unless it keeps one stored), "
+                "and the provider would refuse its requests"
             )
-        env = {**os.environ, agent.variable: url + agent.suffix}
-        code = run_foreground(argv, env)
+        env = {**os.environ, **(extra or {}), agent.variable: base}
+        code = run_foreground([argv[0], *options, *argv[1:]], env, watch.started)
+        if watch.failure:
+            raise WrapFailed(watch.failure)
         return Run(code, read_stats(url))
     finally:
+        watch.done = True
         stop(proxy)
 
 
 def start_proxy(options: Sequence[str], log_path: Path) -> tuple[subprocess.Popen, str]:
-    """`ctxfit proxy` on a free loopback port, its lines to `log_path`: (process, URL)."""
-    with open(log_path, "ab") as log:
-        proxy = subprocess.Popen(
-            [sys.executable, "-m", "ctxfit_cli", "proxy", "--port", "0", "--host", "127.0.0.1", *options],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=log,
-            start_new_session=True,
-            preexec_fn=_dies_with(os.getpid()),
-        )
-    assert proxy.stdout is not None  # (stdout=PIPE)
-    ready, _, _ = select.select([proxy.stdout], [], [], START_SECONDS)
-    line = proxy.stdout.readline().decode("utf-8", "replace").strip() if ready else ""  # its first line: its URL
-    if not line.startswith("http://"):
-        stop(proxy)
-        tail = log_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-5:]
-        raise WrapFailed("the proxy did not start: " + (" / ".join(tail) or "no output"))
-    proxy.stdout.close()
-    return proxy, line
+    """`ctxfit proxy` on a free loopback port that wrap binds and hands over (it listens at
+    once; the proxy serves it once started), its lines to `log_path`: (process, URL)."""
+    listening = socket.create_server(("127.0.0.1", 0), backlog=512)
+    port = listening.getsockname()[1]
+    try:
+        with open(log_path, "ab") as log:
+            proxy = subprocess.Popen(
+                [sys.executable, "-m", "ctxfit_cli", "proxy", "--host", "127.0.0.1", "--port", str(port), *options]
+                + ["--listen-fd", str(listening.fileno())],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+                start_new_session=True,
+                pass_fds=(listening.fileno(),),
+                preexec_fn=_dies_with(os.getpid()),
+            )
+    finally:
+        listening.close()  # the proxy's now: connections are refused, not left waiting, once it ends
+    return proxy, f"http://127.0.0.1:{port}"
 
 
-def run_foreground(argv: Sequence[str], env: dict) -> int:
+class _Watch:
+    """Watches the proxy while the agent runs: if it ends first, says why (the end of its log)
+    and stops the agent."""
+
+    def __init__(self, proxy: subprocess.Popen, log_path: Path, say: Callable[[str], None]) -> None:
+        self.proxy, self.log_path, self.say = proxy, log_path, say
+        self.agent: subprocess.Popen | None = None
+        self.done = False
+        self.failure = ""
+        threading.Thread(target=self._wait, daemon=True).start()
+
+    def started(self, agent: subprocess.Popen) -> None:
+        self.agent = agent
+        if self.failure:
+            _pass_on(agent, signal.SIGTERM)
+
+    def _wait(self) -> None:
+        code = self.proxy.wait()
+        if self.done:
+            return
+        tail = self.log_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-3:]
+        self.failure = f"the proxy stopped (exit {code}) while the agent ran: " + (" / ".join(tail) or "no output")
+        self.say(self.failure + "; stopping the agent")
+        if self.agent is not None:
+            _pass_on(self.agent, signal.SIGTERM)
+
+
+def run_foreground(argv: Sequence[str], env: dict, started: Callable[[subprocess.Popen], None] | None = None) -> int:
     """Run the agent with this terminal; signals sent to wrap are passed on. Its exit code."""
     try:
         agent = subprocess.Popen(list(argv), env=env, preexec_fn=_dies_with(os.getpid()))
     except FileNotFoundError:
         raise WrapFailed(f"{argv[0]}: command not found (is it installed and on PATH?)") from None
+    if started is not None:
+        started(agent)
     forwarded = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
     previous = {sig: signal.getsignal(sig) for sig in (*forwarded, signal.SIGINT)}
     # Ctrl-C reaches the agent from the terminal itself (same process group): what it means is
@@ -110,7 +169,7 @@ def run_foreground(argv: Sequence[str], env: dict) -> int:
 
 def read_stats(url: str) -> dict | None:
     try:
-        with urllib.request.urlopen(f"{url}/ctxfit/stats", timeout=5) as response:
+        with urllib.request.urlopen(f"{url}/ctxfit/stats", timeout=STATS_SECONDS) as response:
             return json.loads(response.read())
     except (OSError, ValueError):
         return None
@@ -127,6 +186,66 @@ def stop(proxy: subprocess.Popen) -> None:
             proxy.wait()
     if proxy.stdout is not None and not proxy.stdout.closed:
         proxy.stdout.close()
+
+
+def summary_lines(stats: dict | None) -> list[str]:
+    """The summary, then a line for each kind of request the proxy could not fit or pass on:
+    '11 requests not fitted: …', '21 requests failed upstream: the provider could not be
+    reached: DNS lookup of …', '2 requests refused by the provider: 400 prompt is too long …'."""
+    lines = [summary(stats)]
+    totals = (stats or {}).get("totals", {})
+    for key, what in (
+        ("not_fitted", "not fitted: "),
+        ("unreachable", "failed upstream: the provider could not be reached: "),
+        ("refused", "refused by the provider: "),
+    ):
+        kinds = totals.get(key) or {}
+        for kind, count in sorted(kinds.items(), key=lambda item: -item[1]):
+            lines.append(f"{count:,} {'request' if count == 1 else 'requests'} {what}{kind}")
+    return lines
+
+
+def nothing_sent(stats: dict | None) -> bool:
+    """Whether the agent sent the proxy nothing at all (False when the stats could not be read)."""
+    if stats is None:
+        return False
+    totals = stats.get("totals", {})
+    return not totals.get("requests") and not totals.get("websockets_refused")
+
+
+def why_nothing(agent: Agent, code: int) -> str:
+    """The error line of a run whose agent sent nothing through the proxy."""
+    ended = f"exited {code} and " if code else ""
+    return (
+        f"{agent.command} {ended}sent nothing through the proxy: it did not use {agent.pointed_by()}"
+        f"{', or stopped before its first request' if code else ''}, so nothing was fitted "
+        f"(a newer {agent.command} may read its base URL elsewhere: see README, `ctxfit wrap`; "
+        "to point a program yourself: ctxfit wrap --env VAR -- COMMAND)"
+    )
+
+
+def state_folder(environ: dict) -> Path:
+    """The user's state folder for ctxfit ($XDG_STATE_HOME/ctxfit, default ~/.local/state/ctxfit)."""
+    state = environ.get("XDG_STATE_HOME") or str(Path(environ.get("HOME") or Path.home()) / ".local" / "state")
+    folder = Path(state) / "ctxfit"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def state_log(environ: dict, command: str) -> Path:
+    """wrap's log in the user's state folder, rotated when it grew past `LOG_BYTES`, with a
+    first line for this run."""
+    log = state_folder(environ) / "wrap.log"
+    if log.exists() and log.stat().st_size > LOG_BYTES:
+        log.with_name(f"wrap.log.{LOG_FILES - 1}").unlink(missing_ok=True)
+        for n in range(LOG_FILES - 2, 0, -1):
+            older = log.with_name(f"wrap.log.{n}")
+            if older.exists():
+                older.replace(log.with_name(f"wrap.log.{n + 1}"))
+        log.replace(log.with_name("wrap.log.1"))
+    with open(log, "a", encoding="utf-8") as out:
+        out.write(f"--- ctxfit wrap {command}, {time.strftime('%Y-%m-%d %H:%M:%S %z')}, pid {os.getpid()}\n")
+    return log
 
 
 def summary(stats: dict | None) -> str:

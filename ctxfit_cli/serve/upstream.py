@@ -48,3 +48,38 @@ def shown(url: str) -> str:
     ('http://***@host:8080', 'https://api.anthropic.com')
     """
     return Upstream.parse(url).shown
+
+
+def why_unreachable(error: BaseException, base: str) -> str:
+    """What failed on the way to the provider at `base`, in words a user can act on:
+    'DNS lookup of api.anthropic.com failed', 'connection to 127.0.0.1:9 refused', …
+
+    >>> why_unreachable(TimeoutError(), "https://api.openai.com/v1")
+    'no answer from api.openai.com in time'
+    """
+    import ssl
+
+    import aiohttp
+
+    parts = urlsplit(base)
+    host = parts.hostname or base
+    where = f"{host}:{parts.port}" if parts.port else host
+    if isinstance(error, aiohttp.ClientConnectorDNSError):
+        return f"DNS lookup of {host} failed (offline, or a wrong --upstream?)"
+    if isinstance(error, (aiohttp.ClientConnectorCertificateError, aiohttp.ClientSSLError, ssl.SSLError)):
+        return f"TLS with {where} failed ({_first_line(error)})"
+    if isinstance(error, aiohttp.ClientConnectorError):
+        cause = error.os_error
+        if isinstance(cause, ConnectionRefusedError):
+            return f"connection to {where} refused (nothing listens there)"
+        return f"no connection to {where} ({_first_line(cause)})"
+    if isinstance(error, aiohttp.ServerDisconnectedError):
+        return f"{where} closed the connection without an answer"
+    if isinstance(error, TimeoutError):
+        return f"no answer from {host} in time"
+    return f"{where}: {type(error).__name__} ({_first_line(error)})"
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return (text[0][:160] if text else "") or type(error).__name__

@@ -118,6 +118,9 @@ def estimate(
         file["budget"] = min(budget, file["window"])
     report_repairs([line for item in combined.items for line in item["repairs"]])
     report_skipped(files, verbose=verbose)
+    requests = [file for file in files if file["format"] == "request"]
+    if requests and not quiet:
+        _unanchored(requests[0]["counter"])
     if compare:
         for file, item in zip(files, combined.items):
             file["compare"] = item["compare"]
@@ -140,6 +143,20 @@ def estimate(
                 f"{total['prices_date']}; docs/cost.md)\n"
             )
     many.finish(combined, quiet=quiet, verbose=verbose)
+
+
+def _unanchored(counter: str) -> None:
+    """One line on how a request's count relates to the one `ctxfit proxy` gives the same body
+    (its `ctxfit-tokens` header): the proxy counts with the library's default, the seed rule,
+    and once the provider has reported a size, from the provider's count of the request before."""
+    import sys
+
+    sys.stderr.write(
+        f"ctxfit estimate: a request is counted by ctxfit alone ({counter}), without the provider's anchor; "
+        "ctxfit proxy's figure for the same body is this command's with --profile seed when its "
+        "ctxfit-counted header says estimated, and rests on the provider's count of the request "
+        "before when it says anchored\n"
+    )
 
 
 def _across(files: list[dict], combined, prices: str | None) -> dict:

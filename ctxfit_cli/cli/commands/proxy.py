@@ -131,6 +131,14 @@ def proxy(
     client_timeout: ClientTimeout = 30.0,
     max_connections: MaxConnections = 512,
     workers: Workers = None,
+    listen_fd: Annotated[
+        Optional[int],
+        typer.Option(
+            "--listen-fd",
+            hidden=True,
+            help="Serve on this listening socket, inherited (`ctxfit wrap`: the agent starts while the proxy does).",
+        ),
+    ] = None,
 ) -> None:
     """Run a proxy in front of the provider API that fits every request to the budget.
 
@@ -180,7 +188,7 @@ def proxy(
     # makes cycles. What is loaded now lives for the whole run: frozen, full collections skip it.
     gc.enable()
     gc.freeze()
-    asyncio.run(serve(settings, host, port, ready))
+    asyncio.run(serve(settings, host, port, ready, listen_fd))
 
 
 def proxy_settings(
@@ -200,12 +208,12 @@ def proxy_settings(
     workers: int | None = None,
 ):
     """The proxy's settings from its options (usage errors raised here, before anything starts)."""
-    try:
-        import aiohttp  # noqa: F401
-    except ImportError:
-        raise MissingExtra("ctxfit proxy needs aiohttp: pip install 'ctxfit[proxy]'") from None
-    from ...serve.app import Settings
+    from importlib.util import find_spec
+
+    if find_spec("aiohttp") is None:  # (not imported here: `wrap` checks its options before it starts)
+        raise MissingExtra("ctxfit proxy needs aiohttp: pip install 'ctxfit[proxy]'")
     from ...serve.limits import LimitRule, parse_budget
+    from ...serve.settings import Settings
 
     if not upstream.startswith(("http://", "https://")):
         raise UsageProblem(f"--upstream must be an http:// or https:// URL, not {upstream!r}")

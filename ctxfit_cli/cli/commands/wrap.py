@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from ...errors import UsageProblem
+from ...errors import EXIT_USAGE, UsageProblem
 from ..error_reporting import reports_errors
 
 if TYPE_CHECKING:  # the module itself is imported when the command runs (start-up stays light)
@@ -31,7 +31,6 @@ from .proxy import (
     ShutdownGrace,
     UpstreamTimeout,
     Window,
-    Workers,
     proxy_settings,
 )
 
@@ -78,12 +77,22 @@ def wrap(
     shutdown_grace: ShutdownGrace = 5.0,
     client_timeout: ClientTimeout = 30.0,
     max_connections: MaxConnections = 512,
-    workers: Workers = None,
+    workers: Annotated[
+        Optional[int],
+        typer.Option(
+            "--workers",
+            min=1,
+            help="Processes that fit the requests (default: 1, plenty for one agent and its sub-agents, "
+            "and the agent's first request waits for it to start; `ctxfit proxy` starts one per core).",
+            show_default=False,
+        ),
+    ] = None,
     log: Annotated[
         Optional[Path],
         typer.Option(
             "--log",
-            help="Where the proxy's lines go (default: a new file in the temporary directory; its path is printed).",
+            help="Where the proxy's lines go (default: wrap.log in $XDG_STATE_HOME/ctxfit, "
+            "~/.local/state/ctxfit, rotated past 5 MB, 5 files kept; its path is printed).",
             show_default=False,
         ),
     ] = None,
@@ -91,8 +100,11 @@ def wrap(
     """Run an agent behind a ctxfit proxy: one command, nothing left running after it.
 
     Starts the proxy on a free loopback port, points the agent at it, runs the agent in this
-    terminal, and when it ends stops the proxy, prints a summary and exits with the agent's
-    exit code. The proxy's options work as for `ctxfit proxy`. Needs `pip install 'ctxfit[proxy]'`.
+    terminal, and when it ends stops the proxy, prints a summary (with the requests it could
+    not fit and why, and those the provider could not be reached for or refused) and exits with
+    the agent's exit code. When the agent sent nothing through the proxy (a version that reads
+    its base URL elsewhere), wrap says so on a last error line and exits 2 instead. The proxy's
+    options work as for `ctxfit proxy`. Needs `pip install 'ctxfit[proxy]'`.
 
     To run Claude Code:  `ctxfit wrap claude`  (its own arguments after --: `ctxfit wrap claude -- --resume`)
 
@@ -114,21 +126,6 @@ def wrap(
         _say(f"codex is signed in with ChatGPT (its auth.json): its requests are fitted on their way to {target}")
     if agent is agents.GEMINI_WITH_GOOGLE:
         _say(f"gemini is signed in with Google: its requests to Code Assist are fitted on their way to {target}")
-    proxy_settings(
-        target,
-        budget,
-        window,
-        max_body_mb,
-        conversations,
-        upstream_timeout,
-        print,  # usage errors now
-        memory_mb=memory_mb,
-        fit_timeout=fit_timeout,
-        shutdown_grace=shutdown_grace,
-        client_timeout=client_timeout,
-        max_connections=max_connections,
-        workers=workers,
-    )
     options = [
         "--upstream",
         target,
@@ -151,13 +148,42 @@ def wrap(
     ]
     options += ["--budget", budget] if budget is not None else []
     options += ["--window", str(window)] if window is not None else []
-    options += ["--workers", str(workers)] if workers is not None else []
-    log_path = log or _new_log()
+    options += ["--workers", str(workers or 1)]
+    log_path = log or supervise.state_log(dict(os.environ), " ".join(command or []))
+    # The proxy starts first, and the options are checked while it does (the check imports what
+    # fitting needs: 0.2 s the agent would otherwise wait for); a bad one stops it at once.
+    proxy = supervise.start_proxy(options, log_path)
     try:
-        run = supervise.run_wrapped(argv, agent, options, log_path, _say)
+        proxy_settings(
+            target,
+            budget,
+            window,
+            max_body_mb,
+            conversations,
+            upstream_timeout,
+            print,  # usage errors now
+            memory_mb=memory_mb,
+            fit_timeout=fit_timeout,
+            shutdown_grace=shutdown_grace,
+            client_timeout=client_timeout,
+            max_connections=max_connections,
+            workers=workers,
+        )
+        extra = agents.environment_for(agent, dict(os.environ), supervise.state_folder(dict(os.environ)))
+    except BaseException:
+        supervise.stop(proxy[0])
+        raise
+    try:
+        run = supervise.run_wrapped(argv, agent, proxy, log_path, _say, extra)
     except supervise.WrapFailed as error:
         raise UsageProblem(str(error)) from None
-    _say(supervise.summary(run.stats) + f" (log: {log_path})")
+    first, *details = supervise.summary_lines(run.stats)
+    _say(first + f" (log: {log_path})")
+    for line in details:
+        _say(line)
+    if supervise.nothing_sent(run.stats):
+        sys.stderr.write(f"ctxfit: error: {supervise.why_nothing(agent, run.exit_code)}\n")
+        raise typer.Exit(EXIT_USAGE)
     raise typer.Exit(run.exit_code)
 
 
@@ -176,14 +202,6 @@ def _command(command: list[str], env: str | None, agents: ModuleType) -> tuple[l
         )
     agent = agents.agent_named(command[0], dict(os.environ))
     return [agent.command, *command[1:]], agent
-
-
-def _new_log() -> Path:
-    import tempfile
-
-    handle, path = tempfile.mkstemp(prefix="ctxfit-wrap-", suffix=".log")
-    os.close(handle)
-    return Path(path)
 
 
 def _say(line: str) -> None:
