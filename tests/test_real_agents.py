@@ -410,6 +410,14 @@ def test_wraps_summary_says_what_it_fitted(run):
     assert requests >= len(run.main), f"wrap counted {requests} requests, the provider {len(run.main)}" + context(run)
 
 
+def test_codex_falls_back_from_its_websocket_at_once(run):
+    """Codex 0.171 tries the Responses API over a WebSocket first: the proxy refuses the upgrade
+    with 426, the one answer on which Codex turns to HTTPS at once (others cost it 7 tries, ~7 s)."""
+    if run.name != "codex":
+        pytest.skip("only Codex opens a WebSocket")
+    assert run.proxy_log.count("GET /v1/responses 426") == 1, context(run)
+
+
 def test_the_agents_own_log_reads_cleanly(run):
     setup = SETUPS[run.name]
     logs = sorted(p for p in run.home.glob(setup.logs) if p.is_file())
