@@ -73,12 +73,12 @@ def true_size(value: dict, dialect: str) -> int:
     """The request's size as the provider counts it: every string of it through a real tokenizer
     (o200k for OpenAI, cl100k for Anthropic), plus the framing of its messages and blocks."""
     encoding = "cl100k" if dialect == "anthropic" else "o200k"
-    frame = FRAMING[dialect]
     count = lambda text: _tokens(text, encoding) if text else 0  # noqa: E731
-    if dialect == "gemini":
-        return _gemini_size(value, frame, count)
     if dialect == "responses":
         return _responses_size(value, count)
+    frame = FRAMING[dialect]
+    if dialect == "gemini":
+        return _gemini_size(value, frame, count)
     total = frame["request"] + count(orjson.dumps(value.get("tools")).decode() if value.get("tools") else "")
     system = value.get("system")
     total += count(system) if isinstance(system, str) else sum(count(b.get("text", "")) for b in system or [])
