@@ -57,10 +57,3 @@ def provider_error(
         return orjson.dumps({"error": {"code": status, "message": message, "status": status_name}})
     kind = "server_error" if status >= 500 else "invalid_request_error"
     return orjson.dumps({"error": {"message": message, "type": kind, "param": param, "code": code}})
-
-
-def context_too_long(dialect: str, message: str) -> bytes:
-    """The 400 the provider sends for a request over the model's context window."""
-    if dialect in ("anthropic", "gemini"):
-        return provider_error(dialect, 400, message)
-    return provider_error(dialect, 400, message, param="messages", code="context_length_exceeded")
