@@ -8,20 +8,20 @@ otherwise. What the request may take of it is the window less the room it asks f
 where the provider answers a prompt that fits but leaves too little room with an error the agent
 recovers from itself (Anthropic's "input length and `max_tokens` exceed context limit: X + Y >
 N": Claude Code lowers `max_tokens` to what is left and sends again). A request asking more than
-half that share is given all of it, so that such a retry, its `max_tokens` lowered, is fitted
-to the same budget -- the same request, which the lowered room now fits. (GPT-5's prompt limit, 272,000, is already
-less than its whole context less any reply room it allows: its requests get 272,000 whatever
-room they ask.) The budget is that by default, or what `--budget` asks — tokens (`150000`) or a
-share of the window (`80%`) — never more. A model the table does not know keeps the old
-defaults: a 400,000-token budget in a 1,000,000-token window.
+three quarters of that share is given all of it, so that such a retry, its `max_tokens` lowered
+to a little less, is fitted to the same budget -- the same request, which the lowered room fits.
+(GPT-5's prompt limit, 272,000, is already less than its whole context less any reply room it
+allows: its requests get 272,000 whatever room they ask.) The budget is that by default, or what
+`--budget` asks -- tokens (`150000`) or a share of the window (`80%`) -- never more. A model the
+table does not know keeps the old defaults: a 400,000-token budget in a 1,000,000-token window.
 
 >>> limits = LimitRule().for_request({"model": "claude-sonnet-4-5", "max_tokens": 32000})
 >>> limits.budget, limits.window
 (168000, 168000)
 >>> limits.about
 'claude-sonnet-4-5, window 200,000 (Claude 4.6 and older window (2026-12 table)) less 32,000 for the reply'
->>> LimitRule(window=70_000).for_request({"model": "claude-opus-4-8", "max_tokens": 64000}).budget  # a third at most
-46667
+>>> LimitRule(window=70_000).for_request({"model": "claude-opus-4-8", "max_tokens": 64000}).budget  # a quarter at most
+52500
 >>> LimitRule(share=0.8).for_request({"model": "gpt-5-codex"}).budget
 217600
 >>> LimitRule().for_request({"model": "gpt-5-codex", "max_output_tokens": 32000}).budget  # (272,000 in, 400,000 in all)
@@ -46,7 +46,7 @@ REPLY_FIELDS = ("max_output_tokens", "max_completion_tokens", "max_tokens")
 #: The most of the window kept out of the prompt for the reply: past it the agent's own
 #: recovery (it lowers its `max_tokens` on the provider's error) gives the reply its room, not
 #: a prompt cut to nothing.
-REPLY_SHARE = 1 / 3
+REPLY_SHARE = 1 / 4
 
 
 def parse_budget(text: str) -> tuple[int | None, float | None]:
@@ -136,12 +136,13 @@ def asked_window(anthropic_beta: str) -> int | None:
 
 def _room(asked: int, most: int) -> int:
     """The reply's room out of the window: what the request asks, at most `most`; all of `most`
-    past half of it (an agent's retry with `max_tokens` lowered to what was left is fitted alike).
+    past three quarters of it (an agent's retry with `max_tokens` lowered to what was left is
+    fitted alike).
 
-    >>> _room(4_096, 66_667), _room(64_000, 66_667), _room(19_452, 20_000), _room(64_000, 20_000)
-    (4096, 66667, 20000, 20000)
+    >>> _room(32_000, 50_000), _room(64_000, 50_000), _room(16_500, 17_500), _room(64_000, 17_500)
+    (32000, 50000, 17500, 17500)
     """
-    return most if asked > most // 2 else asked
+    return most if asked > most * 3 // 4 else asked
 
 
 def _reply_room(request: dict) -> int:
