@@ -171,7 +171,8 @@ def resume_codex(tmp_path: Path, window: int, through_wrap: bool) -> tuple[subpr
 def test_a_resumed_codex_rollout_past_the_window_goes_on_through_wrap(tmp_path):
     """Codex 0.171 stops once refused ("Codex ran out of room in the model's context window"):
     a real rollout (2 prompts, 33 tool calls, 37,000 tokens) resumed at a 30,000-token window
-    fails directly and answers through wrap, the newest reply before the prompt kept."""
+    fails directly and answers through wrap, the newest reply and tool calls before the prompt kept
+    (before: the first message, the note and the prompt alone)."""
     direct, _ = resume_codex(tmp_path, 30_000, through_wrap=False)
     wrapped, requests = resume_codex(tmp_path, 30_000, through_wrap=True)
     assert direct.returncode != 0 and "ran out of room" in direct.stderr
@@ -180,3 +181,4 @@ def test_a_resumed_codex_rollout_past_the_window_goes_on_through_wrap(tmp_path):
     users = [i for i in items if i.get("role") == "user"]
     assert NOTE in json.dumps(users[0]) and users[-1]["content"][0]["text"] == "continue"
     assert any(i.get("role") == "assistant" for i in items), "the newest reply before the prompt was left out"
+    assert any(i.get("type") == "function_call" for i in items), "every tool call before the prompt was left out"

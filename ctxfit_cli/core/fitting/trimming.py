@@ -82,7 +82,7 @@ class Trimming:
         round steps inside any turn (the turn's opening kept as anchor), the newest turn -- so
         that the request keeps as much of the newest work as fits, never a turn's tail dropped
         for want of a whole turn. A fresh prompt (a newest turn with no round yet) is tried alone
-        only after the newest round before it."""
+        only after the rounds just before it (`_tail_rounds`)."""
         h = self.history
         if h.trimmed(current):
             yield current
@@ -90,10 +90,26 @@ class Trimming:
         last_turn = _last_before(h.turn_starts, end)
         if last_turn is not None and last_turn > current:
             steps.add(last_turn)
-            newest = _last_before(h.round_starts, end)
-            if newest is not None and current < newest < last_turn:  # the turn has no round yet
-                steps.add(newest)
+            if not self._has_round(last_turn, end):
+                steps.update(self._tail_rounds(last_turn, current))
         yield from sorted(steps)
+
+    def _has_round(self, turn: int, end: int) -> bool:
+        newest = _last_before(self.history.round_starts, end)
+        return newest is not None and newest > turn
+
+    def _tail_rounds(self, turn: int, current: int) -> list[int]:
+        """The round starts after `current` and before the turn starting at `turn`, counted back
+        from the newest in finer steps (a quarter of a step): where a fresh prompt's request may
+        start so as to keep the work it continues. That work is complete, so these places stay
+        the same for every request of the new turn (the prompt cache holds)."""
+        h = self.history
+        fine = h.options.drop_step * h.options.budget / 4
+        tail: list[int] = []
+        for start in reversed(_between(h.round_starts, current, turn)):
+            if not tail or h.floor_prefix[tail[-1]] - h.floor_prefix[start] >= fine:
+                tail.append(start)
+        return tail
 
     def newest_cut(self, end: int) -> int | None:
         """The newest place a request can start: the newest round or turn before `end`."""
