@@ -27,6 +27,18 @@ Anthropic, o200k plus a framing cost per content and part for Gemini — whose o
 package here ships); `hidden` no prompt size at all (as a stream the client asked no usage for), the true
 size still recorded. With `exact` and `hidden` each recorded line has the request's `true_tokens`,
 and an OpenAI stream carries its usage chunk only when `stream_options.include_usage` asks.
+
+`--window N` refuses a request past a context window of N tokens as each provider does (its
+`true_size`, with the reply's room where the provider counts it): Anthropic a 400
+`invalid_request_error` "prompt is too long: S tokens > N maximum", or, when the prompt fits but
+not with `max_tokens`, "input length and `max_tokens` exceed context limit: S + M > N, decrease
+input length or `max_tokens` and try again" (what Claude Code lowers `max_tokens` on); OpenAI Chat
+Completions a 400 `context_length_exceeded` "This model's maximum context length is N tokens. ...";
+the Responses API `context_length_exceeded` "Your input exceeds the context window of this model.
+Please adjust your input and try again." (a stream: `response.failed`, as Codex reads it; else a
+400); Gemini a 400 `INVALID_ARGUMENT` "The input token count (S) exceeds the maximum number of
+tokens allowed (N)." (the input alone: Gemini holds the reply apart). Every refusal is recorded
+with its `true_tokens`; `count_tokens` then answers the true size too.
 """
 
 from __future__ import annotations
@@ -61,8 +73,10 @@ def true_size(value: dict, dialect: str) -> int:
     """The request's size as the provider counts it: every string of it through a real tokenizer
     (o200k for OpenAI, cl100k for Anthropic), plus the framing of its messages and blocks."""
     encoding = "cl100k" if dialect == "anthropic" else "o200k"
-    frame = FRAMING[dialect]
     count = lambda text: _tokens(text, encoding) if text else 0  # noqa: E731
+    if dialect == "responses":
+        return _responses_size(value, count)
+    frame = FRAMING[dialect]
     if dialect == "gemini":
         return _gemini_size(value, frame, count)
     total = frame["request"] + count(orjson.dumps(value.get("tools")).decode() if value.get("tools") else "")
@@ -76,7 +90,7 @@ def true_size(value: dict, dialect: str) -> int:
             blocks.append({"text": call["function"]["name"] + call["function"]["arguments"]})
         for block in blocks:
             total += frame["block"] + sum(count(block.get(key) if isinstance(block.get(key), str) else "")
-                                          for key in ("text", "name", "id", "tool_use_id"))
+                                          for key in ("text", "thinking", "name", "id", "tool_use_id"))
             if isinstance(block.get("input"), dict):
                 total += count(orjson.dumps(block["input"]).decode())
             inner = block.get("content")
@@ -106,6 +120,28 @@ def _gemini_size(value: dict, frame: dict, count) -> int:
     return total
 
 
+#: Keys of a Responses item that carry no text the model reads (ids, states, opaque blobs).
+_RESPONSES_SKIPPED = frozenset({"id", "type", "status", "call_id", "encrypted_content", "role"})
+
+
+def _responses_size(value: dict, count) -> int:
+    """A Responses body's size: every string the model reads in `instructions`, `tools` and each
+    `input` item (reasoning's encrypted content aside), plus 4 per item and 3 per request."""
+    def strings(node) -> int:
+        if isinstance(node, str):
+            return count(node)
+        if isinstance(node, list):
+            return sum(strings(n) for n in node)
+        if isinstance(node, dict):
+            return sum(strings(v) for k, v in node.items() if k not in _RESPONSES_SKIPPED)
+        return 0
+    items = value.get("input")
+    items = [{"content": items}] if isinstance(items, str) else items or []
+    total = 3 + count(value.get("instructions") or "") + (count(orjson.dumps(value["tools"]).decode())
+                                                          if value.get("tools") else 0)
+    return total + sum(4 + strings(item) for item in items)
+
+
 @functools.lru_cache(maxsize=4096)
 def _tokens(text: str, encoding: str) -> int:
     """A text's tokens (remembered: a loop sends the same system prompt and messages again)."""
@@ -115,8 +151,9 @@ def _tokens(text: str, encoding: str) -> int:
 
 
 class Provider:
-    def __init__(self, steps: int, record: Path | None, gzip: bool = False, usage: str = "bytes") -> None:
-        self.steps, self.record, self.gzip, self.usage = steps, record, gzip, usage
+    def __init__(self, steps: int, record: Path | None, gzip: bool = False, usage: str = "bytes",
+                 window: int | None = None) -> None:
+        self.steps, self.record, self.gzip, self.usage, self.window = steps, record, gzip, usage, window
         self.served = 0
         #: id(body) -> (body, its true size) while it is answered: the body is held, so no other
         #: request's body can be given its id (ids are reused once an object is freed).
@@ -161,6 +198,54 @@ class Provider:
         with self.record.open("ab") as f:
             f.write(recorded + b"\n")
 
+    # --- past the window: refused as each provider refuses -----------------------------------
+
+    async def refusal(self, request: web.Request, body: bytes, value: dict, dialect: str):
+        """The provider's own refusal of a request past `--window` (None: within it)."""
+        if self.window is None:
+            return None
+        window, size = self.window, true_size(value, dialect)
+        room = _reply_room(value, dialect)
+        if dialect == "gemini":
+            if size <= window:
+                return None
+            message = f"The input token count ({size}) exceeds the maximum number of tokens allowed ({window})."
+            return self.refuse(request, body, size, {"error": {"code": 400, "message": message,
+                                                               "status": "INVALID_ARGUMENT"}})
+        if size + room <= window:
+            return None
+        if dialect == "anthropic":
+            message = (f"prompt is too long: {size} tokens > {window} maximum" if size > window else
+                       f"input length and `max_tokens` exceed context limit: {size} + {room} > {window}, "
+                       "decrease input length or `max_tokens` and try again")
+            return self.refuse(request, body, size, {"type": "error", "error": {
+                "type": "invalid_request_error", "message": message}, "request_id": f"req_fake{self.served:04d}"})
+        if dialect == "responses":
+            error = {"code": "context_length_exceeded", "message": "Your input exceeds the context window of this "
+                     "model. Please adjust your input and try again."}
+            if value.get("stream"):  # a stream is refused inside it, as Codex reads it (`response.failed`)
+                response = {"id": f"resp_fake{self.served:04d}", "object": "response", "status": "failed",
+                            "model": value.get("model", ""), "output": [], "error": error, "usage": None}
+                events = [_sse("response.created", {"type": "response.created", "sequence_number": 0,
+                                                    "response": {**response, "status": "in_progress", "error": None}}),
+                          _sse("response.failed", {"type": "response.failed", "sequence_number": 1,
+                                                   "response": response})]
+                self.true_tokens[id(body)] = (body, size)
+                return await self.stream(request, body, events)
+            return self.refuse(request, body, size, {"error": {**error, "type": "invalid_request_error",
+                                                               "param": "input"}})
+        message = (f"This model's maximum context length is {window} tokens. However, you requested {size + room} "
+                   f"tokens ({size} in the messages, {room} in the completion). Please reduce the length of the "
+                   "messages or completion." if room else
+                   f"This model's maximum context length is {window} tokens. However, your messages resulted in "
+                   f"{size} tokens. Please reduce the length of the messages.")
+        return self.refuse(request, body, size, {"error": {"message": message, "type": "invalid_request_error",
+                                                           "param": "messages", "code": "context_length_exceeded"}})
+
+    def refuse(self, request: web.Request, body: bytes, size: int, error: dict) -> web.Response:
+        self.true_tokens[id(body)] = (body, size)
+        return self.reply(request, body, orjson.dumps(error), status=400)
+
     # --- what the agent does next ------------------------------------------------------------
 
     def step(self, messages: list) -> int:
@@ -192,6 +277,8 @@ class Provider:
         value = self.parse(body)
         if not isinstance(value, dict) or not isinstance(value.get("messages"), list):
             return self.invalid(request, body)
+        if (refused := await self.refusal(request, body, value, "anthropic")) is not None:
+            return refused
         step = self.step(value["messages"])
         if step < self.steps:
             content = [{"type": "text", "text": f"Reading {FILES[step % len(FILES)]}."},
@@ -215,6 +302,8 @@ class Provider:
         value = self.parse(body)
         if not isinstance(value, dict) or not isinstance(value.get("messages"), list):
             return self.invalid(request, body)
+        if (refused := await self.refusal(request, body, value, "openai")) is not None:
+            return refused
         step = self.step(value["messages"])
         if step < self.steps:
             path = FILES[step % len(FILES)]
@@ -243,6 +332,8 @@ class Provider:
         value = self.parse(body)
         if not isinstance(value, dict) or not isinstance(value.get("input"), (list, str)):
             return self.invalid(request, body)
+        if (refused := await self.refusal(request, body, value, "responses")) is not None:
+            return refused
         step = self.step(value["input"] if isinstance(value["input"], list) else [])
         reasoning = {"id": f"rs_{step:04d}", "type": "reasoning", "summary": [],
                      "encrypted_content": f"gAAAAB{step:04d}" + "c2VjcmV0" * 24}
@@ -274,6 +365,8 @@ class Provider:
         model = request.match_info["model"]
         if not isinstance(value, dict) or not isinstance(value.get("contents"), list):
             return self.gemini_error(request, body)
+        if (refused := await self.refusal(request, body, value, "gemini")) is not None:
+            return refused
         reply, chunks = self.gemini_reply(body, value, model)
         misbehaviour = await self.misbehave(request, body, model, "gemini")
         if misbehaviour is not None:
@@ -293,6 +386,8 @@ class Provider:
         value = outer.get("request") if isinstance(outer, dict) else None
         if not isinstance(value, dict) or not isinstance(value.get("contents"), list) or not outer.get("model"):
             return self.gemini_error(request, body)
+        if (refused := await self.refusal(request, body, value, "gemini")) is not None:
+            return refused
         reply, chunks = self.gemini_reply(body, value, outer["model"])
         trace = f"trace-{self.served:04d}"
         if request.path.endswith(":streamGenerateContent"):
@@ -338,7 +433,10 @@ class Provider:
     async def other(self, request: web.Request) -> web.StreamResponse:
         body = await request.read()
         if request.path.endswith("/count_tokens"):
-            return self.reply(request, body, orjson.dumps({"input_tokens": len(body) // 4}))
+            value = self.parse(body)
+            counted = (true_size(value, "anthropic") if self.window is not None and isinstance(value, dict)
+                       and isinstance(value.get("messages"), list) else len(body) // 4)
+            return self.reply(request, body, orjson.dumps({"input_tokens": counted}))
         if request.path == "/v1/models":
             return self.reply(request, body, orjson.dumps({"object": "list", "data": [{"id": "fake", "object": "model"}]}))
         return self.reply(request, body, orjson.dumps({"error": {"type": "not_found_error", "message": request.path}}),
@@ -389,6 +487,16 @@ class Provider:
             request.transport.close()  # mid-reply, as a dropped connection does
             return response
         return None
+
+
+def _reply_room(value: dict, dialect: str) -> int:
+    """The room the request asks for its reply, as its provider reads it."""
+    if dialect == "gemini":
+        config = value.get("generationConfig") or value.get("generation_config") or {}
+        fields = [config.get("maxOutputTokens"), config.get("max_output_tokens")]
+    else:
+        fields = [value.get(k) for k in ("max_output_tokens", "max_completion_tokens", "max_tokens")]
+    return next((f for f in fields if isinstance(f, int) and not isinstance(f, bool) and f > 0), 0)
 
 
 def _sse(event: str | None, data: dict | str) -> bytes:
@@ -455,8 +563,8 @@ def _responses_events(response: dict) -> list[bytes]:
 
 
 def make_app(steps: int = 30, record: Path | None = None, gzip: bool = False,
-             usage: str = "bytes") -> web.Application:
-    provider = Provider(steps, record, gzip, usage)
+             usage: str = "bytes", window: int | None = None) -> web.Application:
+    provider = Provider(steps, record, gzip, usage, window)
     app = web.Application(client_max_size=64 * 1024 * 1024)
     app.router.add_post("/v1/messages", provider.anthropic)
     app.router.add_post("/v1/chat/completions", provider.openai)
@@ -471,8 +579,8 @@ def make_app(steps: int = 30, record: Path | None = None, gzip: bool = False,
 
 
 async def serve(port: int, steps: int, record: Path | None, gzip: bool, usage: str = "bytes",
-                backlog: int = 128) -> None:
-    runner = web.AppRunner(make_app(steps, record, gzip, usage), access_log=None)
+                backlog: int = 128, window: int | None = None) -> None:
+    runner = web.AppRunner(make_app(steps, record, gzip, usage, window), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", port, backlog=backlog)
     await site.start()
@@ -493,9 +601,10 @@ def main() -> None:
     ap.add_argument("--gzip", action="store_true", help="gzip replies to requests that accept it")
     ap.add_argument("--usage", choices=("bytes", "exact", "hidden"), default="bytes")
     ap.add_argument("--backlog", type=int, default=128, help="listen queue (a team's worth of clients: deeper)")
+    ap.add_argument("--window", type=int, help="refuse a request past this many tokens, as each provider does")
     args = ap.parse_args()
     try:
-        asyncio.run(serve(args.port, args.steps, args.record, args.gzip, args.usage, args.backlog))
+        asyncio.run(serve(args.port, args.steps, args.record, args.gzip, args.usage, args.backlog, args.window))
     except KeyboardInterrupt:
         sys.exit(0)
 

@@ -161,6 +161,39 @@ def test_stage_three_keeps_the_newest_whole_rounds_of_a_one_instruction_subagent
     assert fitted.plan.dropped[0][0] == 1
 
 
+def test_a_fresh_prompt_after_a_long_turn_keeps_the_newest_rounds_of_that_turn():
+    """A resumed session's "continue" (a turn with no round yet) after one long turn of tool
+    rounds: the request keeps the first message, the long turn's opening and its newest rounds,
+    not the prompt alone (issue 33: a Claude Code resume kept none of its 155 messages of work)."""
+    chat = Chat("anthropic").user("Summary of an earlier session.").say("Noted.")
+    chat.user("Fix the failing tests.")
+    for _ in range(12):
+        chat.round(result(400))
+    chat.say("The tests pass now.").user("continue " + ascii_text(1_000))  # (with the agent's reminders)
+    fitted, payload = fit(chat, budget=3_000, min_clear_tokens=10_000)  # (no clearing: the cut alone)
+    plan, sent = fitted.plan, fitted.payload.decode()
+    assert plan.tokens_after <= 3_000 and plan.stage == "rounds"
+    assert payload["messages"][0]["content"][1]["text"] == TRIMMED_HISTORY
+    assert "Fix the failing tests." in sent and "The tests pass now." in sent  # its anchor and newest round
+    assert "call_0011" in sent and "call_0000" not in sent
+    assert payload["messages"][-1]["content"].startswith("continue")
+
+
+def test_a_cut_may_fall_inside_an_older_turn_keeping_more_of_its_newest_work():
+    """Where a whole older turn does not fit, its newest rounds (and its opening) are kept
+    before it is dropped for the turns after it: the fit keeps a superset of what it kept."""
+    chat = Chat("anthropic").user("Plan the release.").say("Planned.")
+    chat.user("Run the checks.")
+    for _ in range(10):
+        chat.round(result(300))
+    chat.say("Checks done.").user("Thanks. Now write the notes. " + ascii_text(700)).say("Written.")
+    fitted, payload = fit(chat, budget=2_500, min_clear_tokens=10_000)
+    sent = fitted.payload.decode()
+    assert fitted.plan.tokens_after <= 2_500 and fitted.plan.anchor is not None
+    assert "Run the checks." in sent and "Checks done." in sent and "call_0009" in sent
+    assert "Thanks. Now write the notes." in sent
+
+
 def test_a_single_huge_newest_result_is_sent_as_the_smallest_request_with_an_overrun():
     fitted, _ = fit(subagent([300, 300, 5_000]), budget=2_000, window=10_000)
     assert fitted.plan.overrun and not fitted.plan.cannot_fit

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import re
 
 import anthropic
 import httpx
@@ -13,7 +14,7 @@ import openai
 import orjson
 import pytest
 
-from ctxfit_cli import CLEARED_RESULT, TOO_LONG, count, validate_request
+from ctxfit_cli import CLEARED_RESULT, count, validate_request
 from servers import ROOT, eventually, fake_provider, proxy, Recorded, recorded
 
 BUDGET = 20_000
@@ -221,18 +222,25 @@ def test_a_request_that_needs_no_fitting_is_forwarded_as_the_agent_sent_it(stack
     assert stack.proxy.stderr.count("forwarded unchanged, not fitted") == skipped
 
 
-def test_past_the_window_is_answered_400_without_calling_the_provider(tmp_path):
+def test_past_the_window_goes_to_the_provider_whose_own_error_reaches_the_agent(tmp_path):
+    """The proxy never refuses what the provider might take (DESIGN §14): the smallest request,
+    past the window by ctxfit's count, is forwarded, and the provider's own error -- the one the
+    agent's recovery reads -- is what the agent gets."""
     record = tmp_path / "upstream.jsonl"
-    with fake_provider(record) as provider, proxy(provider.url, "--budget", "1000", "--window", "5000") as px:
+    with fake_provider(record, 30, "--window", "5000", usage="exact") as provider, \
+            proxy(provider.url, "--budget", "1000", "--window", "5000") as px:
         client = anthropic.Anthropic(base_url=px.url, api_key=KEY, max_retries=0)
         with pytest.raises(anthropic.BadRequestError) as caught:
             client.messages.create(model="claude-test", max_tokens=10,
-                                   messages=[{"role": "user", "content": "x" * 40_000}])
+                                   messages=[{"role": "user", "content": "word " * 8_000}])
         small = client.messages.create(model="claude-test", max_tokens=10,
                                        messages=[{"role": "user", "content": "x" * 8_000}])  # over budget, in window
-    assert caught.value.status_code == 400 and TOO_LONG in caught.value.message
-    assert [r["body"]["messages"][0]["content"] for r in recorded(record)] == ["x" * 8_000]
+        log = px.stop()
+    assert caught.value.status_code == 400 and caught.value.body["error"]["type"] == "invalid_request_error"
+    assert re.fullmatch(r"prompt is too long: \d+ tokens > 5000 maximum", caught.value.body["error"]["message"])
+    assert [r["body"]["messages"][0]["content"] for r in recorded(record)] == ["word " * 8_000, "x" * 8_000]
     assert small.stop_reason == "tool_use"
+    assert "past the window by ctxfit's count: forwarded, for the provider to judge" in log
 
 
 def test_body_size_limit(tmp_path):

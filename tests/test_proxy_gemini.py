@@ -244,17 +244,19 @@ def test_a_request_on_a_cached_content_is_forwarded_and_says_why(stack):
     assert "forwarded unchanged" in line and "cached history" in line
 
 
-def test_past_the_window_the_sdk_gets_googles_error_and_the_provider_nothing(tmp_path):
+def test_past_the_window_the_sdk_gets_googles_own_error_from_the_provider(tmp_path):
     record = tmp_path / "upstream.jsonl"
-    with fake_provider(record) as provider, proxy(provider.url, "--window", "3000") as front:
+    with fake_provider(record, 30, "--window", "3000", usage="exact") as provider, \
+            proxy(provider.url, "--window", "3000") as front:
         client = genai.Client(api_key=KEY, http_options=types.HttpOptions(base_url=front.url))
         with pytest.raises(errors.ClientError) as raised:
             client.models.generate_content(model="gemini-2.5-pro", contents="y " * 20_000)
         assert raised.value.code == 400 and raised.value.status == "INVALID_ARGUMENT"
-        assert "too long" in raised.value.message and "window is 3,000" in raised.value.message
-        assert recorded(record) == []
+        assert re.fullmatch(r"The input token count \(\d+\) exceeds the maximum number of tokens allowed \(3000\)\.",
+                            raised.value.message)
+        assert len(recorded(record)) == 1  # forwarded: the provider's count decides (fail open)
         log = front.stop()
-    assert "past the window, answered 400" in log and "window 3,000 (--window)" in log and KEY not in log
+    assert "past the window by ctxfit's count: forwarded" in log and "window 3,000 (--window)" in log and KEY not in log
 
 
 def test_an_unreachable_provider_is_a_google_shaped_502_and_the_query_key_stays_out_of_the_log():

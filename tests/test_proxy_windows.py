@@ -63,7 +63,7 @@ def test_a_request_that_opts_into_the_1m_context_is_fitted_to_it(tmp_path):
     assert count(plain["messages"], tools=plain["tools"], dialect="anthropic") <= 200_000 - 16_000
     first, second = (l for l in log.splitlines() if "POST /v1/messages" in l)
     assert "window 1,000,000 (anthropic-beta: context-1m) less 16,000 for the reply" in first
-    assert "window 200,000 (Claude window" in second
+    assert "window 200,000 (Claude 4.6 and older window" in second
     with fake_provider(tmp_path / "given.jsonl", steps=1000) as provider, \
             proxy(provider.url, "--window", "300000") as server:
         client = anthropic.Anthropic(base_url=server.url, api_key=KEY, max_retries=0)

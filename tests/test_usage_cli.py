@@ -149,7 +149,7 @@ def test_estimate_of_claude_code_logs_shows_recorded_sizes_fixed_part_and_last_c
     for log in sorted((REALWORLD / "claude-code").glob("*.jsonl")):
         for file in run("estimate", str(log), "--json")["files"]:
             recorded, name = file["recorded"], Path(file["path"]).name
-            assert file["counter"] == "profile:claude@2" and "(Claude)" in file["counter_reason"]
+            assert file["counter"] == "profile:claude@2" and "(Claude" in file["counter_reason"]
             assert recorded["peak_prompt"] >= recorded["last_prompt"] > 0
             assert file["unlogged"]["source"] == "inferred" and 10000 < file["unlogged"]["tokens"] < 40000
             error = recorded["last_prompt_estimate"] / recorded["last_prompt"] - 1

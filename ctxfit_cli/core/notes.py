@@ -10,10 +10,11 @@ CLEARED_RESULT = (
     "Run the tool again if you need its output.]"
 )
 
-#: Added to the first message when older turns or rounds are left out (stages 2 and 3).
+#: Added to the first message when older turns or rounds are left out (stages 2 and 3). True
+#: of every trimmed request: the newest part kept may hold steps, or the newest prompt alone.
 TRIMMED_HISTORY = (
     "[Earlier conversation was trimmed to keep it within the model's context. "
-    "The first message and the most recent steps are shown in full.]"
+    "The first message and the most recent part of the conversation follow.]"
 )
 
 #: What the agent must know about its safety net (DESIGN §5).

@@ -5,14 +5,21 @@ A log that names its model (Claude Code `message.model`, Codex `turn_context.mod
 model's window, unless the user says otherwise (`--profile`, `--tokenizer`, `--window`). A log
 that names no model keeps the seed rule (DESIGN §3) and the default window.
 
-Windows are the providers' published input limits as of **February 2026**; a log that records
-its window (Codex `model_context_window`) is believed over this table. Opt-in larger windows
-(Anthropic's 1M-token context beta for Sonnet 4/4.5 and Opus 4.6) are not assumed for a log:
-pass ``--window 1000000`` when your agent uses them (the proxy sees a request opt in, by its
-`anthropic-beta` header, and fits it to 1,000,000).
+Windows are the providers' published input limits as of **December 2026** (the models the
+agents use by default then: Claude Code `claude-opus-4-8`, Codex `gpt-6.2-sol`, Gemini CLI
+`gemini-3.1-pro-preview`); a log that records its window (Codex `model_context_window`) is
+believed over this table. Opt-in larger windows (Anthropic's 1M-token context beta for Sonnet
+4/4.5 and Opus 4.6) are not assumed for a log: pass ``--window 1000000`` when your agent uses
+them (the proxy sees a request opt in, by its `anthropic-beta` header, and fits it to 1,000,000).
+A model of a known family that the table does not name (a newer `claude-*`, `gpt-*` or
+`gemini-*`) gets its family's newest window, and the window's source says so.
 
 >>> family("claude-opus-4-6").profile, family("claude-opus-4-6").window
 ('claude', 200000)
+>>> family("claude-opus-4-8").window, family("gpt-6.2-sol").window, total_context("gpt-6.2-sol")
+(1000000, 922000, 1050000)
+>>> window_for(["gpt-7-nova"])
+(922000, "GPT window: gpt-7-nova is not in the 2026-12 table, its family's newest taken")
 >>> family("openrouter/openai/gpt-4.1-mini").profile
 'o200k'
 >>> family("deepseek-v3") is None
@@ -33,7 +40,7 @@ if TYPE_CHECKING:
     from .seed import Counter
 
 #: When the window table below was last checked against the providers' model pages.
-TABLE_DATE = "2026-02"
+TABLE_DATE = "2026-12"
 
 
 class Family(NamedTuple):
@@ -45,6 +52,8 @@ class Family(NamedTuple):
     #: The whole context, prompt and reply together, where it is more than the input window
     #: (GPT-5: 400,000, of which at most 272,000 the prompt); None: the input window is it.
     total: int | None = None
+    #: A family's catch-all: the model is not in the table, its family's newest window is used.
+    fallback: bool = False
 
 
 #: (pattern searched in the lower-cased model name, family), first match wins: specific
@@ -52,9 +61,19 @@ class Family(NamedTuple):
 FAMILIES: tuple[tuple[re.Pattern[str], Family], ...] = tuple(
     (re.compile(p), f)
     for p, f in (
-        (r"claude", Family("Claude", "claude", 200_000)),
+        # Opus and Sonnet 4.7 and newer hold 1M natively (4.6 and older only by the opt-in beta).
+        (
+            r"claude-(?:opus|sonnet)-4-[7-9]|claude-(?:opus|sonnet|fable)-[5-9]",
+            Family("Claude 4.7 and newer", "claude", 1_000_000),
+        ),
+        (
+            r"claude-(?:opus|sonnet|haiku)-4(?:-[0-6])?(?:$|-)|claude-(?:haiku|instant|[0-3](?:$|[-.]))",
+            Family("Claude 4.6 and older", "claude", 200_000),
+        ),
         (r"gpt-4\.1", Family("GPT-4.1", "o200k", 1_047_576)),
         (r"gpt-4o|chatgpt-4o", Family("GPT-4o", "o200k", 128_000)),
+        # 1,050,000 in all, of which at most 922,000 the prompt (developers.openai.com, gpt-6.2-sol).
+        (r"gpt-6", Family("GPT-6", "o200k", 922_000, 1_050_000)),
         # 272,000 in, up to 128,000 out: the prompt limit Codex itself fits to (`context_window`).
         (r"gpt-5|codex", Family("GPT-5", "o200k", 272_000, 400_000)),
         (r"(^|[/:])o[134](-|$)", Family("OpenAI o-series", "o200k", 200_000)),
@@ -71,7 +90,11 @@ FAMILIES: tuple[tuple[re.Pattern[str], Family], ...] = tuple(
         # recorded log is long enough to calibrate a profile on: the seed rule, which errs high on
         # every script for it (Gemma spends fewer tokens than chars/4 on English, /2 on Cyrillic).
         (r"gemini-1\.5-pro", Family("Gemini 1.5 Pro", "seed", 2_097_152)),
-        (r"gemini", Family("Gemini", "seed", 1_048_576)),
+        (r"gemini-(?:1\.5|2|3)", Family("Gemini", "seed", 1_048_576)),
+        # Each family's catch-all, last: a model newer than the table gets its family's newest window.
+        (r"claude", Family("Claude", "claude", 1_000_000, fallback=True)),
+        (r"gpt-", Family("GPT", "o200k", 922_000, 1_050_000, fallback=True)),
+        (r"gemini", Family("Gemini", "seed", 1_048_576, fallback=True)),
     )
 )
 
@@ -132,4 +155,6 @@ def window_for(models: Iterable[str], recorded: int | None = None) -> tuple[int 
     found = family(model) if model else None
     if found is None:
         return None, "default"
+    if found.fallback:
+        return found.window, f"{found.name} window: {model} is not in the {TABLE_DATE} table, its family's newest taken"
     return found.window, f"{found.name} window ({TABLE_DATE} table)"

@@ -90,10 +90,3 @@ def message_of(body: bytes, encoding: str = "") -> str:
 #: that says so, where they would retry a 502 for minutes. Codex CLI and Gemini CLI (0.171, 0.61)
 #: do not read it and retry a 5xx a few times with backoff.
 NO_RETRY = {"x-should-retry": "false"}
-
-
-def context_too_long(dialect: str, message: str) -> bytes:
-    """The 400 the provider sends for a request over the model's context window."""
-    if dialect in ("anthropic", "gemini"):
-        return provider_error(dialect, 400, message)
-    return provider_error(dialect, 400, message, param="messages", code="context_length_exceeded")

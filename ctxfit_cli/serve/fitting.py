@@ -6,22 +6,23 @@ defaults as `fit`). When nothing had to change, the body goes on as the very byt
 sent; when something did, it is the agent's bytes with the messages the fitting left alone
 spliced in unchanged and only the changed ones serialized. What ctxfit cannot read raises here
 (`BodyError`, or whatever a value it cannot handle raises); the proxy forwards such a body
-unchanged (fail open, in one place: `Proxy._fit`). Only a conversation past the model's window is
-answered here, as the provider would answer it, without calling the provider.
+unchanged (fail open, in one place: `Proxy._fit`). Nothing is refused here: a conversation whose
+smallest request is still past the model's window by ctxfit's count goes on as that smallest
+request, and the provider judges it — its own error reaches the agent, whose own recovery (lower
+`max_tokens`, compact) then runs, and a count that errs high never stops a request the provider
+would take (DESIGN §14: a stuck session goes on).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..api import SentRequest, Session
 from ..core.model import Dialect
 from ..core.plan import Plan
-from ..errors import CannotFit
 from .body import BodyError, Layout, Readers
 from .conversations import Conversation
-from .errors import context_too_long
 
 #: Which API each fitted path speaks.
 DIALECTS: dict[str, Dialect] = {"/v1/messages": "anthropic", "/v1/chat/completions": "openai"}
@@ -40,6 +41,9 @@ DIALECTS.update(dict.fromkeys(CODE_ASSIST_PATHS, "gemini"))
 #: Paths fitted otherwise than as their dialect's own API: the name of their `dialects.HANDLING`.
 CODE_ASSIST = "code-assist"
 HANDLED_AS = dict.fromkeys(CODE_ASSIST_PATHS, CODE_ASSIST)
+#: The window a proxy's session is given: it never refuses (the limits' window is checked here,
+#: and a request past it forwarded all the same).
+NEVER_REFUSED = 1 << 53
 #: A method of Google's API (`…/models/gemini-2.5-pro:countTokens`): only Google's paths hold a colon.
 _GOOGLE_METHOD = re.compile(r"/v1(?:beta|alpha)?/[^:]+:[A-Za-z]+")
 
@@ -63,7 +67,8 @@ class Outcome:
     plan: Plan | None = None
     #: Why the request was forwarded unchanged although it was not fitted (fail open), or "".
     skipped: str = ""
-    #: The provider-shaped error body, when the conversation cannot be sent at all.
+    #: A provider-shaped error body to answer instead of forwarding (none is made here: a request
+    #: past the window is forwarded, for the provider to answer).
     error: bytes | None = None
     #: The budget and window this request was fitted to (its model's).
     limits: Limits | None = None
@@ -128,16 +133,25 @@ def fit_conversation(
     tools: object,
 ) -> Outcome:
     """Fit a request's conversation array (messages, items, contents) with `conversation`'s
-    session, `system` and `tools` its fixed part: every dialect's `fit_body` ends here."""
+    session, `system` and `tools` its fixed part: every dialect's `fit_body` ends here. The
+    smallest request past the window is forwarded, and its limits' `about` says so for the log."""
     try:
-        session = conversation.session_for(limits.budget, limits.window, dialect, system, tools)
+        session = conversation.session_for(limits.budget, NEVER_REFUSED, dialect, system, tools)
         fitted = session.fit(conversation_array)
-    except CannotFit as error:
-        return Outcome(body, conversation, session.plan, error=context_too_long(dialect, str(error)))
     except Exception:
         conversation.session = None  # in an unknown state now: rebuilt from the next request
         raise  # the proxy forwards the body unchanged (fail open, in one place: `Proxy._fit`)
     plan = session.plan
     assert plan is not None  # set by the fit just made
     forwarded = body if not plan.dropped and not plan.cleared else layout.write(fitted)
-    return Outcome(forwarded, conversation, plan, session=session, sent=session.sent)
+    told = past_window(limits, plan.tokens_after)
+    return Outcome(forwarded, conversation, plan, limits=told, session=session, sent=session.sent)
+
+
+def past_window(limits: Limits, tokens: int) -> Limits:
+    """`limits`, whose `about` says so when even the smallest request (`tokens`) is past the
+    window by ctxfit's count (it is forwarded all the same: the provider's count decides)."""
+    if limits.window is None or tokens <= limits.window:
+        return limits
+    about = f"{limits.about}; past the window by ctxfit's count: forwarded, for the provider to judge (fail open)"
+    return replace(limits, about=about)

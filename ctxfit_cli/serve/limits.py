@@ -2,16 +2,26 @@
 
 The window is the model's (the CLI's table, `counters/models.py`) unless `--window` says
 otherwise. What the request may take of it is the window less the room it asks for its reply
-(`max_tokens`, `max_completion_tokens`, `max_output_tokens`): the provider refuses a prompt
-that leaves less. (GPT-5's prompt limit, 272,000, is already less than its whole context less
-any reply room it allows: its requests get 272,000 whatever room they ask.) The budget is that
-by default, or what `--budget` asks — tokens (`150000`) or a share of the window (`80%`) —
-never more. A model the table does not know keeps the old
-defaults: a 400,000-token budget in a 1,000,000-token window.
+(`max_tokens`, `max_completion_tokens`, `max_output_tokens`), as the provider counts (prompt +
+`max_tokens` <= window) — but never more than `REPLY_SHARE` of the window: an agent asking a
+64,000-token reply of a 70,000-token window would otherwise have its prompt cut to 6,000 tokens,
+where the provider answers a prompt that fits but leaves too little room with an error the agent
+recovers from itself (Anthropic's "input length and `max_tokens` exceed context limit: X + Y >
+N": Claude Code lowers `max_tokens` to what is left and sends again). A request asking more than
+three quarters of that share is given all of it, so that such a retry, its `max_tokens` lowered
+to a little less, is fitted to the same budget -- the same request, which the lowered room fits.
+(GPT-5's prompt limit, 272,000, is already less than its whole context less any reply room it
+allows: its requests get 272,000 whatever room they ask.) The budget is that by default, or what
+`--budget` asks -- tokens (`150000`) or a share of the window (`80%`) -- never more. A model the
+table does not know keeps the old defaults: a 400,000-token budget in a 1,000,000-token window.
 
 >>> limits = LimitRule().for_request({"model": "claude-sonnet-4-5", "max_tokens": 32000})
->>> limits.budget, limits.window, limits.about
-(168000, 168000, 'claude-sonnet-4-5, window 200,000 (Claude window (2026-02 table)) less 32,000 for the reply')
+>>> limits.budget, limits.window
+(168000, 168000)
+>>> limits.about
+'claude-sonnet-4-5, window 200,000 (Claude 4.6 and older window (2026-12 table)) less 32,000 for the reply'
+>>> LimitRule(window=70_000).for_request({"model": "claude-opus-4-8", "max_tokens": 64000}).budget  # a quarter at most
+52500
 >>> LimitRule(share=0.8).for_request({"model": "gpt-5-codex"}).budget
 217600
 >>> LimitRule().for_request({"model": "gpt-5-codex", "max_output_tokens": 32000}).budget  # (272,000 in, 400,000 in all)
@@ -33,6 +43,10 @@ UNKNOWN_MODEL_BUDGET = 400_000
 ONE_MILLION_BETA, ONE_MILLION = "anthropic-beta: context-1m", 1_000_000
 #: Where each API asks for the room of its reply, in the order looked at.
 REPLY_FIELDS = ("max_output_tokens", "max_completion_tokens", "max_tokens")
+#: The most of the window kept out of the prompt for the reply: past it the agent's own
+#: recovery (it lowers its `max_tokens` on the provider's error) gives the reply its room, not
+#: a prompt cut to nothing.
+REPLY_SHARE = 1 / 4
 
 
 def parse_budget(text: str) -> tuple[int | None, float | None]:
@@ -82,7 +96,7 @@ class LimitRule:
         # The prompt and the reply's room share the whole context: for most models that is
         # the window, for some (GPT-5) more, while the prompt alone is held to the window.
         total = (None if self.window else total_context(model)) or window
-        room = _reply_room(request)
+        room = _room(_reply_room(request), round(total * REPLY_SHARE))
         hard = min(window, total - room) if 0 < room < total else window
         if self.budget is not None:
             budget = self.budget
@@ -104,8 +118,8 @@ class LimitRule:
             budget = f"budget {self.share:.0%} of the window"
         else:
             budget = (
-                f"budget the window less the reply's max tokens ({UNKNOWN_MODEL_BUDGET:,} for a model "
-                "not in ctxfit's table)"
+                f"budget the window less the reply's max tokens, at most {REPLY_SHARE:.0%} of it "
+                f"({UNKNOWN_MODEL_BUDGET:,} for a model not in ctxfit's table)"
             )
         return f"{window}, {budget}"
 
@@ -118,6 +132,17 @@ def asked_window(anthropic_beta: str) -> int | None:
     """
     betas = (beta.strip() for beta in anthropic_beta.split(","))
     return ONE_MILLION if any(beta.startswith("context-1m") for beta in betas) else None
+
+
+def _room(asked: int, most: int) -> int:
+    """The reply's room out of the window: what the request asks, at most `most`; all of `most`
+    past three quarters of it (an agent's retry with `max_tokens` lowered to what was left is
+    fitted alike).
+
+    >>> _room(32_000, 50_000), _room(64_000, 50_000), _room(16_500, 17_500), _room(64_000, 17_500)
+    (32000, 50000, 17500, 17500)
+    """
+    return most if asked > most * 3 // 4 else asked
 
 
 def _reply_room(request: dict) -> int:

@@ -58,9 +58,9 @@ class Setup:
 
 @dataclass
 class Fitted:
-    """What became of one request body: forward `body` (fitted, or the agent's own bytes), or
-    answer `error` (past the window: a 400 as the provider's), or `skipped` says why the body
-    goes on unchanged. Plain data: it crosses from the worker to the proxy."""
+    """What became of one request body: forward `body` (fitted, or the agent's own bytes; past
+    the window too, for the provider to judge), or answer `error` (a provider-shaped error), or
+    `skipped` says why the body goes on unchanged. Plain data: it crosses from the worker to the proxy."""
 
     body: bytes
     key: str | None = None
@@ -104,6 +104,7 @@ class Fitting:
         anchorable = outcome.session is not None and outcome.sent is not None and outcome.error is None
         conversation.last = (ticket, outcome.session, outcome.sent) if anchorable else None
         plan = PlanSummary.of(outcome.plan) if outcome.plan is not None else None
+        limits = outcome.limits or limits  # (what the fit found: past the window, say)
         return Fitted(outcome.body, key, plan, limits, outcome.error, anchorable=anchorable, held=self.held())
 
     def anchor(self, key: str, ticket: int, reported: Reported) -> None:

@@ -60,6 +60,7 @@ class History:
         self.round_starts: list[int] = []  # assistant messages after the first message, no call open
         self.turn_steps: list[int] = []  # turn starts that are step positions (stable)
         self.round_steps: list[int] = []  # step positions among the newest turn's rounds
+        self.all_round_steps: list[int] = []  # step positions among every turn's rounds
         self.open_calls = OpenCalls()
         self._cleared_memo: dict[int, int] = {}  # ASCII name and id lengths -> a cleared result's tokens
         self._note_vector: tuple[int, ...] | None = None
@@ -186,6 +187,7 @@ class History:
         previous = self.round_steps[-1] if self.round_steps else turn
         if i > turn and self.floor_prefix[i] - self.floor_prefix[previous] >= self._step_tokens():
             self.round_steps.append(i)
+            self.all_round_steps.append(i)
 
     def _step_tokens(self) -> float:
         return self.options.drop_step * self.options.budget

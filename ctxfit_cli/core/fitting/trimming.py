@@ -1,10 +1,13 @@
 """Stages 2 and 3: leave out the oldest history, keeping the first message with a note (DESIGN §4).
 
 Stage 2 keeps the newest whole user turns; stage 3, inside the newest turn, keeps the turn's
-own opening message (the *anchor*) and the newest whole tool rounds. Pinned messages (DESIGN §14)
-in what is left out are kept where they are, and counted. The kept history may start
-only at a turn or round start (no call open, `history.OpenCalls`), in steps of at least
-`drop_step` of the budget, and never moves back: after a cut the request is well under the
+own opening message (the *anchor*) and the newest whole tool rounds. A cut may also fall at a
+round inside an older turn (its opening kept as anchor), and a newest turn that has no round yet
+(a fresh prompt: a resumed session's "continue") is kept alone only once the newest round before
+it does not fit either: the request keeps as much of the newest work as fits. Pinned messages
+(DESIGN §14) in what is left out are kept where they are, and counted. The kept history
+may start only at a turn or round start (no call open, `history.OpenCalls`), in steps of at
+least `drop_step` of the budget, and never moves back: after a cut the request is well under the
 budget and the next requests reuse the cache.
 """
 
@@ -78,20 +81,38 @@ class Trimming:
         return h.cost_prefix[start] - h.cost_prefix[h.first + 1] - self.anchor_tokens(start) - kept
 
     def _start_options(self, end: int, current: int) -> Iterator[int]:
-        """Starts to try, oldest first: the current one, turn steps, then the newest turn's rounds."""
+        """Starts to try, oldest first: the current one, then every step after it -- turn steps,
+        round steps inside any turn (the turn's opening kept as anchor), the newest turn -- so
+        that the request keeps as much of the newest work as fits, never a turn's tail dropped
+        for want of a whole turn. A fresh prompt (a newest turn with no round yet) is tried alone
+        only after the rounds just before it (`_tail_rounds`)."""
         h = self.history
         if h.trimmed(current):
             yield current
-        for step in h.turn_steps[bisect.bisect_right(h.turn_steps, current) :]:
-            if step >= end:
-                return
-            yield step
+        steps = set(_between(h.turn_steps, current, end)) | set(_between(h.all_round_steps, current, end))
         last_turn = _last_before(h.turn_starts, end)
         if last_turn is not None and last_turn > current:
-            yield last_turn
-        for step in h.round_steps[bisect.bisect_right(h.round_steps, current) :]:
-            if step < end and (last_turn is None or step > last_turn):
-                yield step
+            steps.add(last_turn)
+            if not self._has_round(last_turn, end):
+                steps.update(self._tail_rounds(last_turn, current))
+        yield from sorted(steps)
+
+    def _has_round(self, turn: int, end: int) -> bool:
+        newest = _last_before(self.history.round_starts, end)
+        return newest is not None and newest > turn
+
+    def _tail_rounds(self, turn: int, current: int) -> list[int]:
+        """The round starts after `current` and before the turn starting at `turn`, counted back
+        from the newest in finer steps (a quarter of a step): where a fresh prompt's request may
+        start so as to keep the work it continues. That work is complete, so these places stay
+        the same for every request of the new turn (the prompt cache holds)."""
+        h = self.history
+        fine = h.options.drop_step * h.options.budget / 4
+        tail: list[int] = []
+        for start in reversed(_between(h.round_starts, current, turn)):
+            if not tail or h.floor_prefix[tail[-1]] - h.floor_prefix[start] >= fine:
+                tail.append(start)
+        return tail
 
     def newest_cut(self, end: int) -> int | None:
         """The newest place a request can start: the newest round or turn before `end`."""
@@ -152,6 +173,11 @@ class Trimming:
         merged = merged_cost([noted_cost(head, counter), message_cost(following, counter)], counter).tokens
         apart = message_cost(head, counter).tokens + h.note_tokens + message_cost(following, counter).tokens
         return merged - apart
+
+
+def _between(positions: list[int], low: int, high: int) -> list[int]:
+    """The positions p with low < p < high (`positions` sorted)."""
+    return positions[bisect.bisect_right(positions, low) : bisect.bisect_left(positions, high)]
 
 
 def _last_before(positions: list[int], end: int) -> int | None:
