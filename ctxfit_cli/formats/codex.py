@@ -48,9 +48,11 @@ from .skipped import Skipped
 ITEM_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
 #: Record types Codex writes that say nothing of the request (skipped without a count). A record
 #: of a type in neither list is skipped and counted (`Skipped`), never fatal: Codex adds them.
-BOOKKEEPING = frozenset(("world_state", "inter_agent_communication_metadata"))
-#: The keys ctxfit knows on a record; others are counted.
-RECORD_KEYS = frozenset(("timestamp", "type", "payload", "ordinal"))
+#: (`token_usage_record`, 0.171: each response's usage, which its `token_count` event also holds.)
+BOOKKEEPING = frozenset(("world_state", "inter_agent_communication_metadata", "token_usage_record"))
+#: The keys ctxfit knows on a record (`metadata`, 0.171: where an item stands in the history);
+#: others are counted.
+RECORD_KEYS = frozenset(("timestamp", "type", "payload", "ordinal", "metadata"))
 _OUTPUTS = ("function_call_output", "custom_tool_call_output", "tool_search_output")
 #: Response items that only the model writes: a run of them is one model response.
 _REPLY_ITEMS = (

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -116,11 +117,24 @@ def environment_for(agent: Agent, environ: dict, folder: Path) -> dict[str, str]
     security = defaults.setdefault("security", {}) if isinstance(defaults.get("security", {}), dict) else {}
     auth = security.setdefault("auth", {}) if isinstance(security.get("auth", {}), dict) else {}
     auth.setdefault("selectedType", "gemini-api-key")
-    path = folder / "gemini-system-defaults.json"
+    path = _private(folder) / "gemini-system-defaults.json"
     staged = path.with_name(f"{path.name}.{os.getpid()}")
     staged.write_text(json.dumps(defaults, indent=2), encoding="utf-8")
     staged.replace(path)  # (another wrap may be reading it: replaced whole)
     return {"GEMINI_CLI_SYSTEM_DEFAULTS_PATH": str(path)}
+
+
+def _private(folder: Path) -> Path:
+    """`folder`, or, when any folder above it may be written by others (a HOME under /tmp),
+    the state folder under the account's own home: Gemini CLI ignores a settings file there
+    ("Parent directory '/tmp' is insecure")."""
+    if not any(part.stat().st_mode & (stat.S_IWGRP | stat.S_IWOTH) for part in (folder, *folder.parents)):
+        return folder
+    import pwd  # (POSIX: where folder modes mean this)
+
+    own = Path(pwd.getpwuid(os.getuid()).pw_dir) / ".local" / "state" / "ctxfit"
+    own.mkdir(parents=True, exist_ok=True)
+    return own
 
 
 def _selected_sign_in(path: Path) -> str | None:
