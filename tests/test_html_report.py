@@ -221,12 +221,18 @@ LAYOUT = {
 }
 
 
+#: The shared logs of agents ctxfit has no reader for yet (issue #34 item 4): `sessions` names them
+#: and exits 5 (partial), which is not what this test looks at.
+NOT_READ_YET = {"copilot-cli", "continue", "pi", "cursor", "opencode-export", "cline-ui"}
+
+
 @needs_realworld
 @pytest.mark.parametrize("width", [1400, 390])
 def test_reports_fit_a_desktop_and_a_phone(tmp_path, width):
     from PIL import Image
     sessions, replay = tmp_path / "sessions.html", tmp_path / "replay.html"
-    done = run_cli("sessions", str(REALWORLD), str(ROOT / "sample_transcripts"), "--budget", "30000",
+    read = sorted(str(folder) for folder in REALWORLD.iterdir() if folder.is_dir() and folder.name not in NOT_READ_YET)
+    done = run_cli("sessions", *read, str(ROOT / "sample_transcripts"), "--budget", "30000",
                    "--json", "--html", str(sessions))
     assert done.returncode == 0, done.stderr
     largest = max(r["window_share"] for r in orjson.loads(done.stdout)["sessions"])

@@ -73,8 +73,11 @@ def folder(environ: Mapping[str, str] | None = None) -> Path:
 
 def identity(path: str) -> Identity | None:
     """The file's identity now, or None for what is no regular file (stdin, a FIFO, a URI) or
-    cannot be read: those are never cached."""
+    cannot be read: those are never cached. (Asked of the path before it is opened: opening a
+    FIFO would wait for its writer, and closing it unread would break the writer's pipe.)"""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
         with open(path, "rb") as stream:
             status = os.fstat(stream.fileno())
             if not stat.S_ISREG(status.st_mode):
