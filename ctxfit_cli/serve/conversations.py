@@ -157,10 +157,10 @@ class Conversation:
     key: str
     dialect: str
     session: Session | None = None
-    #: What the session was made for: the digest of the request's fixed part (`fixed_digest`),
-    #: the budget and the window (a change means a new session, with no provider's count).
+    #: What the session was made for: the request's fixed part (`fixed_part`), the budget and
+    #: the window (a change means a new session, with no provider's count).
     fixed: tuple = ()
-    #: The digest of the fixed part of the request being fitted (set by `Conversations.get`).
+    #: The fixed part of the request being fitted (set by `Conversations.get`).
     bound: bytes = b""
     #: Bytes of the last request body its session was fitted on.
     size: int = 0
@@ -171,7 +171,7 @@ class Conversation:
     def session_for(self, budget: int, window: int | None, dialect: Dialect, system: Any, tools: Any) -> Session:
         # Another fixed part (system prompt, tools, a schema: byte for byte), budget or window
         # (the agent switched model): a new walk, and no reply counted under the old one anchors it.
-        fixed = (self.bound or _digest([system, tools]), budget, window)
+        fixed = (self.bound or orjson.dumps([system, tools]), budget, window)
         if self.session is None or self.fixed != fixed:
             self.session = Session(budget, system=system, tools=tools, dialect=dialect, window=window)
             self.fixed = fixed
@@ -195,7 +195,7 @@ class Conversations:
         self._held = 0  # SESSION_MEMORY * size, summed over `_known`
 
     def get(self, key: str, dialect: str, bound: bytes = b"") -> Conversation:
-        """Conversation `key`, about to fit a request whose fixed part has the digest `bound`."""
+        """Conversation `key`, about to fit a request whose fixed part is `bound` (`fixed_part`)."""
         conversation = self._known.get(key)
         if conversation is None:
             conversation = self._known[key] = Conversation(key, dialect)
@@ -275,20 +275,18 @@ UNCOUNTED = frozenset(
 )  # fmt: skip
 
 
-def fixed_digest(request: dict, array: str) -> bytes:
-    """A digest of everything `request` sends outside its conversation `array` that the provider
-    may count (system prompt, tools, a schema: `response_format`, `text.format`, `output_config`,
-    Gemini's `generationConfig.responseSchema`, the model, ...), as JSON: byte for byte, key order
+def fixed_part(request: dict, array: str) -> bytes:
+    """Everything `request` sends outside its conversation `array` that the provider may count
+    (system prompt, tools, a schema: `response_format`, `text.format`, `output_config`, Gemini's
+    `generationConfig.responseSchema`, the model, ...), as JSON: compared byte for byte, key order
     and `1` against `true` included. A reply's count anchors only requests with the same one.
+    (Bytes, not a digest of them: hashing Claude Code's 39 KB of system prompt and tools took
+    113 µs a request, their serializing 38 µs, a comparison a few.)
 
     >>> one = {"system": "s", "messages": [], "response_format": {"strict": True}}
-    >>> fixed_digest(one, "messages") == fixed_digest({**one, "messages": [1], "stream": True}, "messages")
+    >>> fixed_part(one, "messages") == fixed_part({**one, "messages": [1], "stream": True}, "messages")
     True
-    >>> fixed_digest(one, "messages") == fixed_digest({**one, "response_format": {"strict": 1}}, "messages")
+    >>> fixed_part(one, "messages") == fixed_part({**one, "response_format": {"strict": 1}}, "messages")
     False
     """
-    return _digest({key: value for key, value in request.items() if key != array and key not in UNCOUNTED})
-
-
-def _digest(value: object) -> bytes:
-    return hashlib.blake2b(orjson.dumps(value), digest_size=16).digest()
+    return orjson.dumps({key: value for key, value in request.items() if key != array and key not in UNCOUNTED})

@@ -39,7 +39,7 @@ from typing import BinaryIO
 from ..core.reported import Reported
 from .bases import BASE_LOST, Bases
 from .body import READER_MEMORY, BodyError, Readers
-from .conversations import SESSION_MEMORY, Conversations, PlanSummary, fixed_digest
+from .conversations import SESSION_MEMORY, Conversations, PlanSummary, fixed_part
 from .dialects import HANDLING
 from .fitting import Limits
 from .frames import read_frame, write_frame
@@ -96,7 +96,7 @@ class Fitting:
             handling = HANDLING[dialect]
             request, layout = handling.parse(self.readers[handling.array], body)
             key = handling.conversation_key(dialect, request, client)  # (`client`: whose it is, `owner.py`)
-            conversation = self.conversations.get(key, dialect, fixed_digest(request, handling.array))
+            conversation = self.conversations.get(key, dialect, fixed_part(request, handling.array))
             limits = handling.limits(self.limits.asking(window), request, dialect, model)  # type: ignore[arg-type]
             outcome = handling.fit_body(body, request, layout, dialect, conversation, limits)  # type: ignore[arg-type]
             self.conversations.fitted(conversation, len(body))
