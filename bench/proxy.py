@@ -393,6 +393,10 @@ def at_pace(urls: dict[str, str], conversations: int, steps: int, seed: int) -> 
     return out
 
 
+def signed(seconds: float) -> str:
+    return ("+" if seconds >= 0 else "-") + c.fmt_s(abs(seconds))
+
+
 def pace_main(args) -> None:
     """(a) CPU per request against the floor, (b) latency added at an agent's pace, (c) requests
     per second per core sustained while the added p99 stays within 50 ms."""
@@ -433,7 +437,7 @@ def pace_main(args) -> None:
              f"{c.verdict(added['proxy'][1] <= PACE_P99 and not pace['proxy']['errors'])}"],
             ["(c) requests/s per core, added p99 <= 50 ms",
              f"{capacity / cores:,.1f}" if capacity else "-", f"{cores} cores",
-             "; ".join(f"{n} agents {rps:,.0f}/s +{c.fmt_s(e)}" for n, rps, e, _ in levels), "-"]]  # fmt: skip
+             "; ".join(f"{n} agents {rps:,.0f}/s {signed(e)}" for n, rps, e, _ in levels), "-"]]  # fmt: skip
     table = c.table(["figure", "proxy", "beside", "detail", "target"], rows)
     print(table)
     if "Traceback" in log:
@@ -476,7 +480,7 @@ def main() -> None:
     ap.add_argument("--cpu-steps", type=int, default=160)
     ap.add_argument("--pace-conversations", type=int, default=50)
     ap.add_argument("--pace-steps", type=int, default=12)
-    ap.add_argument("--capacity-levels", default="100,200,400")
+    ap.add_argument("--capacity-levels", default="25,50,75,100,150")
     args = ap.parse_args()
     if args.pace:
         pace_main(args)
