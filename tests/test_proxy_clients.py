@@ -338,3 +338,25 @@ def test_a_count_anchors_only_requests_with_the_same_fixed_part():
     assert shaped.key == first.key and shaped.plan.confirmed == 0  # estimated: no count of this fixed part yet
     other = state.fit(4, "anthropic", step(4), client="d")
     assert other.key != first.key and other.plan.confirmed == 0
+
+
+def test_a_session_matches_history_by_bytes_not_python_equality():
+    """F2 in the library: a message equal to one seen before only as Python values (`1` for
+    `true`, its keys reordered) is a change; one equal byte for byte is given back as the
+    caller's object of this call."""
+    from ctxfit_cli import Session
+
+    lines = history("anthropic", 0, 14)[:27]
+    session = Session(BUDGET, system="Be brief.")
+    session.fit(lines)
+    flag_one = lambda message: message["content"][0]["input"].update(flag=1)
+    reordered = lambda message: message.update(content=[dict(reversed(message["content"][0].items()))])
+    for edit in (flag_one, reordered):
+        changed = orjson.loads(orjson.dumps(lines))
+        edit(changed[1])
+        sent = session.fit(changed)
+        assert orjson.dumps(sent[1]) == orjson.dumps(changed[1]) != orjson.dumps(lines[1])
+        session.fit(lines)
+    copied = orjson.loads(orjson.dumps(lines))
+    sent = session.fit(copied)
+    assert sent[1] is copied[1] and sent[0] is copied[0]  # (the same bytes: this call's objects come back)
