@@ -313,6 +313,153 @@ def team_main(args) -> None:
             "costs here."))
 
 
+# --- at an agent's pace: CPU per request against the floor, latency added, capacity ------------
+
+
+PACE_P99 = 10e-3  # added p99 at an agent's pace
+CPU_RATIO = 1.5  # the proxy's CPU per request against a pass-through proxy's
+CAPACITY_P99 = 50e-3  # the added p99 up to which requests per second are counted as sustained
+
+
+def pace_bodies(seed: int, steps: int, start_tokens: int) -> list[bytes]:
+    """An agent's conversation of short results (100-1,500 characters, as Claude Code's mostly
+    are) from `start_tokens`, one tool round more at each of `steps` requests."""
+    conversation = Conversation(start_tokens, seed, short=True)
+    bodies = []
+    for _ in range(steps):
+        conversation.grow()
+        bodies.append(conversation.body())
+    return bodies
+
+
+def cpu_per_request(urls: dict[str, str], pids: dict[str, int], steps: int) -> dict[str, float]:
+    """One conversation of `steps` requests, sent one at a time through each of `urls` (the
+    provider answering at once): the CPU each process behind them used per request (its threads
+    and children: the proxy's fitting workers too, from the kernel's accounting)."""
+    bodies = pace_bodies(7, steps, 2_000)
+    used = {}
+    for label, url in urls.items():
+        with httpx.Client(timeout=120) as client:
+            post(client, url, bodies[0])  # connections opened
+            before = cpu_ns(pids[label])
+            for body in bodies:
+                post(client, url, body)
+            used[label] = (cpu_ns(pids[label]) - before) / 1e9 / len(bodies)
+    return used
+
+
+async def agents(url: str, conversations: int, steps: int, seed: int) -> tuple[list[float], int, float]:
+    """`conversations` agents at once, each of its own API key: `steps` requests each, the provider
+    answering after 0.5-1.5 s, the agent thinking 0.2-0.8 s between calls. Per request its latency
+    less the provider's delay; the errors; the requests per second over the run."""
+    import aiohttp
+
+    overheads: list[float] = []
+    errors = 0
+
+    async def one(number: int) -> None:
+        nonlocal errors
+        rng = Random(seed * 1_000 + number)
+        bodies = pace_bodies(seed * 1_000 + number, steps, 2_000)
+        headers = {"x-api-key": f"bench-agent-{number}", "content-type": "application/json"}
+        await asyncio.sleep(rng.uniform(0, 1.0))  # (they do not all start in the same millisecond)
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=120)) as session:
+            for body in bodies:
+                delay = rng.uniform(0.5, 1.5)
+                start = time.perf_counter()
+                try:
+                    async with session.post(f"{url}/v1/messages", data=body,
+                                            headers={**headers, "x-bench-delay": f"{delay:.4f}"}) as response:
+                        await response.read()
+                        errors += response.status != 200
+                except aiohttp.ClientError:
+                    errors += 1
+                overheads.append(time.perf_counter() - start - delay)
+                await asyncio.sleep(rng.uniform(0.2, 0.8))
+
+    start = time.perf_counter()
+    await asyncio.gather(*(one(n) for n in range(conversations)))
+    return overheads, errors, len(overheads) / (time.perf_counter() - start)
+
+
+def at_pace(urls: dict[str, str], conversations: int, steps: int, seed: int) -> dict[str, dict]:
+    """The agents' run through each of `urls` (the same conversations, delays and pauses): per
+    label the overhead's p50 and p99, errors, requests per second."""
+    out = {}
+    for label, url in urls.items():
+        overheads, errors, rps = asyncio.run(agents(url, conversations, steps, seed))
+        out[label] = {"p50": percentile(overheads, 0.5), "p99": percentile(overheads, 0.99), "errors": errors,
+                      "rps": rps, "requests": len(overheads)}  # fmt: skip
+    return out
+
+
+def signed(seconds: float) -> str:
+    return ("+" if seconds >= 0 else "-") + c.fmt_s(abs(seconds))
+
+
+def pace_main(args) -> None:
+    """(a) CPU per request against the floor, (b) latency added at an agent's pace, (c) requests
+    per second per core sustained while the added p99 stays within 50 ms."""
+    options = ["--budget", str(args.budget), *(["--workers", str(args.workers)] if args.workers else [])]
+    slow = [sys.executable, str(Path(__file__).with_name("_slow_provider.py"))]
+    passthrough = [sys.executable, str(Path(__file__).with_name("_passthrough.py"))]
+    with Server(slow) as provider, proxy(provider.url, *options) as px, Server([*passthrough, provider.url]) as floor:
+        urls = {"direct": provider.url, "proxy": px.url, "floor": floor.url}
+        pids = {"proxy": px.process.pid, "floor": floor.process.pid}
+        cpu = cpu_per_request({"proxy": px.url, "floor": floor.url}, pids, args.cpu_steps)
+        ratio = cpu["proxy"] / cpu["floor"]
+        print(f"(a) CPU per request over {args.cpu_steps} steps: proxy {c.fmt_s(cpu['proxy'])}, pass-through "
+              f"{c.fmt_s(cpu['floor'])} ({ratio:.2f}x; target <= {CPU_RATIO}x)", flush=True)
+        pace = at_pace(urls, args.pace_conversations, args.pace_steps, seed=1)
+        added = {label: (pace[label]["p50"] - pace["direct"]["p50"], pace[label]["p99"] - pace["direct"]["p99"])
+                 for label in ("proxy", "floor")}  # fmt: skip
+        for label in ("direct", "proxy", "floor"):
+            r = pace[label]
+            print(f"(b) {label}: {r['requests']:,} requests, {r['errors']} errors, overhead p50 {c.fmt_s(r['p50'])}, "
+                  f"p99 {c.fmt_s(r['p99'])}, {r['rps']:,.1f} requests/s", flush=True)
+        capacity, levels = None, []
+        for conversations in (int(n) for n in args.capacity_levels.split(",") if n):
+            level = at_pace({"direct": provider.url, "proxy": px.url}, conversations, args.pace_steps, seed=2)
+            extra = level["proxy"]["p99"] - level["direct"]["p99"]
+            levels.append((conversations, level["proxy"]["rps"], extra, level["proxy"]["errors"]))
+            print(f"(c) {conversations} agents: {level['proxy']['rps']:,.1f} requests/s through the proxy, added p99 "
+                  f"{c.fmt_s(extra)}, {level['proxy']['errors']} errors", flush=True)
+            if extra > CAPACITY_P99 or level["proxy"]["errors"]:
+                break
+            capacity = level["proxy"]["rps"]
+        log = px.stop()
+    cores = os.cpu_count() or 1
+    rows = [["(a) CPU per request, proxy + workers", c.fmt_s(cpu["proxy"]), f"pass-through {c.fmt_s(cpu['floor'])}",
+             f"{ratio:.2f}x", f"<= {CPU_RATIO}x: {c.verdict(ratio <= CPU_RATIO)}"],
+            ["(b) added p99 at an agent's pace", c.fmt_s(added["proxy"][1]),
+             f"pass-through {c.fmt_s(added['floor'][1])}", f"p50 {c.fmt_s(added['proxy'][0])}, "
+             f"{pace['proxy']['errors']} errors", f"<= 10 ms, 0 errors: "
+             f"{c.verdict(added['proxy'][1] <= PACE_P99 and not pace['proxy']['errors'])}"],
+            ["(c) requests/s per core, added p99 <= 50 ms",
+             f"{capacity / cores:,.1f}" if capacity else "-", f"{cores} cores",
+             "; ".join(f"{n} agents {rps:,.0f}/s {signed(e)}" for n, rps, e, _ in levels), "-"]]  # fmt: skip
+    table = c.table(["figure", "proxy", "beside", "detail", "target"], rows)
+    print(table)
+    if "Traceback" in log:
+        print("the proxy's log holds a traceback:\n" + log[-3000:])
+    if not args.no_doc:
+        c.write_section("proxy-pace", c.section(
+            "The proxy against its floor, at an agent's pace (bench/proxy.py --pace)",
+            f"(a) one conversation of short results (100-1,500 characters) from 2,000 tokens, {args.cpu_steps} "
+            "steps sent one at a time, the provider answering at once: the CPU the proxy and its fitting workers "
+            "used per request (the kernel's accounting, /proc schedstat) beside a pass-through aiohttp proxy's "
+            f"(bench/_passthrough.py). (b) {args.pace_conversations} agents at once, each of its own API key, "
+            f"{args.pace_steps} steps each, the provider (bench/_slow_provider.py) answering after 0.5-1.5 s, "
+            "each agent thinking 0.2-0.8 s between calls; per request latency less the provider's delay; added = "
+            "that percentile through the proxy less straight. (c) the same at more agents at once until the "
+            f"added p99 passes 50 ms; requests/s through the proxy at the last level within it, per core. "
+            f"`--budget {args.budget:,}`.",
+            c.command_line(), table,
+            "Targets (issue 35): (a) <= 1.5x the pass-through's CPU, (b) added p99 <= 10 ms with 0 errors. "
+            f"Clients, provider and proxies share the machine's {cores} cores (load average "
+            f"{os.getloadavg()[0]:.1f} at the end of this run)."))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=60)
@@ -328,7 +475,16 @@ def main() -> None:
     ap.add_argument("--client-processes", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--workers", type=int, default=0, help="the proxy's --workers (0: its default)")
+    ap.add_argument("--pace", action="store_true",
+                    help="CPU per request against a pass-through proxy, latency added at an agent's pace, capacity")
+    ap.add_argument("--cpu-steps", type=int, default=160)
+    ap.add_argument("--pace-conversations", type=int, default=50)
+    ap.add_argument("--pace-steps", type=int, default=12)
+    ap.add_argument("--capacity-levels", default="25,50,75,100,150")
     args = ap.parse_args()
+    if args.pace:
+        pace_main(args)
+        return
     if args.team:
         team_main(args)
         return

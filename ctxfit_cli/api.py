@@ -93,7 +93,7 @@ class Session:
     """Fitting before every request of one agent loop, paying only for what is new.
 
     `session.fit(history)` takes the loop's own growing list each time. The part seen before is
-    recognised by identity, else by equality (a removed, inserted or replaced message is noticed
+    recognised by identity, else by its JSON bytes (a removed, inserted or replaced message is noticed
     and the walk starts over), so a step costs about what the new messages cost. The ratchets of
     DESIGN §4 hold across steps: the cleared results only grow and the kept start only moves
     forward. A message is not expected to change in place once fitted: replace it to edit it.
@@ -256,16 +256,31 @@ class Session:
     # --- the history seen so far ----------------------------------------------------------------
 
     def _seen(self, history: list) -> int:
-        """How many of the messages seen before start `history` unchanged."""
+        """How many of the messages seen before start `history` unchanged: the very objects, or
+        new ones of the same JSON byte for byte (never Python's equality: `1` is not `true` nor
+        `1.0`, and key order counts), which then take the old ones' place (what is given back
+        for a message left alone is the caller's object of this call)."""
         items = self._items
         if len(history) >= len(items) and all(map(operator.is_, history, items)):
             return len(items)
         seen = 0
         for old, new in zip(items, history):
-            if old is not new and old != new:
-                break
+            if old is not new:
+                same = self._same_json(seen, new)
+                if same is None:
+                    break
+                items[seen], self._requests[seen] = new, same
+                self._answer = Answer()  # (it keeps the objects it gave back last)
             seen += 1
         return seen
+
+    def _same_json(self, index: int, item: Any) -> RequestDict | None:
+        """`item` as request JSON if its bytes are those of the item seen at `index`, else None."""
+        try:
+            fresh = as_request_dict(item, f"messages[{index}]")
+        except (BadInput, TypeError, ValueError):
+            return None  # (read again, and reported, as a new item)
+        return fresh if fresh.raw == self._requests[index].raw else None
 
     def _forget(self, keep: int) -> int:
         """Keep the messages wholly within the first `keep` items seen (and their estimates);

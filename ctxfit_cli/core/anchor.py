@@ -327,6 +327,36 @@ def turn_between(turn_starts: Sequence[int], after: int, before: int) -> bool:
 PLAUSIBLE_SHARE = 0.5
 
 
+#: A reported count over this many times ctxfit's estimate of the request, plus `EXCESS_ROOM`
+#: tokens, is no count of it either. Generous: a provider adds what no estimate sees (its own
+#: tool-use prompt, a few hundred tokens; the reasoning Codex re-sends within a turn, thousands),
+#: and an estimate errs low on a dense text by a fifth at worst; a gateway that reports a
+#: session's running total, or another request's, goes past it.
+EXCESS_RATIO, EXCESS_ROOM = 8, 32_768
+
+
+def implausible(reported: int, estimated: int) -> str | None:
+    """Why a provider's count of a request is no count of it, or None when it may be: far
+    under what the request can cost (under `PLAUSIBLE_SHARE` of ctxfit's `estimated`: a server
+    that truncated the prompt to its own context, a gateway that misreports) or far over it
+    (`EXCESS_RATIO`). Such a count anchors nothing: the estimate is the count (DESIGN §15).
+
+    >>> implausible(10, 50_000)
+    'the provider reports 10 tokens for a request of ≥ 25,000: its count is not used'
+    >>> implausible(48_000, 50_000) is None, implausible(432_769, 50_000) is not None
+    (True, True)
+    """
+    if estimated <= 0:
+        return None
+    floor = math.ceil(PLAUSIBLE_SHARE * estimated)
+    ceiling = EXCESS_RATIO * estimated + EXCESS_ROOM
+    if reported < floor:
+        return f"the provider reports {reported:,} tokens for a request of ≥ {floor:,}: its count is not used"
+    if reported > ceiling:
+        return f"the provider reports {reported:,} tokens for a request of ≤ {ceiling:,}: its count is not used"
+    return None
+
+
 def log_anchors(
     calls: Sequence[RecordedCall], prefix: Sequence[int], fixed: int, turn_starts: Sequence[int] = ()
 ) -> list[Anchor]:

@@ -42,6 +42,7 @@ from .errors import NO_RETRY, message_of, provider_error
 from .fitting import DIALECTS, HANDLED_AS, dialect_of
 from .limits import asked_window
 from .log_lines import conversation, describe, kind_of
+from .owner import owner
 from .pool import NotFitted, Pool, WorkerLost
 from .settings import Settings, Totals
 from .upstream import Upstream, why_unreachable
@@ -287,7 +288,8 @@ class Proxy:
         try:
             if encoding.lower() not in ("identity", ""):
                 raise BodyError(f"a compressed body (Content-Encoding: {encoding})")
-            outcome = await self.pool.fit(handling, body, model, window)
+            client = owner(request.headers, request.rel_url.query)  # a digest: the key stays here
+            outcome = await self.pool.fit(handling, body, model, window, client)
             self.totals.fitted_in_worker += 1
         except Exception as error:
             outcome = Fitted(body, getattr(error, "key", None), skipped=_reason(error))
@@ -377,7 +379,9 @@ class Proxy:
                 kept += chunk[: keep - len(kept)]
                 request[_REFUSAL] = bytes(kept)
             if anchoring is not None and usage.found is not None:  # before the agent has it all
-                self.pool.anchor(anchoring, usage.found)
+                refused = self.pool.anchor(anchoring, usage.found)
+                if refused and self.ledger.get(anchoring.key or "", dialect_of(request.path)).refused(refused):
+                    self.settings.log(f"{conversation(anchoring)}: {refused} (the estimate is the count)")
                 anchoring = None
             await response.write(chunk)
         await response.write_eof()

@@ -1,7 +1,10 @@
 """The proxy's memory: one `Session` per conversation, bounded, and what it did for each.
 
-A conversation is recognised from its request: the dialect, the system prompt and the first
-message (an agent resends them unchanged at every step; a sub-agent has its own). Its `Session`
+A conversation is recognised from its request: whose it is (a digest of its credential, never
+the key, `owner.py`), the conversation its agent names (Claude Code's session, Codex's
+`prompt_cache_key`), the dialect, the system prompt and the first message (an agent resends
+them unchanged at every step; a sub-agent has its own). So no client's request or reply ever
+touches another's state (DESIGN §15), however alike their conversations start. Its `Session`
 makes each request an incremental step of the same walk, so the ratchets of DESIGN §4 hold
 across requests. Sessions live in the fitting worker that serves the conversation
 (`Conversations`, one per worker, `worker.py`) and are kept for the most recently used
@@ -24,6 +27,7 @@ import orjson
 from ..api import Session
 from ..core.model import Dialect
 from ..core.plan import Plan
+from ..history import SentRequest
 
 
 @dataclass(frozen=True)
@@ -41,13 +45,17 @@ class PlanSummary:
     #: Whether the plan changed the request (results cleared or messages left out).
     changed: bool
     overrun: bool
+    #: ctxfit's own estimate of the request sent (no provider's count in it): what a reported
+    #: count of it is checked against (`core.anchor.implausible`). 0: not known.
+    estimate: int = 0
 
     @classmethod
-    def of(cls, plan: Plan) -> PlanSummary:
+    def of(cls, plan: Plan, sent: SentRequest | None = None) -> PlanSummary:
         cleared = sum(len(b.results) for b in plan.batches if b.cleared)
         changed = bool(plan.dropped or plan.cleared)
+        estimate = sent.estimated if sent is not None else 0
         return cls(plan.stage, plan.tokens_before, plan.tokens_after, plan.confirmed, plan.estimated, cleared,
-                   changed, plan.overrun)  # fmt: skip
+                   changed, plan.overrun, estimate)  # fmt: skip
 
 
 @dataclass
@@ -74,6 +82,10 @@ class Stats:
     confirmed: int = 0
     estimated: int = 0
     anchored: int = 0
+    #: Replies whose reported count was not used (far outside what the request can cost), and
+    #: why, as the log said it the first time.
+    usage_refused: int = 0
+    usage_refused_why: str = ""
 
     def record_plan(self, plan: PlanSummary) -> None:
         self.tokens_before, self.tokens_after, self.stage = plan.tokens_before, plan.tokens_after, plan.stage
@@ -83,6 +95,14 @@ class Stats:
         if plan.changed:
             self.fitted += 1
             self.tokens_kept_out += max(plan.tokens_before - plan.tokens_after, 0)
+
+    def refused(self, why: str) -> bool:
+        """A reply's count was not used, for `why`: whether this is the first time for this
+        conversation (the log says so once)."""
+        self.usage_refused += 1
+        first = not self.usage_refused_why
+        self.usage_refused_why = self.usage_refused_why or why
+        return first
 
     def to_dict(self) -> dict:
         share = self.cache_read_tokens / self.prompt_tokens if self.prompt_tokens else None
@@ -103,6 +123,8 @@ class Stats:
             "prompt_tokens_reported": self.prompt_tokens,
             "cache_read_tokens": self.cache_read_tokens,
             "cache_read_share": None if share is None else round(share, 4),
+            "reported_usage_refused": self.usage_refused,
+            "reported_usage_refused_why": self.usage_refused_why or None,
         }
 
 
@@ -135,8 +157,11 @@ class Conversation:
     key: str
     dialect: str
     session: Session | None = None
-    #: The system prompt and tools the session was made for (a change means a new session).
+    #: What the session was made for: the request's fixed part (`fixed_part`), the budget and
+    #: the window (a change means a new session, with no provider's count).
     fixed: tuple = ()
+    #: The fixed part of the request being fitted (set by `Conversations.get`).
+    bound: bytes = b""
     #: Bytes of the last request body its session was fitted on.
     size: int = 0
     #: The last request fitted, as its reply's usage anchors it: (ticket, session, what it
@@ -144,10 +169,12 @@ class Conversation:
     last: tuple | None = None
 
     def session_for(self, budget: int, window: int | None, dialect: Dialect, system: Any, tools: Any) -> Session:
-        # Another system prompt, tool list, budget or window (the agent switched model): a new walk.
-        if self.session is None or self.fixed != (system, tools, budget, window):
+        # Another fixed part (system prompt, tools, a schema: byte for byte), budget or window
+        # (the agent switched model): a new walk, and no reply counted under the old one anchors it.
+        fixed = (self.bound or orjson.dumps([system, tools]), budget, window)
+        if self.session is None or self.fixed != fixed:
             self.session = Session(budget, system=system, tools=tools, dialect=dialect, window=window)
-            self.fixed = (system, tools, budget, window)
+            self.fixed = fixed
         return self.session
 
 
@@ -167,11 +194,13 @@ class Conversations:
         self._known: OrderedDict[str, Conversation] = OrderedDict()
         self._held = 0  # SESSION_MEMORY * size, summed over `_known`
 
-    def get(self, key: str, dialect: str) -> Conversation:
+    def get(self, key: str, dialect: str, bound: bytes = b"") -> Conversation:
+        """Conversation `key`, about to fit a request whose fixed part is `bound` (`fixed_part`)."""
         conversation = self._known.get(key)
         if conversation is None:
             conversation = self._known[key] = Conversation(key, dialect)
         self._known.move_to_end(key)
+        conversation.bound = bound
         return conversation
 
     def find(self, key: str) -> Conversation | None:
@@ -200,8 +229,9 @@ class Conversations:
         return len(self._known)
 
 
-def conversation_key(dialect: str, request: dict) -> str:
-    """The conversation a request belongs to: its dialect, system prompt and first message."""
+def conversation_key(dialect: str, request: dict, client: str = "") -> str:
+    """The conversation a request belongs to: whose it is (`client`, `owner.py`), the
+    conversation its agent names, its dialect, system prompt and first message."""
     messages = request.get("messages") or []
     first = next((m for m in messages if not (isinstance(m, dict) and m.get("role") in ("system", "developer"))), None)
     system = (
@@ -209,5 +239,54 @@ def conversation_key(dialect: str, request: dict) -> str:
         if dialect == "anthropic"
         else [m for m in messages[:4] if isinstance(m, dict) and m.get("role") in ("system", "developer")]
     )
-    digest = hashlib.blake2b(orjson.dumps([dialect, system, first]), digest_size=6)
+    return keyed(client, request, dialect, system, first)
+
+
+def keyed(client: str, request: dict, *parts: object) -> str:
+    """A conversation's key: a short digest of `client`, the conversation the request names
+    itself (`named`) and `parts` (what every step of it sends alike)."""
+    digest = hashlib.blake2b(orjson.dumps([client, named(request), *parts]), digest_size=6)
     return digest.hexdigest()
+
+
+def named(request: dict) -> list:
+    """What names the conversation in a request's body, where its agent says: Claude Code's
+    `metadata.user_id` (its device and session), the `prompt_cache_key` Codex sets to its
+    conversation's id, a Code Assist request's `session_id`.
+
+    >>> named({"metadata": {"user_id": '{"session_id":"ec5d"}'}, "messages": []})
+    ['{"session_id":"ec5d"}', None, None]
+    """
+    metadata = request.get("metadata")
+    user = metadata.get("user_id") if isinstance(metadata, dict) else None
+    return [user, request.get("prompt_cache_key"), request.get("session_id")]
+
+
+#: Fields that add nothing to the prompt the provider counts (and some that change at every
+#: step: Codex's `client_metadata` names the turn): left out of what binds a reply's count.
+UNCOUNTED = frozenset(
+    {
+        "metadata", "client_metadata", "stream", "stream_options", "store", "user", "prompt_cache_key",
+        "prompt_cache_retention", "safety_identifier", "service_tier", "max_tokens", "max_completion_tokens",
+        "max_output_tokens", "temperature", "top_p", "top_k", "seed", "n", "presence_penalty",
+        "frequency_penalty", "logprobs", "top_logprobs", "logit_bias", "include", "background", "session_id",
+        "user_prompt_id",
+    }
+)  # fmt: skip
+
+
+def fixed_part(request: dict, array: str) -> bytes:
+    """Everything `request` sends outside its conversation `array` that the provider may count
+    (system prompt, tools, a schema: `response_format`, `text.format`, `output_config`, Gemini's
+    `generationConfig.responseSchema`, the model, ...), as JSON: compared byte for byte, key order
+    and `1` against `true` included. A reply's count anchors only requests with the same one.
+    (Bytes, not a digest of them: hashing Claude Code's 39 KB of system prompt and tools took
+    113 µs a request, their serializing 38 µs, a comparison a few.)
+
+    >>> one = {"system": "s", "messages": [], "response_format": {"strict": True}}
+    >>> fixed_part(one, "messages") == fixed_part({**one, "messages": [1], "stream": True}, "messages")
+    True
+    >>> fixed_part(one, "messages") == fixed_part({**one, "response_format": {"strict": 1}}, "messages")
+    False
+    """
+    return orjson.dumps({key: value for key, value in request.items() if key != array and key not in UNCOUNTED})

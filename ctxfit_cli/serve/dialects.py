@@ -2,7 +2,7 @@
 
 A dialect is: the array of the body that holds the conversation (the proxy routes a request to
 a worker by its first element, `pool.route`), `parse` (the body read incrementally by a reader
-of that array), `conversation_key` (which conversation a parsed request belongs to) and
+of that array), `conversation_key` (which conversation a parsed request of which client belongs to) and
 `fit_body` (the request fitted by the conversation's session), and `limits` (its budget and
 window: from the model the body names, or for Gemini the path). Adding an API is one line here
 (and its paths in `fitting.DIALECTS`).
@@ -25,7 +25,8 @@ class Handling(NamedTuple):
     #: The body's array of messages or items: "messages", "input", ...
     array: str
     parse: Callable[[Readers, bytes], tuple[dict, Layout]]
-    conversation_key: Callable[[str, dict], str]
+    #: (dialect, request, client: whose it is, `owner.py`) -> the conversation's key
+    conversation_key: Callable[[str, dict, str], str]
     fit_body: Callable[[bytes, dict, Layout, Dialect, Conversation, Limits], Outcome]
     #: The request's budget and window from the rule, the request, its dialect and the model
     #: its path names ("" when the body names it).

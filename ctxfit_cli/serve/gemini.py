@@ -16,13 +16,9 @@ refused here only when its smallest request is past the whole window.
 
 from __future__ import annotations
 
-import hashlib
-
-import orjson
-
 from ..core.model import Dialect
 from .body import Layout, Readers
-from .conversations import Conversation
+from .conversations import Conversation, keyed
 from .fitting import Limits, Outcome, fit_conversation, read_conversation
 from .limits import LimitRule
 
@@ -43,12 +39,11 @@ def parse(readers: Readers, body: bytes) -> tuple[dict, Layout]:
     return read_conversation(readers, body, KEY, SERVER_HISTORY, why)
 
 
-def conversation_key(_dialect: str, request: dict) -> str:
-    """The conversation a request belongs to: its system instruction and first content."""
+def conversation_key(_dialect: str, request: dict, client: str = "") -> str:
+    """The conversation a request belongs to: whose it is, its system instruction and first content."""
     contents = request.get(KEY) or []
     first = contents[0] if contents else None
-    digest = hashlib.blake2b(orjson.dumps([DIALECT, system_of(request), first]), digest_size=6)
-    return digest.hexdigest()
+    return keyed(client, request, DIALECT, system_of(request), first)
 
 
 def limits_for(rule: LimitRule, request: dict, model: str) -> Limits:

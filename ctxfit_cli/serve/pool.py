@@ -33,6 +33,7 @@ try:
 except ImportError:  # (not on Windows)
     fcntl = None  # type: ignore[assignment]
 
+from ..core.anchor import implausible
 from ..core.reported import Reported
 from .bases import BASE_LOST, MIN_BYTES, MIN_SHARED, Base, Bases
 from .body import common_prefix
@@ -132,21 +133,24 @@ class Pool:
         for number in range(self.size):
             await self._worker(number)
 
-    def route(self, dialect: str, body: bytes) -> int:
-        """This body's conversation, as a number: from the first element of its array (its
-        worker is this number modulo the workers)."""
+    def route(self, dialect: str, body: bytes, client: str = "") -> int:
+        """This body's conversation, as a number: from whose it is (`owner.py`) and the first
+        element of its array (its worker is this number modulo the workers)."""
+        whose = zlib.crc32(client.encode())
         array = b'"' + HANDLING[dialect].array.encode() + b'"' if dialect in HANDLING else b""
         at = body.find(array) if array else -1
         if at < 0:
-            return zlib.crc32(body[:ROUTE_BYTES])
+            return zlib.crc32(body[:ROUTE_BYTES], whose)
         end = _ELEMENT_END.search(body, at, at + ROUTE_BYTES)
-        return zlib.crc32(body[at : end.start() if end else at + ROUTE_BYTES])
+        return zlib.crc32(body[at : end.start() if end else at + ROUTE_BYTES], whose)
 
-    async def fit(self, dialect: str, body: bytes, model: str = "", window: int | None = None) -> Fitted:
+    async def fit(
+        self, dialect: str, body: bytes, model: str = "", window: int | None = None, client: str = ""
+    ) -> Fitted:
         """`body` (to `model`, when its path names one; in `window`, when its headers ask for
-        one) fitted by its conversation's worker; raises `NotFitted` (with the worker's reason)
-        or `WorkerLost` when it was not."""
-        route = self.route(dialect, body)
+        one; of `client`, `owner.py`) fitted by its conversation's worker; raises `NotFitted`
+        (with the worker's reason) or `WorkerLost` when it was not."""
+        route = self.route(dialect, body, client)
         number = route % self.size
         worker = await self._worker(number)
         for whole in (False, True):  # sent as what follows its base; whole if the worker lost that
@@ -157,7 +161,8 @@ class Pool:
                 worker.busy_since = time.monotonic()
             try:
                 base = worker.base(route, ticket, body, whole)
-                worker.send(("fit", ticket, dialect, model, window, anchors, base), memoryview(body)[base.shared :])
+                message = ("fit", ticket, dialect, model, window, anchors, base, client)
+                worker.send(message, memoryview(body)[base.shared :])
                 fitted, changed, fitted_body = await self._answer(worker, answer)
             finally:
                 worker.waiting.pop(ticket, None)
@@ -181,14 +186,18 @@ class Pool:
                     answer.cancel()
                     raise WorkerLost(f"the fitting worker {worker.ended_why}; it was replaced") from None
 
-    def anchor(self, fitted: Fitted, reported: Reported) -> None:
+    def anchor(self, fitted: Fitted, reported: Reported) -> str | None:
         """The reply to `fitted` reported its prompt's size: for the worker holding its
         conversation, with the next request it is sent (the conversation's next one is sent
-        there, after the agent has this reply)."""
+        there, after the agent has this reply). A count far outside what that request can cost
+        is not passed on: why, or None (`core.anchor.implausible`)."""
         worker = self.workers[fitted.worker] if 0 <= fitted.worker < self.size else None
         if worker is None or not fitted.anchorable or fitted.key is None:
-            return  # (a replaced worker: the conversation is rebuilt estimated, nothing to anchor)
-        worker.anchors.append((fitted.key, fitted.ticket, reported))
+            return None  # (a replaced worker: the conversation is rebuilt estimated, nothing to anchor)
+        why = implausible(reported.prompt, fitted.plan.estimate) if fitted.plan is not None else None
+        if why is None:
+            worker.anchors.append((fitted.key, fitted.ticket, reported))
+        return why
 
     def fitting(self) -> int:
         """The requests the workers have in hand."""

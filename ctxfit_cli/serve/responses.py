@@ -9,13 +9,9 @@ items: there is nothing here to fit, so it is forwarded as it came and its log l
 
 from __future__ import annotations
 
-import hashlib
-
-import orjson
-
 from ..core.model import Dialect
 from .body import Layout, Readers
-from .conversations import Conversation
+from .conversations import Conversation, keyed
 from .fitting import Limits, Outcome, fit_conversation, read_conversation
 
 DIALECT: Dialect = "responses"
@@ -31,12 +27,13 @@ def parse(readers: Readers, body: bytes) -> tuple[dict, Layout]:
     return read_conversation(readers, body, KEY, SERVER_HISTORY, why)
 
 
-def conversation_key(_dialect: str, request: dict) -> str:
-    """The conversation a request belongs to: its instructions and first item."""
+def conversation_key(_dialect: str, request: dict, client: str = "") -> str:
+    """The conversation a request belongs to: whose it is, the conversation it names (Codex's
+    `prompt_cache_key`: its first item, the repository's `AGENTS.md`, is the same in every
+    conversation there), its instructions and first item."""
     items = request.get(KEY) or []
     first = next((i for i in items if not (isinstance(i, dict) and i.get("role") in ("system", "developer"))), None)
-    digest = hashlib.blake2b(orjson.dumps([DIALECT, request.get("instructions"), first]), digest_size=6)
-    return digest.hexdigest()
+    return keyed(client, request, DIALECT, request.get("instructions"), first)
 
 
 def fit_body(

@@ -10,13 +10,14 @@ fitted one after the other, so a conversation's session is never shared.
 
 The channel is the worker's stdin and stdout, one frame per message each way (`frames.py`):
 
-- in: the settings first (`Setup`); then `("fit", ticket, dialect, model, window, anchors, base)`
+- in: the settings first (`Setup`); then `("fit", ticket, dialect, model, window, anchors, base, client)`
   with the body, or what follows the part it shares with its conversation's last one (`base`,
   `bases.py`: the worker puts it back together); `model`: the one the request's path names,
   Gemini's, else ""; `window`: the one its headers opt into, `limits.asked_window`, or None;
   `anchors`: the `(key, ticket, Reported)` of each reply since the last frame that reported the
   size of the prompt it was given, DESIGN §11: each anchors its conversation's next request,
-  which this worker will fit, so they are applied first);
+  which this worker will fit, so they are applied first); `client`: whose the request is
+  (`owner.py`: a digest, never the credential), part of its conversation's key;
 - out: `("ready", pid)` once, then `("fitted", ticket, Fitted, body)` for each fit, in order.
 
 Whatever a body makes fitting raise is answered as `Fitted.skipped` (the reason, on one line):
@@ -38,7 +39,7 @@ from typing import BinaryIO
 from ..core.reported import Reported
 from .bases import BASE_LOST, Bases
 from .body import READER_MEMORY, BodyError, Readers
-from .conversations import SESSION_MEMORY, Conversations, PlanSummary
+from .conversations import SESSION_MEMORY, Conversations, PlanSummary, fixed_part
 from .dialects import HANDLING
 from .fitting import Limits
 from .frames import read_frame, write_frame
@@ -87,13 +88,15 @@ class Fitting:
         readers = Readers(setup.conversations, setup.memory - sessions)
         self.readers = {h.array: readers.sibling(h.array) for h in HANDLING.values()}
 
-    def fit(self, ticket: int, dialect: str, body: bytes, model: str = "", window: int | None = None) -> Fitted:
+    def fit(
+        self, ticket: int, dialect: str, body: bytes, model: str = "", window: int | None = None, client: str = ""
+    ) -> Fitted:
         key = None
         try:
             handling = HANDLING[dialect]
             request, layout = handling.parse(self.readers[handling.array], body)
-            key = handling.conversation_key(dialect, request)
-            conversation = self.conversations.get(key, dialect)
+            key = handling.conversation_key(dialect, request, client)  # (`client`: whose it is, `owner.py`)
+            conversation = self.conversations.get(key, dialect, fixed_part(request, handling.array))
             limits = handling.limits(self.limits.asking(window), request, dialect, model)  # type: ignore[arg-type]
             outcome = handling.fit_body(body, request, layout, dialect, conversation, limits)  # type: ignore[arg-type]
             self.conversations.fitted(conversation, len(body))
@@ -103,7 +106,7 @@ class Fitting:
             return Fitted(body, key, skipped=reason(error), held=self.held())
         anchorable = outcome.session is not None and outcome.sent is not None and outcome.error is None
         conversation.last = (ticket, outcome.session, outcome.sent) if anchorable else None
-        plan = PlanSummary.of(outcome.plan) if outcome.plan is not None else None
+        plan = PlanSummary.of(outcome.plan, outcome.sent) if outcome.plan is not None else None
         limits = outcome.limits or limits  # (what the fit found: past the window, say)
         return Fitted(outcome.body, key, plan, limits, outcome.error, anchorable=anchorable, held=self.held())
 
@@ -172,7 +175,7 @@ def serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
     collector = Collector()
     write_frame(outbox, ("ready", os.getpid()))
     while (frame := read_frame(inbox)) is not None:
-        (_, ticket, dialect, model, window, anchors, base), rest = frame
+        (_, ticket, dialect, model, window, anchors, base, client), rest = frame
         for anchor in anchors:
             try:
                 fitting.anchor(*anchor)
@@ -183,7 +186,7 @@ def serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
             write_frame(outbox, ("fitted", ticket, Fitted(b"", skipped=BASE_LOST), False))
             continue
         bases.put(base.route, ticket, body)
-        fitted = fitting.fit(ticket, dialect, body, model, window)
+        fitted = fitting.fit(ticket, dialect, body, model, window, client)
         changed = fitted.body is not body
         answer, fitted.body = fitted.body, b""
         try:
