@@ -177,6 +177,6 @@ def legend(total_width: int, *, grouped: bool = False, prices: str = "") -> list
 
 
 def prices_label(date: str, source: str) -> str:
-    """'of 2026-12-02 (ctxfit's table; --prices FILE to change)'."""
+    """'of 2026-12-07 (ctxfit's table; --prices FILE to change)'."""
     where = "ctxfit's table; --prices FILE to change" if source == "shipped" else source
     return f"of {date} ({where})"
