@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -30,6 +29,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from agents_installed import agent_binary, pinned
 from fake_provider import true_size
 from scripted_provider import FINAL_ANSWER, Script
 from servers import ROOT, Server, recorded
@@ -90,29 +90,6 @@ SETUPS = {
 #: The user's own settings that would point an agent elsewhere: left out of the agent's environment.
 FOREIGN = ("ANTHROPIC_", "OPENAI_", "CODEX_", "GEMINI_", "GOOGLE_", "CLAUDE_", "XDG_", "HTTP_PROXY", "HTTPS_PROXY",
            "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy", "no_proxy")
-
-
-def pinned() -> dict[str, str]:
-    """The `package@version` of each agent, from the one line of `.ci/run` that pins them."""
-    found = re.search(r'^AGENTS="([^"]+)"', (ROOT / ".ci" / "run").read_text(), re.MULTILINE)
-    assert found, ".ci/run has no AGENTS=\"...\" line pinning the agents"
-    versions = dict(spec.rsplit("@", 1) for spec in found.group(1).split())
-    return {name: f"{setup.package}@{versions[setup.package]}" for name, setup in SETUPS.items()}
-
-
-def agent_binary(name: str) -> Path:
-    """The agent's executable; skipped (failed under CI) when it is not installed."""
-    for folder in (os.environ.get("CTXFIT_AGENTS_BIN"), str(ROOT / ".agents" / "node_modules" / ".bin")):
-        if folder and (Path(folder) / name).exists():
-            return Path(folder) / name
-    found = shutil.which(name)
-    if found:
-        return Path(found)
-    install = f"npm install --prefix .agents {' '.join(pinned().values())}"
-    reason = f"{name} is not installed: run `{install}` in the checkout (or set CTXFIT_AGENTS_BIN)"
-    if os.environ.get("CI"):
-        pytest.fail(reason)
-    pytest.skip(reason)
 
 
 def installed_version(binary: Path, package: str) -> str:

@@ -9,7 +9,7 @@ placed in a throwaway HOME as Claude Code keeps it. At each window tried, throug
 answers (exit 0), never fails where it recovers alone, and the request answered holds the newest
 work: the newest round before the prompt, not the prompt alone.
 
-    CLAUDE=/path/to/claude pytest tests/test_rescue.py    # another Claude Code than the shared one
+The agents are found as `test_real_agents.py` finds them (`agents_installed.py`).
 """
 
 from __future__ import annotations
@@ -25,12 +25,11 @@ from pathlib import Path
 
 import httpx
 import pytest
+from agents_installed import agent_binary
 from conftest import REALWORLD
 from fake_provider import true_size
 from servers import ROOT, fake_provider, recorded
 
-AGENTS = Path(os.environ.get("AGENTS_BIN", "/tmp/agents/node_modules/.bin"))
-CLAUDE = Path(os.environ.get("CLAUDE", AGENTS / "claude"))
 SESSION = REALWORLD / "claude-code" / "spotter_4d5611e5.jsonl"
 #: Windows tried: the prompt alone barely fits the first, most of the session the second.
 WINDOWS = (45_000, 70_000)
@@ -70,10 +69,7 @@ def test_past_its_window_the_fake_provider_refuses_as_each_provider_does(tmp_pat
 
 # --- the real Claude Code, resumed past the window ---------------------------------------------
 
-needs_claude = pytest.mark.skipif(
-    not CLAUDE.exists() or not SESSION.exists(),
-    reason=f"needs the real Claude Code at {CLAUDE} (npm i @anthropic-ai/claude-code) and ../shared/realworld",
-)
+needs_session = pytest.mark.skipif(not SESSION.exists(), reason="needs the shared real logs in ../shared/realworld")
 
 
 def resume(tmp_path: Path, window: int, through_wrap: bool) -> tuple[subprocess.CompletedProcess, list[dict]]:
@@ -87,17 +83,18 @@ def resume(tmp_path: Path, window: int, through_wrap: bool) -> tuple[subprocess.
     project.mkdir(parents=True)
     shutil.copy(SESSION, project / f"{session}.jsonl")
     record = home / "upstream.jsonl"
+    claude = agent_binary("claude")
     agent = ["-p", "--resume", session, "continue", "--allowedTools", "Read,Bash(cat:*)"]
     env = {**os.environ, "HOME": str(home), "ANTHROPIC_API_KEY": "test", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-           "PATH": f"{CLAUDE.parent}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(ROOT)}
+           "PATH": f"{claude.parent}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(ROOT)}
     env.pop("ANTHROPIC_BASE_URL", None)
     with fake_provider(record, 0, "--window", str(window), usage="exact") as provider:
         if through_wrap:
             argv = [sys.executable, "-m", "ctxfit_cli", "wrap", "claude", "-u", provider.url, "--window", str(window),
                     "--", *agent]
         else:
-            argv, env["ANTHROPIC_BASE_URL"] = [str(CLAUDE), *agent], provider.url
-        run = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True, timeout=240)
+            argv, env["ANTHROPIC_BASE_URL"] = [str(claude), *agent], provider.url
+        run = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True, timeout=240, start_new_session=True)
     main = []
     for line in recorded(record):
         if line["path"] != "/v1/messages":
@@ -108,7 +105,7 @@ def resume(tmp_path: Path, window: int, through_wrap: bool) -> tuple[subprocess.
     return run, main
 
 
-@needs_claude
+@needs_session
 @pytest.mark.parametrize("window", WINDOWS)
 def test_a_resumed_session_past_the_window_goes_on_through_wrap_with_its_newest_work(tmp_path, window):
     """Claude Code 2.1.337 recovers alone at these windows (it lowers `max_tokens`, drops its
@@ -126,19 +123,15 @@ def test_a_resumed_session_past_the_window_goes_on_through_wrap_with_its_newest_
 
 # --- the real Codex CLI, resumed past the window ------------------------------------------------
 
-CODEX = Path(os.environ.get("CODEX", AGENTS / "codex"))
 ROLLOUT = REALWORLD / "codex" / "skills_6cfb81c05ca9-0_full.jsonl"
-needs_codex = pytest.mark.skipif(
-    not CODEX.exists() or not ROLLOUT.exists(),
-    reason=f"needs the real Codex CLI at {CODEX} (npm i @openai/codex) and ../shared/realworld",
-)
+needs_rollout = pytest.mark.skipif(not ROLLOUT.exists(), reason="needs the shared real logs in ../shared/realworld")
 
 
 def resume_codex(tmp_path: Path, window: int, through_wrap: bool) -> tuple[subprocess.CompletedProcess, list[dict]]:
     """Codex `exec resume ROLLOUT continue` against the provider's window: (its run, the
     Responses requests the provider got, each with `ok`, `items` and `true_tokens`). Codex 0.171
-    reads its base URL from `-c openai_base_url`, not OPENAI_BASE_URL: given by hand here until
-    `wrap codex` passes it."""
+    reads its base URL from `-c openai_base_url`, not OPENAI_BASE_URL: wrap passes it."""
+    codex = agent_binary("codex")
     session = json.loads(ROLLOUT.open().readline())["payload"]["id"]
     flags = ["exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
              "-c", "check_for_update_on_startup=false"]
@@ -148,16 +141,16 @@ def resume_codex(tmp_path: Path, window: int, through_wrap: bool) -> tuple[subpr
     day.mkdir(parents=True)
     shutil.copy(ROLLOUT, day / f"rollout-2026-04-10T20-02-04-{session}.jsonl")
     env = {**os.environ, "HOME": str(home), "OPENAI_API_KEY": "test", "PYTHONPATH": str(ROOT),
-           "PATH": f"{CODEX.parent}{os.pathsep}{os.environ['PATH']}"}
+           "PATH": f"{codex.parent}{os.pathsep}{os.environ['PATH']}"}
     env.pop("OPENAI_BASE_URL", None)
     with fake_provider(home / "upstream.jsonl", 0, "--window", str(window), usage="exact") as provider:
         if through_wrap:
-            argv = [sys.executable, "-m", "ctxfit_cli", "wrap", "--env", "OPENAI_BASE_URL", "-u", provider.url,
-                    "--window", str(window), "--", "sh", "-c", 'exec codex "$@" -c openai_base_url="$OPENAI_BASE_URL"',
-                    "codex", *flags, "resume", session, "continue"]
+            argv = [sys.executable, "-m", "ctxfit_cli", "wrap", "codex", "-u", provider.url, "--window", str(window),
+                    "--", *flags, "resume", session, "continue"]
         else:
-            argv = [str(CODEX), *flags, "-c", f"openai_base_url={provider.url}/v1", "resume", session, "continue"]
-        run = subprocess.run(argv, cwd=home / "work", env=env, capture_output=True, text=True, timeout=240)
+            argv = [str(codex), *flags, "-c", f"openai_base_url={provider.url}/v1", "resume", session, "continue"]
+        run = subprocess.run(argv, cwd=home / "work", env=env, capture_output=True, text=True, timeout=240,
+                             start_new_session=True)
     requests = []
     for line in recorded(home / "upstream.jsonl"):
         if line["path"] == "/v1/responses" and line["method"] == "POST":
@@ -167,7 +160,7 @@ def resume_codex(tmp_path: Path, window: int, through_wrap: bool) -> tuple[subpr
     return run, requests
 
 
-@needs_codex
+@needs_rollout
 def test_a_resumed_codex_rollout_past_the_window_goes_on_through_wrap(tmp_path):
     """Codex 0.171 stops once refused ("Codex ran out of room in the model's context window"):
     a real rollout (2 prompts, 33 tool calls, 37,000 tokens) resumed at a 30,000-token window
