@@ -25,9 +25,10 @@ import orjson
 from fake_provider import FILES, true_size
 from servers import fake_provider, proxy, recorded
 
-from ctxfit_cli import CLEARED_RESULT, Session
+from ctxfit_cli import CLEARED_RESULT, Session, api
 from ctxfit_cli.core.model import Message, Role
 from ctxfit_cli.core.uncounted import count_key, counted_bytes
+from ctxfit_cli.history import Walk
 
 BUDGET = 30_000
 STEPS = 40
@@ -166,6 +167,50 @@ def test_a_session_keeps_its_anchor_and_gives_back_the_callers_objects():
         assert orjson.dumps(sent).count(b"cache_control") == 1  # the client's one marker, no stale one
         earlier = history
     assert session.plan.cleared
+
+
+class CountedWalk(Walk):
+    """A `Walk` that counts how many were made (a new walk re-reads the whole history)."""
+
+    made = 0
+
+    def __init__(self, *args, **kwargs) -> None:
+        CountedWalk.made += 1
+        super().__init__(*args, **kwargs)
+
+
+def test_a_moving_marker_needs_no_new_walk_and_a_marker_on_a_cleared_result_goes_as_the_client_moves_it(
+    monkeypatch,
+):
+    """The walk goes on over a message whose marker moved (a new one re-read the 1.4 MB history of
+    a 400-step conversation at every request: 56 ms a request against 3). What is sent for it is
+    the client's message of now: cleared, a result keeps the marker the client put on it, and
+    loses it when the client takes it off."""
+    monkeypatch.setattr(api, "Walk", CountedWalk)
+    CountedWalk.made = 0
+    system = claude_code_body(0)["system"]
+    session = Session(BUDGET, system=system, tools=TOOLS)
+
+    def fit(history: list[dict]) -> list:
+        sent = session.fit(history)
+        request = {"system": system, "tools": TOOLS, "messages": sent}
+        session.record({"usage": {"input_tokens": true_size(request, "anthropic")}})
+        return sent
+
+    for step in range(STEPS + 1):
+        fit(claude_code_body(step)["messages"])
+    assert CountedWalk.made == 1 and session.plan.cleared
+    history = claude_code_body(STEPS + 1)["messages"]
+    old = 3  # the oldest result, cleared
+    history[old] = {**history[old], "content": [{**history[old]["content"][0], "cache_control": MARKER}]}
+    sent = fit(history)
+    assert CLEARED_RESULT in orjson.dumps(sent[old]).decode() and sent[old]["content"][0]["cache_control"] == MARKER
+    assert session.plan.confirmed and orjson.dumps(sent).count(b"cache_control") == 2
+    sent = fit(claude_code_body(STEPS + 2)["messages"])
+    assert CLEARED_RESULT in orjson.dumps(sent[old]).decode() and b"cache_control" not in orjson.dumps(sent[old])
+    assert session.plan.confirmed and CountedWalk.made == 1
+    sent = fit(claude_code_body(STEPS + 3, flag=1)["messages"])  # a change the provider counts: a new walk
+    assert not session.plan.confirmed and CountedWalk.made == 2 and b'"full":1}' in orjson.dumps(sent)
 
 
 def test_only_what_the_provider_does_not_count_is_left_out_of_the_key():
