@@ -245,13 +245,16 @@ class Session:
 
     def _walk_for(self, lead: int, body: list[Message]) -> Walk:
         """The walk of the history `body` after `lead` system messages, started again when it
-        must be; the provider's counts carry over while the prefix they counted is what is sent."""
-        if self._walk is None or self._walk.lead != lead or not self._walk.leads_to(body):
-            walk = Walk(self.options, self._fixed.messages(self._messages[:lead], self.dialect), self.dialect, lead)
-            self._anchoring = self._anchoring.restarted(lambda anchor: walk.holds(anchor, body))
-            walk.fitter.anchoring = self._anchoring
-            self._walk = walk
-        return self._walk
+        must be (not for a message that changed in nothing the provider counts or the fitter
+        sees: `Walk.adopts`); the provider's counts carry over while the prefix they counted is
+        what is sent."""
+        walk = self._walk
+        if walk is None or walk.lead != lead or not (walk.leads_to(body) or walk.adopts(body)):
+            fresh = Walk(self.options, self._fixed.messages(self._messages[:lead], self.dialect), self.dialect, lead)
+            self._anchoring = self._anchoring.restarted(lambda anchor: fresh.holds(anchor, body))
+            fresh.fitter.anchoring = self._anchoring
+            self._walk = walk = fresh
+        return walk
 
     # --- the history seen so far ----------------------------------------------------------------
 
@@ -284,13 +287,13 @@ class Session:
 
     def _forget(self, keep: int) -> int:
         """Keep the messages wholly within the first `keep` items seen (and their estimates);
-        the walk starts over. How many items are kept (fewer when a reply was cut in two)."""
+        the walk goes on only if what is read again is what it walked (`_walk_for`). How many
+        items are kept (fewer when a reply was cut in two)."""
         kept = bisect.bisect_left(self._starts, keep)
         if kept and self._end(kept - 1) > keep:
             kept -= 1
             keep = self._starts[kept]
         del self._items[keep:], self._requests[keep:], self._messages[kept:], self._starts[kept:]
-        self._walk = None
         return keep
 
     def _read(self, items: Iterable[Any]) -> None:

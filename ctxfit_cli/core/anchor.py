@@ -16,7 +16,8 @@ at `Anchoring.removal_ratio`, decides with the anchored size.
 - An anchor holds only while the prefix it counted is still the prefix sent: its `digest` (of
   the fixed part and the messages the request held) must match. A change ctxfit did not make
   (the agent's compaction, an edited history, another system prompt or tool list) drops it
-  until the next reply; then the estimate alone is the count.
+  until the next reply; then the estimate alone is the count. A change the provider does not
+  count is none: a `cache_control` marker that moved to the newest message (`core.uncounted`).
 - Per conversation, the ratio of reported to estimated growth between two replies, learned
   online (`GrowthRatio`: bounded, smoothed, starting at 1), scales the estimate of new messages,
   and how far each reply's growth fell from it (the mean miss) says how sure it is: what was
@@ -42,6 +43,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
 from .model import Message, RecordedCall
+from .uncounted import count_key
 
 #: Growth (estimated tokens) below which a pair of replies teaches the ratio nothing: a few
 #: tokens of framing would decide it.
@@ -106,9 +108,11 @@ class Count(NamedTuple):
 
 class PrefixDigests:
     """What an anchor compares: a digest of the fixed part's and the messages' bytes, in order,
-    for the histories of one conversation. Each history is hashed only past what it shares with
-    the last one: a conversation grows by a message or two per request, and hashing all of it
-    again was a third of a proxy worker's time per request (0.33 ms for a 300 KB history).
+    for the histories of one conversation. A message's bytes are its `count_key`: without what the
+    provider does not count (a `cache_control` marker that moved, `core.uncounted`). Each history
+    is hashed only past what it shares with the last one: a conversation grows by a message or
+    two per request, and hashing all of it again was a third of a proxy worker's time per
+    request (0.33 ms for a 300 KB history).
 
     >>> from ctxfit_cli.core.model import Message
     >>> one, two = Message("user", (), raw=b'"a"'), Message("assistant", (), raw=b'"b"')
@@ -125,23 +129,25 @@ class PrefixDigests:
             _add(base, message)
         base.update(b"\x00")
         self._base = base
-        #: The last history's messages, each as its bytes and the hash of everything up to it.
-        self._chain: list[tuple[bytes, Any]] = []
+        #: The last history's messages, each as its bytes, its key and the hash of everything up to it.
+        self._chain: list[tuple[bytes, bytes, Any]] = []
 
     def of(self, messages: Sequence[Message]) -> bytes:
         chain = self._chain
         shared = 0
-        for (raw, _), message in zip(chain, messages):
-            if raw is not message.raw and raw != message.raw:
+        for (raw, key, _), message in zip(chain, messages):
+            if raw is not message.raw and key != count_key(message):
                 del chain[shared:]  # another history from here on
                 break
             shared += 1
-        state = chain[shared - 1][1] if shared else self._base
+        state = chain[shared - 1][2] if shared else self._base
         if shared < len(messages):
             for message in messages[shared:]:
                 state = state.copy()
-                _add(state, message)
-                chain.append((message.raw, state))
+                key = count_key(message)
+                state.update(len(key).to_bytes(8, "little"))
+                state.update(key)
+                chain.append((message.raw, key, state))
         final = state.copy()
         final.update(b"\x00")
         return final.digest()
@@ -154,7 +160,7 @@ def prefix_digest(fixed: Iterable[Message], messages: Iterable[Message]) -> byte
 
 def _add(digest: Any, message: Message) -> None:
     digest.update(len(message.raw).to_bytes(8, "little"))
-    digest.update(message.raw)
+    digest.update(message.raw)  # (the fixed part: compared byte for byte, markers and all)
 
 
 class GrowthRatio:
@@ -227,11 +233,16 @@ class Anchoring:
     def restarted(self, holds: Callable[[Anchor], bool]) -> Anchoring:
         """The anchoring for a new walk of the same conversation (its history was edited, or
         read again): the learned ratio carries over, and the newest anchor if `holds` finds the
-        prefix it counted still the prefix sent."""
+        prefix it counted still the prefix sent; and the anchor before it if that one's prefix
+        holds too, so that the growth between the two is learned as it is without a new walk
+        (Claude Code's moving cache marker makes a new walk of every request of it)."""
         fresh = Anchoring(turn_starts=self.turn_starts, earlier_only=self.earlier_only)
         fresh.ratio = self.ratio
         newest = self.pending[-1] if self.pending else self.latest
         if newest is not None and holds(newest):
+            before = self.pending[-2] if len(self.pending) > 1 else self.latest
+            if before is not None and before.messages < newest.messages and holds(before):
+                fresh.add(before)
             fresh.add(newest)
         return fresh
 
