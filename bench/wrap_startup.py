@@ -1,6 +1,6 @@
 """Codex CLI's start-up through `ctxfit wrap codex` against running it directly (issue #33 item 3).
 
-    python bench/wrap_startup.py [--runs 7] [--agents-bin DIR] [--no-write]
+    python bench/wrap_startup.py [--runs 7] [--agents-bin DIR] [--against DIR] [--no-write]
 
 What is timed: from launching the command to the agent's first model request (`POST
 /v1/responses`) reaching a loopback provider (`tests/scripted_provider.py`, which stamps each
@@ -14,6 +14,10 @@ Floors, measured the same way (median wall time of a process that does only that
 interpreter (`python -c pass`), `import aiohttp.web` (what any aiohttp proxy loads before it can
 answer), and the proxy's own imports before it serves (`import ctxfit_cli.serve.running`), and
 the fitting worker's (`import ctxfit_cli.serve.worker`).
+
+`--against DIR` adds, interleaved with the others, wrap as another checkout of ctxfit runs it
+(e.g. an earlier revision: `git archive REV | tar -x -C DIR`), for a before/after under the same
+load.
 
 Codex is `$CTXFIT_AGENTS_BIN/codex` (default /tmp/agents/node_modules/.bin/codex: Codex CLI
 0.171.0 there).
@@ -105,6 +109,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--agents-bin", default=os.environ.get("CTXFIT_AGENTS_BIN", "/tmp/agents/node_modules/.bin"))
+    ap.add_argument("--against", type=Path, help="another ctxfit checkout whose wrap is timed too")
     ap.add_argument("--no-write", action="store_true", help="print only; leave docs/benchmarks.md as it is")
     args = ap.parse_args()
     codex = str(Path(args.agents_bin) / "codex")
@@ -120,11 +125,16 @@ def main() -> None:
             wrap_argv += [*CODEX_ARGS, PROMPT]
             run_codex(direct_argv, provider, env)  # warm-up: node's and Python's caches
             run_codex(wrap_argv, provider, env)
-            direct, wrapped = [], []
+            against_env = {**env, "PYTHONPATH": str(args.against)} if args.against else None
+            if against_env:
+                run_codex(wrap_argv, provider, against_env)
+            direct, wrapped, against = [], [], []
             floors: dict[str, list[float]] = {name: [] for name in FLOORS}
             for _ in range(args.runs):
                 direct.append(run_codex(direct_argv, provider, env))
                 wrapped.append(run_codex(wrap_argv, provider, env))
+                if against_env:
+                    against.append(run_codex(wrap_argv, provider, against_env))
                 for name, code in FLOORS.items():
                     floors[name].append(_timed([c.PYTHON, "-c", code], env))
         finally:
@@ -134,6 +144,9 @@ def main() -> None:
         ["codex directly", c.fmt_s(d), ""],
         ["through `ctxfit wrap codex`", c.fmt_s(w), f"+{w - d:.2f} s"],
     ]
+    if against:
+        a = c.median(against)
+        rows.append([f"through wrap, ctxfit at {args.against}", c.fmt_s(a), f"+{a - d:.2f} s"])
     rows += [[f"floor: {name}", c.fmt_s(c.median(times)), ""] for name, times in floors.items()]
     results = c.table(["start-up (launch to first model request)", f"median of {args.runs}", "difference"], rows)
     print(results)

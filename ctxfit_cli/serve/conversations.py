@@ -11,7 +11,7 @@ across requests. Sessions live in the fitting worker that serves the conversatio
 conversations only (LRU), within a number of bytes (`SESSION_MEMORY` per byte of the
 conversation's last request body); one that was dropped is rebuilt from the next request, with
 the same result (a plan depends only on the history) at the cost of one full walk. What the
-proxy did for each conversation (`Stats`) is kept apart, in the proxy's own process (`Ledger`),
+proxy did for each conversation is kept apart, in the proxy's own process (`ledger.py`),
 whichever worker fitted its requests.
 """
 

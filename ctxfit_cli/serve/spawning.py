@@ -24,7 +24,8 @@ except ImportError:  # (not on Windows)
 #: answer is read without pausing the pipe under this size.
 PIPE_SIZE, READ_BUFFER = 1 << 20, 1 << 24
 #: What a worker runs (not `-m`: its classes would be `__main__`'s, and the proxy could not read them).
-WORKER_CODE = "from ctxfit_cli.serve.worker import main; main()"
+#: The cyclic GC is off while it imports (`main` turns it on, then freezes what was loaded).
+WORKER_CODE = "import gc; gc.disable(); from ctxfit_cli.serve.worker import main; main()"
 
 
 def default_workers() -> int:
@@ -37,7 +38,7 @@ def default_workers() -> int:
 
 async def spawn_worker() -> asyncio.subprocess.Process:
     """A new worker process, its stdin and stdout the channel (`frames.py`); told nothing yet."""
-    import asyncio
+    import asyncio  # (here: `ctxfit wrap` reads `default_workers` and runs no event loop)
 
     process = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -58,18 +59,15 @@ async def spawn_workers(count: int) -> list[asyncio.subprocess.Process]:
 
 
 async def stop_unused(processes: list[asyncio.subprocess.Process]) -> None:
-    """End workers no pool took up (the proxy did not start): each ends at the end of its input."""
-    import asyncio
-
-    for process in processes:
-        if process.stdin is not None:
-            process.stdin.close()
+    """End workers no pool took up (the proxy did not start, or stopped first): they hold
+    nothing yet, and may still be importing, so they are killed, not asked."""
     for process in processes:
         try:
-            await asyncio.wait_for(process.wait(), 5)
-        except TimeoutError:
             process.kill()
-            await process.wait()
+        except ProcessLookupError:  # (ended already)
+            pass
+    for process in processes:
+        await process.wait()
 
 
 def _widen(process: asyncio.subprocess.Process) -> None:
