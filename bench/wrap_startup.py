@@ -15,6 +15,12 @@ interpreter (`python -c pass`), `import aiohttp.web` (what any aiohttp proxy loa
 answer), and the proxy's own imports before it serves (`import ctxfit_cli.serve.running`), and
 the fitting worker's (`import ctxfit_cli.serve.worker`).
 
+Bytecode: the Python children run with a private `PYTHONPYCACHEPREFIX` they may write, so after
+the warm-up run ctxfit's modules load from bytecode, as on any install after its first run (this
+machine's sessions set `PYTHONDONTWRITEBYTECODE` and the checkout has no `__pycache__`: every
+process would compile ctxfit's sources again, ~0.1-0.2 s each for the proxy and its worker);
+`--compile` keeps that, for comparison.
+
 `--against DIR` adds, interleaved with the others, wrap as another checkout of ctxfit runs it
 (e.g. an earlier revision: `git archive REV | tar -x -C DIR`), for a before/after under the same
 load.
@@ -110,6 +116,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--agents-bin", default=os.environ.get("CTXFIT_AGENTS_BIN", "/tmp/agents/node_modules/.bin"))
     ap.add_argument("--against", type=Path, help="another ctxfit checkout whose wrap is timed too")
+    ap.add_argument("--compile", action="store_true", help="keep the environment's bytecode settings")
     ap.add_argument("--no-write", action="store_true", help="print only; leave docs/benchmarks.md as it is")
     args = ap.parse_args()
     codex = str(Path(args.agents_bin) / "codex")
@@ -118,6 +125,9 @@ def main() -> None:
     env = {**os.environ, "PYTHONPATH": str(c.ROOT), "NO_COLOR": "1"}
     env["PATH"] = f"{args.agents_bin}{os.pathsep}{env.get('PATH', '')}"
     with tempfile.TemporaryDirectory(prefix="ctxfit-wrap-startup-") as folder:
+        if not args.compile:
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
+            env["PYTHONPYCACHEPREFIX"] = str(Path(folder) / "pycache")
         provider = Provider(Path(folder))
         try:
             direct_argv = [codex, *CODEX_ARGS, "-c", f"openai_base_url={provider.url}/v1", PROMPT]
@@ -150,13 +160,16 @@ def main() -> None:
     rows += [[f"floor: {name}", c.fmt_s(c.median(times)), ""] for name, times in floors.items()]
     results = c.table(["start-up (launch to first model request)", f"median of {args.runs}", "difference"], rows)
     print(results)
+    bytecode = "compiled at each start" if args.compile else "from bytecode"
+    print(f"ctxfit's modules {bytecode}")
     print(f"difference: {w - d:.2f} s (target ≤ {TARGET} s) {c.verdict(w - d <= TARGET)}")
     if args.no_write:
         return
     what = (
         "Codex CLI 0.171's start-up with and without `ctxfit wrap`: from launching the command to its "
         "first `POST /v1/responses` reaching a loopback provider (`tests/scripted_provider.py`), each "
-        "run in a throwaway HOME, the two interleaved. The floors are processes that only import."
+        "run in a throwaway HOME, the two interleaved, ctxfit's modules "
+        f"{bytecode}. The floors are processes that only import."
     )
     targets = f"Target (issue #33): wrapped ≤ direct + {TARGET} s: {c.verdict(w - d <= TARGET)} (+{w - d:.2f} s)."
     c.write_section("wrap-startup", c.section("Codex start-up through wrap", what, c.command_line(), results, targets))
