@@ -28,7 +28,8 @@ runs the very same dependencies). Target (issue #10): 0.12 s
 median for both commands. Also `-t o200k` twice in a row: its vocabulary is verified once per
 file and remembered. And `sessions --json` on the Claude Code sample with its summary cached
 (what every later run over unchanged logs costs: no reader, counter or numpy loaded) beside the
-same with `--no-cache` (issue #36).
+same with `--no-cache` (issue #36). An agent's start-up through `ctxfit wrap` (the proxy and
+its fitting worker starting before its first request can pass) is `bench/wrap_startup.py`.
 """
 
 from __future__ import annotations

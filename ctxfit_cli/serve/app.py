@@ -35,19 +35,18 @@ from multidict import CIMultiDict
 from yarl import URL
 
 from ..core.model import Dialect
-from .body import BodyError
+from .channel import Fitted, Setup, reason
 from .clients import ConnectionGuard, RateLimitedLog
-from .conversations import Ledger, Stats
 from .errors import NO_RETRY, message_of, provider_error
-from .fitting import DIALECTS, HANDLED_AS, dialect_of
+from .ledger import Ledger, Stats
 from .limits import asked_window
 from .log_lines import conversation, describe, kind_of
 from .owner import owner
+from .paths import DIALECTS, HANDLED_AS, dialect_of
 from .pool import NotFitted, Pool, WorkerLost
 from .settings import Settings, Totals
 from .upstream import Upstream, why_unreachable
 from .usage import ReplyUsage
-from .worker import Fitted, Setup, reason
 
 #: Headers that belong to one connection, not to the request (RFC 9110 §7.6.1), plus the ones
 #: aiohttp sets itself.
@@ -74,7 +73,8 @@ ERROR_BYTES = 64 * 1024
 
 
 class Proxy:
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, spawned: list[asyncio.subprocess.Process] | None = None) -> None:
+        """`spawned`: fitting workers started already (`spawning.py`), for its pool."""
         self.settings = settings
         self.upstream = Upstream.parse(settings.upstream)
         self.ledger = Ledger()
@@ -85,7 +85,7 @@ class Proxy:
         self.handling: set[asyncio.Task] = set()
         self.errors = RateLimitedLog(settings.log)
         setup = Setup(settings.limits, settings.memory // settings.workers, settings.conversations)
-        self.pool = Pool(settings.workers, setup, self.errors.error, settings.fit_timeout)
+        self.pool = Pool(settings.workers, setup, self.errors.error, settings.fit_timeout, spawned)
         self.stopping = False
         self.guard: ConnectionGuard | None = None  # set once the server exists
         #: The replies under way, by id of their request (the last resort must not start another).
@@ -274,7 +274,7 @@ class Proxy:
         """The body fitted, or the agent's own bytes with the reason they were not (fail open);
         and the stats of its conversation (None when the body was not read that far). The
         worker is told the model the request's path names (Gemini's), how to read the body when
-        not as `dialect`'s own API (`fitting.HANDLED_AS`) and the window its headers opt into
+        not as `dialect`'s own API (`paths.HANDLED_AS`) and the window its headers opt into
         (`limits.asked_window`).
 
         The one place a request fails open: whatever reading, recognising or fitting the body
@@ -287,7 +287,7 @@ class Proxy:
         window = asked_window(request.headers.get("anthropic-beta", ""))
         try:
             if encoding.lower() not in ("identity", ""):
-                raise BodyError(f"a compressed body (Content-Encoding: {encoding})")
+                raise NotFitted(f"a compressed body (Content-Encoding: {encoding})", None)
             client = owner(request.headers, request.rel_url.query)  # a digest: the key stays here
             outcome = await self.pool.fit(handling, body, model, window, client)
             self.totals.fitted_in_worker += 1

@@ -34,10 +34,8 @@ import orjson
 
 from ..core.growing import same_objects
 from ..formats.spans import WHITESPACE, Offsets, SpanError, elements, object_members
+from .bases import common_prefix
 
-#: Chunk size of the common-prefix search: equal chunks are skipped at memcmp speed.
-_CHUNK = 1 << 20
-_FIRST_CHUNK = 1 << 12
 _SYSTEM = ("system", "developer")
 
 
@@ -206,31 +204,6 @@ class BodyReader:
             (i + 1 for i, m in enumerate(messages) if not (isinstance(m, dict) and m.get("role") in _SYSTEM)),
             len(messages) + 1,
         )
-
-
-def common_prefix(a: bytes, b: bytes) -> int:
-    """How many leading bytes `a` and `b` share (memcmp over chunks, then a binary search).
-
-    >>> common_prefix(b"abcdef", b"abcxef"), common_prefix(b"abc", b"abc")
-    (3, 3)
-    """
-    limit = min(len(a), len(b))
-    # `a.startswith(view, at)` compares in place (memcmp); slices of bytes would be copied
-    # first, and memoryviews compared with each other go element by element. The chunks start
-    # small and double: a body of another conversation differs within its first bytes.
-    view = memoryview(b)
-    low, chunk = 0, _FIRST_CHUNK
-    while low + chunk <= limit and a.startswith(view[low : low + chunk], low):
-        low += chunk
-        chunk = min(2 * chunk, _CHUNK)
-    high = min(limit, low + chunk)
-    while low < high:  # a[:low] == b[:low]; the first difference is before `high`
-        middle = (low + high + 1) // 2
-        if a.startswith(view[low:middle], low):
-            low = middle
-        else:
-            high = middle - 1
-    return low
 
 
 class Readers:

@@ -5,7 +5,7 @@ a worker by its first element, `pool.route`), `parse` (the body read incremental
 of that array), `conversation_key` (which conversation a parsed request of which client belongs to) and
 `fit_body` (the request fitted by the conversation's session), and `limits` (its budget and
 window: from the model the body names, or for Gemini the path). Adding an API is one line here
-(and its paths in `fitting.DIALECTS`).
+(and its paths in `paths.DIALECTS`).
 """
 
 from __future__ import annotations

@@ -34,7 +34,6 @@ from dataclasses import dataclass, replace
 
 from ..core.options import DEFAULT_WINDOW
 from ..counters.models import total_context, window_for
-from .fitting import Limits
 
 #: The budget for a model the table does not know (the proxy's default before models decided).
 UNKNOWN_MODEL_BUDGET = 400_000
@@ -47,6 +46,19 @@ REPLY_FIELDS = ("max_output_tokens", "max_completion_tokens", "max_tokens")
 #: recovery (it lowers its `max_tokens` on the provider's error) gives the reply its room, not
 #: a prompt cut to nothing.
 REPLY_SHARE = 1 / 4
+
+
+@dataclass(frozen=True)
+class Limits:
+    """One request's budget and window (kept here, not with the fitting: `ctxfit wrap` checks
+    its options with `LimitRule` before it starts the agent, and must not wait for the fitting
+    side's imports)."""
+
+    budget: int
+    window: int | None = None
+    #: The model the request named, and its window as the log line tells it.
+    model: str = ""
+    about: str = ""
 
 
 def parse_budget(text: str) -> tuple[int | None, float | None]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from .worker import Fitted
+from .channel import Fitted
 
 _NUMBER = re.compile(r"\d[\d,.]*")
 

@@ -22,24 +22,18 @@ from __future__ import annotations
 
 import asyncio
 import re
-import sys
 import time
 import zlib
 from collections.abc import Callable
 from itertools import count
 
-try:
-    import fcntl
-except ImportError:  # (not on Windows)
-    fcntl = None  # type: ignore[assignment]
-
 from ..core.anchor import implausible
 from ..core.reported import Reported
-from .bases import BASE_LOST, MIN_BYTES, MIN_SHARED, Base, Bases
-from .body import common_prefix
-from .dialects import HANDLING
+from .bases import BASE_LOST, MIN_BYTES, MIN_SHARED, Base, Bases, common_prefix
+from .channel import Fitted, Setup, base_limit
 from .frames import frame, receive
-from .worker import Fitted, Setup, base_limit
+from .paths import ARRAYS
+from .spawning import spawn_worker, stop_unused
 
 #: The first element of a body's array is looked for within this many bytes of the array's name.
 ROUTE_BYTES = 4096
@@ -51,10 +45,6 @@ START_SECONDS, RESTART_AFTER = 60.0, 1.0
 #: Seconds a worker may take over one request before it is taken for stuck (`--fit-timeout`):
 #: a full walk of a new conversation at the largest body accepted takes a few seconds.
 FIT_SECONDS = 30.0
-#: A body crosses to a worker and back in a few writes, not one per 64 KB: the pipes are made
-#: this large where the system allows (Linux: up to /proc/sys/fs/pipe-max-size), and a worker's
-#: answer is read without pausing the pipe under this size.
-PIPE_SIZE, READ_BUFFER = 1 << 20, 1 << 24
 
 
 class WorkerLost(Exception):
@@ -119,9 +109,16 @@ class Worker:
 
 class Pool:
     def __init__(
-        self, size: int, setup: Setup, log: Callable[[str, str], None], fit_seconds: float = FIT_SECONDS
+        self,
+        size: int,
+        setup: Setup,
+        log: Callable[[str, str], None],
+        fit_seconds: float = FIT_SECONDS,
+        spawned: list[asyncio.subprocess.Process] | None = None,
     ) -> None:
+        """`spawned`: worker processes started already (`spawning.py`), taken up first."""
         self.size, self.setup, self.log, self.fit_seconds = size, setup, log, fit_seconds
+        self.spawned = list(spawned or [])
         self.workers: list[Worker | None] = [None] * size
         self._starting: list[asyncio.Task | None] = [None] * size
         self._tickets = count(1)
@@ -137,7 +134,7 @@ class Pool:
         """This body's conversation, as a number: from whose it is (`owner.py`) and the first
         element of its array (its worker is this number modulo the workers)."""
         whose = zlib.crc32(client.encode())
-        array = b'"' + HANDLING[dialect].array.encode() + b'"' if dialect in HANDLING else b""
+        array = b'"' + ARRAYS[dialect].encode() + b'"' if dialect in ARRAYS else b""
         at = body.find(array) if array else -1
         if at < 0:
             return zlib.crc32(body[:ROUTE_BYTES], whose)
@@ -212,6 +209,8 @@ class Pool:
         for task in self._starting:
             if task is not None:
                 task.cancel()
+        unused, self.spawned = self.spawned, []
+        await stop_unused(unused)
         workers = [w for w in self.workers if w is not None]
         for worker in workers:
             if worker.process.stdin is not None:
@@ -247,17 +246,7 @@ class Pool:
             wait = previous.started + RESTART_AFTER - time.monotonic()
             if wait > 0:  # it died young: not a tight loop of starts
                 await asyncio.sleep(wait)
-        process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-c",
-            # (not `-m`: its classes would be `__main__`'s, and the proxy could not read them)
-            "from ctxfit_cli.serve.worker import main; main()",
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            start_new_session=True,  # the terminal's Ctrl-C is the proxy's to handle, not the workers'
-            limit=READ_BUFFER,
-        )
-        _widen(process)
+        process = self.spawned.pop(0) if self.spawned else await spawn_worker()
         worker = Worker(number, process, base_limit(self.setup))
         self.workers[number] = worker
         worker.reader = asyncio.ensure_future(self._read(worker))
@@ -318,17 +307,3 @@ class Pool:
                 await self._worker(worker.number)
             except WorkerLost:
                 pass  # the next request of its conversations tries again
-
-
-def _widen(process: asyncio.subprocess.Process) -> None:
-    """Make the pipes to and from a worker `PIPE_SIZE` large, where the system allows."""
-    set_size = getattr(fcntl, "F_SETPIPE_SZ", None) if fcntl is not None else None
-    if set_size is None:
-        return
-    transport = getattr(process, "_transport", None)  # (asyncio keeps the pipes' transports there)
-    for fd in (0, 1):
-        try:
-            pipe = transport.get_pipe_transport(fd).get_extra_info("pipe")  # type: ignore[union-attr]
-            fcntl.fcntl(pipe.fileno(), set_size, PIPE_SIZE)
-        except (OSError, AttributeError):
-            pass  # a smaller pipe: more writes, same bytes

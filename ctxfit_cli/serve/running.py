@@ -26,14 +26,20 @@ class StartFailed(CtxfitError):
 
 
 async def serve(
-    settings: Settings, host: str, port: int, ready: Callable[[str], None], listen_fd: int | None = None
+    settings: Settings,
+    host: str,
+    port: int,
+    ready: Callable[[str], None],
+    listen_fd: int | None = None,
+    spawned: list[asyncio.subprocess.Process] | None = None,
 ) -> None:
     """Run the proxy until SIGINT or SIGTERM; `ready` gets its URL once it listens. With
     `listen_fd` it serves on that listening socket, made and bound by its parent (`ctxfit wrap`,
-    which starts the agent meanwhile: its first connections wait in the socket's backlog)."""
+    which starts the agent meanwhile: its first connections wait in the socket's backlog).
+    `spawned`: its fitting workers, started already (`spawning.py`)."""
     # auto_decompress off: a compressed request body is forwarded as sent, never decompressed
     # and sent on under its Content-Encoding.
-    proxy = Proxy(settings)
+    proxy = Proxy(settings, spawned)
     quiet_http_stack(proxy.errors)
     limit, warning = connection_limit(settings.max_connections)
     if warning:

@@ -3,12 +3,12 @@ over its life (`Totals`)."""
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .limits import LimitRule
+from .spawning import default_workers
 
 
 @dataclass
@@ -59,11 +59,3 @@ class Totals:
         """One more of `kind`; past `limit` kinds, new ones are counted under "other"."""
         key = kind if kind in kinds or len(kinds) < limit else "other"
         kinds[key] = kinds.get(key, 0) + 1
-
-
-def default_workers() -> int:
-    """One fitting worker per core this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # (not on Linux)
-        return max(1, os.cpu_count() or 1)

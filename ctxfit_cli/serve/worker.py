@@ -33,49 +33,15 @@ import os
 import pickle
 import signal
 import sys
-from dataclasses import dataclass
 from typing import BinaryIO
 
 from ..core.reported import Reported
 from .bases import BASE_LOST, Bases
-from .body import READER_MEMORY, BodyError, Readers
-from .conversations import SESSION_MEMORY, Conversations, PlanSummary, fixed_part
+from .body import READER_MEMORY, Readers
+from .channel import Fitted, PlanSummary, Setup, base_limit, reason
+from .conversations import SESSION_MEMORY, Conversations, fixed_part
 from .dialects import HANDLING
-from .fitting import Limits
 from .frames import read_frame, write_frame
-from .limits import LimitRule
-
-
-@dataclass(frozen=True)
-class Setup:
-    """What a worker is told when it starts."""
-
-    limits: LimitRule
-    #: Bytes of conversation state this worker may hold (sessions and readers together).
-    memory: int
-    #: Conversations whose state it keeps, at most.
-    conversations: int | None = None
-
-
-@dataclass
-class Fitted:
-    """What became of one request body: forward `body` (fitted, or the agent's own bytes; past
-    the window too, for the provider to judge), or answer `error` (a provider-shaped error), or
-    `skipped` says why the body goes on unchanged. Plain data: it crosses from the worker to the proxy."""
-
-    body: bytes
-    key: str | None = None
-    plan: PlanSummary | None = None
-    limits: Limits | None = None
-    error: bytes | None = None
-    skipped: str = ""
-    #: The reply's usage can anchor the conversation's next request (`anchor`).
-    anchorable: bool = False
-    #: The worker's conversation state after this request, in bytes (as estimated).
-    held: int = 0
-    #: Set by the proxy: which worker fitted it, under which ticket (where an anchor goes).
-    worker: int = -1
-    ticket: int = 0
 
 
 class Fitting:
@@ -122,18 +88,6 @@ class Fitting:
     def held(self) -> int:
         readers = next(iter(self.readers.values()))
         return self.conversations.held() + readers.held()
-
-
-def base_limit(setup: Setup) -> int:
-    """The bytes of last bodies each end of a worker's channel keeps (`bases.py`)."""
-    return max(setup.memory // 4, 1)
-
-
-def reason(error: BaseException) -> str:
-    """Why a body was not fitted, on one short line."""
-    text = str(error) if isinstance(error, BodyError) else f"{type(error).__name__}: {error}"
-    text = " ".join(text.split())
-    return text if len(text) <= 200 else text[:199] + "…"
 
 
 #: Answers between two full collections of the worker's garbage (made after an answer).

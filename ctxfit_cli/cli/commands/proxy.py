@@ -156,39 +156,49 @@ def proxy(
     import asyncio
     import gc
 
-    settings = proxy_settings(
-        upstream,
-        budget,
-        window,
-        max_body_mb,
-        conversations,
-        upstream_timeout,
-        _log,
-        memory_mb=memory_mb,
-        fit_timeout=fit_timeout,
-        shutdown_grace=shutdown_grace,
-        client_timeout=client_timeout,
-        max_connections=max_connections,
-        workers=workers,
-    )
-    from ...serve.running import serve
-    from ...serve.upstream import shown
+    from ...serve.spawning import default_workers, spawn_workers, stop_unused
 
-    if host not in LOOPBACK:
-        _log(f"warning: listening on {host}: anyone who can reach it can use the API keys sent through it")
+    with asyncio.Runner() as runner:
+        # The fitting workers start first: their imports run while this process imports its
+        # own (the agent's first request waits for both, issue #33).
+        spawned = runner.run(spawn_workers(workers or default_workers()))
+        try:
+            settings = proxy_settings(
+                upstream,
+                budget,
+                window,
+                max_body_mb,
+                conversations,
+                upstream_timeout,
+                _log,
+                memory_mb=memory_mb,
+                fit_timeout=fit_timeout,
+                shutdown_grace=shutdown_grace,
+                client_timeout=client_timeout,
+                max_connections=max_connections,
+                workers=workers,
+            )
+            from ...serve.running import serve
+            from ...serve.upstream import shown
+        except BaseException:
+            runner.run(stop_unused(spawned))
+            raise
 
-    def ready(url: str) -> None:
-        sys.stdout.write(url + "\n")
-        sys.stdout.flush()
-        fitting = f"{settings.workers} fitting worker{'s' if settings.workers != 1 else ''}"
-        limits = settings.limits.describe()
-        _log(f"ctxfit proxy on {url} -> {shown(upstream)}; {limits}; {fitting}; stats at {url}/ctxfit/stats")
+        if host not in LOOPBACK:
+            _log(f"warning: listening on {host}: anyone who can reach it can use the API keys sent through it")
 
-    # `main` turns the cyclic GC off for short runs; a server runs for days and its HTTP stack
-    # makes cycles. What is loaded now lives for the whole run: frozen, full collections skip it.
-    gc.enable()
-    gc.freeze()
-    asyncio.run(serve(settings, host, port, ready, listen_fd))
+        def ready(url: str) -> None:
+            sys.stdout.write(url + "\n")
+            sys.stdout.flush()
+            fitting = f"{settings.workers} fitting worker{'s' if settings.workers != 1 else ''}"
+            limits = settings.limits.describe()
+            _log(f"ctxfit proxy on {url} -> {shown(upstream)}; {limits}; {fitting}; stats at {url}/ctxfit/stats")
+
+        # `main` turns the cyclic GC off for short runs; a server runs for days and its HTTP stack
+        # makes cycles. What is loaded now lives for the whole run: frozen, full collections skip it.
+        gc.enable()
+        gc.freeze()
+        runner.run(serve(settings, host, port, ready, listen_fd, spawned))
 
 
 def proxy_settings(
