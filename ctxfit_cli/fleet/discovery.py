@@ -27,6 +27,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from ..agents import REGISTRY
+
 #: What a directory is searched for, recursively.
 LOG_SUFFIXES = (".jsonl", ".json", ".traj")
 #: Files found by their name: aider's history (hidden), and Cline's task history.
@@ -53,11 +55,17 @@ def default_folders(environ: Mapping[str, str] | None = None) -> list[str]:
     gemini = sorted((gemini_home / ".gemini" / "tmp").glob("*/chats"))
     folders = [c / "projects" for c in claude] + [codex / "sessions"] + gemini
     folders += _cline_folders(environ, home) + [_opencode_storage(environ, home)]
+    folders += [folder for agent in REGISTRY for folder in agent.folders(environ, home)]
     seen: list[str] = []
     for folder in folders:
         if folder.is_dir() and str(folder) not in seen:
             seen.append(str(folder))
     return seen
+
+
+def _file_names() -> frozenset[str]:
+    """Files found by their name in a folder (beside those ending as logs do)."""
+    return frozenset((AIDER_HISTORY, *(name for agent in REGISTRY for name in agent.file_names)))
 
 
 def _cline_folders(environ: Mapping[str, str], home: Path) -> list[Path]:
@@ -99,6 +107,7 @@ def _walk(folder: str) -> list[str]:
     device named like a log (`live.jsonl`) is no log to survey: opening it would wait for a
     writer forever. Named directly, it is read as a stream."""
     found = []
+    by_name = _file_names()
     for root, dirs, names in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         if _is_opencode_storage(root, dirs):
@@ -114,7 +123,7 @@ def _walk(folder: str) -> list[str]:
             for path in (
                 os.path.join(root, n)
                 for n in sorted(names)
-                if (n.endswith(LOG_SUFFIXES) and not n.startswith(".")) or n == AIDER_HISTORY
+                if (n.endswith(LOG_SUFFIXES) and not n.startswith(".")) or n in by_name
             )
             if os.path.isfile(path)
         )

@@ -22,6 +22,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from ..agents import BY_NAME, recognised
 from ..core.model import Dialect
 from ..errors import BadInput, NoConversation
 from . import aider, claude_code, cline, codex, gemini_cli, openai, opencode, openhands, responses, swe_agent
@@ -75,6 +76,8 @@ def recognise(name: str, record: Record) -> str | None:
         return "swe-agent"
     if cline.sniff(value, name):
         return "cline"
+    if (agent := recognised(value)) is not None:
+        return agent.name
     if isinstance(value, list):
         return None if unread_agent(value) else "request"
     if not isinstance(value, dict):
@@ -180,16 +183,21 @@ LOOKS_LIKE = {
 }
 
 
+def looks_like(format: str) -> str | None:
+    """What a log of `format` looks like, for messages; None for a plain request or chat."""
+    agent = BY_NAME.get(format)
+    return agent.looks_like if agent is not None else LOOKS_LIKE.get(format)
+
+
 def described(format: str, transcripts: Iterator) -> Iterator:
     """The transcripts of a reader, its problems saying which agent's log the input looked like."""
     try:
         yield from transcripts
     except BadInput as error:
-        if format not in LOOKS_LIKE or error.problem.startswith("this looks like"):
+        look = looks_like(format)
+        if look is None or error.problem.startswith("this looks like"):
             raise
-        raise type(error)(
-            error.path, error.line, f"this looks like {LOOKS_LIKE[format]}, but {error.problem}"
-        ) from None
+        raise type(error)(error.path, error.line, f"this looks like {look}, but {error.problem}") from None
 
 
 def _head(stream: BinaryIO, size: int = 64) -> bytes:
