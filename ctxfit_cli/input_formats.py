@@ -1,6 +1,14 @@
 """What the CLI's help shows of the readers (ctxfit_cli/formats), kept outside that package so
-that `ctxfit --help` imports no reader: the input formats' names and the line limit."""
+that `ctxfit --help` imports no reader: the input formats' names and the line limit.
 
+`FORMATS` is written out, not built from the agents' registry, so that a command's help imports
+none of them: it is the plain formats (`PLAIN_FORMATS`) and every registered agent's name, which
+`tests/test_agent_registry.py` checks.
+"""
+
+#: The formats that are no agent's log: chat messages of each API, a request, Gemini contents.
+PLAIN_FORMATS = ("openai", "anthropic", "request", "gemini")
+#: What `--format` offers.
 FORMATS = (
     "openai",
     "anthropic",

@@ -22,6 +22,7 @@ from conftest import REALWORLD, needs_realworld
 from fuzzing import invoke
 from test_realworld import INDEPENDENT
 
+from ctxfit_cli.agents import BY_NAME, recognised
 from ctxfit_cli import validate_request
 from ctxfit_cli.errors import BadInput, NoConversation
 from ctxfit_cli.formats import cline, read_transcripts
@@ -251,4 +252,4 @@ def test_what_a_cut_document_is_is_known_from_its_beginning():
         _read("session-1.json", recording[:-12])
     with pytest.raises(NoConversation, match="Cline"):
         _read(cline.FILE_NAME, orjson.dumps(CLINE)[:30])
-    assert detect("x.json", Record(1, [], b"[]")) == "request" and cline.sniff([], "tasks/1/" + cline.FILE_NAME)
+    assert detect("x.json", Record(1, [], b"[]")) == "request" and recognised([], "tasks/1/" + cline.FILE_NAME) is BY_NAME["cline"]

@@ -254,6 +254,7 @@ def test_codex_signed_in_with_chatgpt_is_fitted_on_its_way_to_the_chatgpt_backen
 
 
 def test_which_provider_is_behind_codex_comes_from_its_auth_file(tmp_path):
+    from ctxfit_cli.agents import codex
     from ctxfit_cli.serve import agents
 
     def agent(auth: object | None) -> agents.Agent:
@@ -264,7 +265,7 @@ def test_which_provider_is_behind_codex_comes_from_its_auth_file(tmp_path):
     assert agent(None) is agents.AGENTS["codex"]  # no login saved
     assert agent({"auth_mode": "apikey", "OPENAI_API_KEY": "sk-x", "tokens": None}) is agents.AGENTS["codex"]
     assert agent({"OPENAI_API_KEY": "sk-x"}) is agents.AGENTS["codex"]
-    assert agent({"OPENAI_API_KEY": None, "tokens": {"access_token": "t"}}) is agents.CODEX_WITH_CHATGPT
+    assert agent({"OPENAI_API_KEY": None, "tokens": {"access_token": "t"}}) is codex.WITH_CHATGPT
     chatgpt = agent({"auth_mode": "chatgpt", "tokens": {"access_token": "t"}})
     assert agents.upstream_for(chatgpt, None, {}) == "https://chatgpt.com/backend-api/codex"
     assert (tmp_path / "auth.json").write_text("not json") and agent(None) is agents.AGENTS["codex"]
@@ -273,11 +274,12 @@ def test_which_provider_is_behind_codex_comes_from_its_auth_file(tmp_path):
 def test_gemini_with_nothing_selected_is_pointed_by_its_base_url_variable(tmp_path):
     """Gemini CLI 0.61 with no way to sign in selected picks its `gateway` auth type from
     GOOGLE_GEMINI_BASE_URL alone (`getAuthTypeFromEnv`), key or not: not Code Assist."""
+    from ctxfit_cli.agents import gemini_cli
     from ctxfit_cli.serve import agents
 
     home = {"HOME": str(tmp_path)}
     assert agents.agent_named("gemini", home) is agents.AGENTS["gemini"]
-    assert agents.agent_named("gemini", home | {"GOOGLE_GENAI_USE_GCA": "true"}) is agents.GEMINI_WITH_GOOGLE
+    assert agents.agent_named("gemini", home | {"GOOGLE_GENAI_USE_GCA": "true"}) is gemini_cli.WITH_GOOGLE
     (tmp_path / ".gemini").mkdir()
     (tmp_path / ".gemini" / "settings.json").write_text(json.dumps({"security": {"auth": {"selectedType": "gateway"}}}))
     assert agents.agent_named("gemini", home) is agents.AGENTS["gemini"]
@@ -286,11 +288,12 @@ def test_gemini_with_nothing_selected_is_pointed_by_its_base_url_variable(tmp_pa
 def test_codex_is_pointed_by_its_config_key_and_a_gateway_in_its_config_is_the_upstream(tmp_path):
     """Codex 0.171 reads `openai_base_url` (`-c`), no longer OPENAI_BASE_URL; its own
     config.toml may name the user's gateway, which becomes the proxy's upstream."""
+    from ctxfit_cli.agents import codex as codex_agent
     from ctxfit_cli.serve import agents
 
     codex = agents.AGENTS["codex"]
     assert codex.arguments("http://127.0.0.1:9/v1") == ["-c", 'openai_base_url="http://127.0.0.1:9/v1"']
-    assert agents.CODEX_WITH_CHATGPT.arguments("http://x")[-2:] == ["-c", "features.enable_request_compression=false"]
+    assert codex_agent.WITH_CHATGPT.arguments("http://x")[-2:] == ["-c", "features.enable_request_compression=false"]
     assert codex.pointed_by() == "openai_base_url (-c) or OPENAI_BASE_URL"
     environ = {"CODEX_HOME": str(tmp_path)}
     assert agents.upstream_for(codex, None, environ) == "https://api.openai.com"

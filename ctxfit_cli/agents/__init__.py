@@ -5,23 +5,35 @@ one line in `REGISTRY`; `docs/design.md` gives the steps. Detection, reading, `s
 `watch`'s default folders, session descriptions and `--format`'s choices all come from here.
 
 The package is light: a module imports at its top only the standard library, `orjson` and this
-package (`agent.py`, `session.py`, `spend.py`), so that a `sessions` run served from its cache
-learns every agent's folders without loading a reader. What reading needs (`core.model`, the
-dialects in `formats/`) is imported inside the functions that read.
+package (`agent.py`, `session.py`, `spend.py`, `wrap.py`), so that a `sessions` run served from
+its cache learns every agent's folders without loading a reader. What reading needs
+(`core.model`, the dialects in `formats/`) is imported inside the functions that read.
 """
 
 from __future__ import annotations
 
+from . import aider, claude_code, cline, codex, gemini_cli, opencode, openhands, swe_agent
 from .agent import Agent
 
-#: Every agent, in the order their `recognise` is tried (the most specific shapes first).
-REGISTRY: tuple[Agent, ...] = ()
+#: Every agent, in the order their `recognise` is tried (the most specific shapes first: an
+#: OpenHands event list and a SWE-agent trajectory hold messages a Cline history could hold),
+#: which is also the order of the default folders, `--format`'s choices and wrap's agents.
+REGISTRY: tuple[Agent, ...] = (
+    claude_code.AGENT,
+    codex.AGENT,
+    gemini_cli.AGENT,
+    openhands.AGENT,
+    swe_agent.AGENT,
+    cline.AGENT,
+    opencode.AGENT,
+    aider.AGENT,
+)
 BY_NAME: dict[str, Agent] = {agent.name: agent for agent in REGISTRY}
 
 
-def recognised(value: object) -> Agent | None:
-    """The agent one of whose records `value` is, or None."""
+def recognised(value: object, name: str = "") -> Agent | None:
+    """The agent one of whose records `value` is (read from the input `name`), or None."""
     for agent in REGISTRY:
-        if agent.recognise(value):
+        if agent.recognise(value) or (agent.recognise_file is not None and agent.recognise_file(name, value)):
             return agent
     return None

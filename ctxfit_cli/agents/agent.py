@@ -12,14 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING
+from pathlib import Path, PurePath
+from typing import TYPE_CHECKING, BinaryIO
+
+from .wrap import Wrap
 
 if TYPE_CHECKING:
     from ..core.model import Transcript
     from ..formats.reading import Record
     from ..formats.skipped import Skipped
     from .session import SessionMeta
+    from .spend import Spend
 
 #: (input's name, its records, what to count as skipped) -> its transcripts.
 Reader = Callable[[str, Iterator["Record"], "Skipped"], Iterator["Transcript"]]
@@ -27,6 +30,12 @@ Reader = Callable[[str, Iterator["Record"], "Skipped"], Iterator["Transcript"]]
 Describer = Callable[[str, Iterable["Record"]], list["SessionMeta"]]
 #: (the environment, the home folder) -> the folders the agent keeps its logs in, existing or not.
 Folders = Callable[[Mapping[str, str], Path], list[Path]]
+#: (input's name, its stream) -> its transcripts, for a log that is not JSON.
+TextReader = Callable[[str, BinaryIO], Iterator["Transcript"]]
+#: (a folder, its sub-folders, its file names) -> the files of it a folder walk reads, when the
+#: folder is one of the agent's own (the sub-folders may be changed in place: those walked on);
+#: None for any other folder.
+Walker = Callable[[str, list[str], list[str]], "list[str] | None"]
 
 
 def no_folders(environ: Mapping[str, str], home: Path) -> list[Path]:
@@ -37,6 +46,11 @@ def no_folders(environ: Mapping[str, str], home: Path) -> list[Path]:
 def never_compacts(window: int) -> int | None:
     """An agent with no automatic compaction ctxfit knows of."""
     return None
+
+
+def its_folder(path: PurePath) -> str:
+    """A log's project, when the log names none: the folder it is in."""
+    return path.parent.name
 
 
 @dataclass(frozen=True)
@@ -65,3 +79,34 @@ class Agent:
     #: Whether its log is one JSON document rewritten whole as the agent runs (read up to its
     #: last complete element when cut short), rather than records appended.
     document: bool = False
+    #: Whether a record is this agent's given also the input's path, for a log its records
+    #: cannot tell yet (a Cline history cut before its first message is whole): tried after
+    #: `recognise`.
+    recognise_file: Callable[[str, object], bool] | None = None
+    #: For a log that is not JSON (aider's markdown): whether an input is its log, from its
+    #: name and its first bytes; and its reader, of the stream.
+    recognise_text: Callable[[str, bytes], bool] | None = None
+    read_text: TextReader | None = None
+    #: The environment variables the agent honours for where it keeps its logs.
+    variables: tuple[str, ...] = ()
+    #: Where it keeps its logs, as people write it (`--help`, the README): "~/.codex/sessions
+    #: or $CODEX_HOME/sessions"; "" where it has no default folder.
+    where: str = ""
+    #: What a folder walk reads of one of the agent's own folders (a Cline task: its history only).
+    walk: Walker | None = None
+    #: The project of a log that names none, from its path (default: the folder it is in).
+    project_folder: Callable[[PurePath], str] = its_folder
+    #: For a log that records what each call was billed: adds one record's to a `Spend`
+    #: (`estimate` of one log adds it up as it reads the messages).
+    billed: Callable[[Spend, object], None] | None = None
+    #: Whether its reader gives one transcript per compaction, each read lazily with its recorded
+    #: calls filled in as it goes: `estimate` streams it, a big log is measured in pieces
+    #: (`formats/measures.py`), and `fit` takes the conversation since the last compaction.
+    streamed: bool = False
+    #: Whether its logs can name their model and record usage: read whole before the counter is
+    #: chosen, so that it follows the model they name (`core/choice.py`).
+    names_model: bool = True
+    #: Its name in `sessions`' AGENT column ("": its title).
+    short: str = ""
+    #: How `ctxfit wrap` points it at a proxy (None: wrap does not run it).
+    wrap: Wrap | None = None

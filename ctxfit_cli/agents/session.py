@@ -78,3 +78,9 @@ def from_epoch_ms(value: object) -> str | None:
         return datetime.fromtimestamp(value / 1000, UTC).isoformat()
     except (OverflowError, OSError, ValueError):
         return None
+
+
+def member(value: object, key: str) -> dict:
+    """`value[key]` when both are JSON objects, else an empty one (an optional part of a record)."""
+    inner = value.get(key) if isinstance(value, dict) else None
+    return inner if isinstance(inner, dict) else {}

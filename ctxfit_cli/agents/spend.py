@@ -133,23 +133,6 @@ class Spend:
         else:
             self._unnamed.append(counted)
 
-    def record(self, format: str, value: object) -> None:
-        """One record of a Claude Code log or a Codex rollout (`format`), whatever its type."""
-        if not isinstance(value, dict):
-            return
-        kind = value.get("type")
-        if format == "claude-code":
-            if kind == "assistant":
-                self.claude_code(value)
-            elif kind == "progress":
-                self.claude_code_subagent(value)
-            return
-        payload: dict = value["payload"] if isinstance(value.get("payload"), dict) else {}
-        if kind == "turn_context":
-            self.codex_model(payload.get("model"))
-        elif kind == "event_msg" and payload.get("type") == "token_count":
-            self.codex_usage(payload.get("info"))
-
     def parts(self) -> Parts:
         """What this spend holds, as plain data for `merge` (the models interned: pickled once)."""
         intern = sys.intern

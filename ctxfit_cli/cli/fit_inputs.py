@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from itertools import chain
 from typing import TYPE_CHECKING
 
+from ..agents import BY_NAME
 from ..core.model import Transcript
 from ..counters.seed import SEED
 from ..errors import BadInput, CannotFit
@@ -80,7 +81,7 @@ def _current_conversations(
             held = log_outline.read_outline(transcript, source, counter if counter is not SEED else None)
         else:
             held = transcript.materialize()  # before the input moves on
-        if transcript.format in ("claude-code", "codex") and kept:
+        if kept and _compacted(transcript.format):
             for earlier in kept:
                 if isinstance(earlier, log_outline.LogOutline):
                     earlier.close()
@@ -95,6 +96,13 @@ def _current_conversations(
             )
         )
     return kept
+
+
+def _compacted(format: str) -> bool:
+    """Whether a later transcript of a log of `format` is its conversation after a compaction
+    (a reader that gives one transcript per compaction: `Agent.streamed`)."""
+    agent = BY_NAME.get(format)
+    return agent is not None and agent.streamed
 
 
 def _fit_each(

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import typer
 
+from ..agents import REGISTRY
 from ..errors import EXIT_BAD_INPUT, EXIT_PARTIAL, BadInput, CtxfitError, UsageProblem
 from ..fleet.combine import Combined, combine
 from ..fleet.discovery import LOG_SUFFIXES, default_folders, expand
@@ -55,9 +56,7 @@ def inputs(paths: list[str] | None, *, defaults: bool) -> Inputs:
     if not files:
         raise UsageProblem(
             "no input: give a transcript path or a folder, or pipe one in; no logs were found in "
-            "the default folders (~/.claude/projects, ~/.config/claude/projects or "
-            "$CLAUDE_CONFIG_DIR/projects; ~/.codex/sessions or $CODEX_HOME/sessions; Cline's and Roo "
-            "Code's tasks; ~/.local/share/opencode/storage)"
+            f"the default folders ({'; '.join(agent.where for agent in REGISTRY if agent.where)})"
         )
     return Inputs(files, many=True)
 

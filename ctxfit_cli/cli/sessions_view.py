@@ -13,11 +13,14 @@ import shutil
 import textwrap
 from typing import TextIO
 
+from ..agents import REGISTRY
+
 #: The widest the layout gets, on any terminal: a compact table reads better than a wide one.
 DEFAULT_WIDTH = 100
 #: The least a shortened text column keeps.
 MIN_TEXT = 6
-AGENT_SHORT = {"Claude Code": "claude", "Codex": "codex", "OpenHands": "openhands", "SWE-agent": "swe-agent"}
+#: The AGENT column: each agent's short name, where it has one (`Agent.short`).
+AGENT_SHORT = {agent.title: agent.short for agent in REGISTRY if agent.short}
 
 LEGEND = (
     "PEAK: the largest request (r = recorded by the agent's log, e = estimated); WIN: its share of "

@@ -18,9 +18,6 @@ from ..counters.seed import SEED, Counter
 from ..errors import UsageProblem
 from .options import DEFAULT_WINDOW, FitOptions
 
-#: Formats whose logs can record usage and name their model: read whole so the counter can follow
-#: the model they name (except where `estimate` streams them: `fleet.log_estimate`).
-USAGE_FORMATS = ("claude-code", "codex", "openhands", "cline", "aider", "opencode", "gemini-cli")
 AUTO = "auto"
 
 

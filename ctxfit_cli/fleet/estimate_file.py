@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from itertools import chain
 
+from ..agents import BY_NAME
 from ..core import choice
 from ..core.estimate import TranscriptEstimate
 from ..core.model import Transcript
@@ -33,7 +34,8 @@ def estimate(transcript: Transcript, path: str, job: Job, given: Counter | None)
 
         # Its last model's counter is another: read again, whole.
         transcript = read_whole(path, transcript, job.format, open_path(path, job))
-    if transcript.format in choice.USAGE_FORMATS:
+    agent = BY_NAME.get(transcript.format)
+    if agent is not None and agent.names_model:  # read whole: the counter follows the model it names
         transcript = transcript.materialize()
     transcript, chosen = choose(transcript, job, given)
     counter = chosen.counter

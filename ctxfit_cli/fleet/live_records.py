@@ -17,6 +17,8 @@ A record whose content cannot be read is counted at 4 characters per token (it i
 
 from __future__ import annotations
 
+from ..agents import claude_code
+from ..agents import codex as codex_agent
 from ..core.costs import message_cost
 from ..core.model import Message
 from ..counters.models import counter_for_models
@@ -28,9 +30,6 @@ from ..formats.common import Where, dumps
 from ..formats.usage import claude_code_call
 from .meta import utc
 from .tally import Tally
-
-#: The formats followed record by record; any other log is re-read whole when it changes.
-FOLLOWED = ("claude-code", "codex")
 
 
 class Records:
@@ -198,4 +197,5 @@ class CodexRecords(Records):
                 self.tally.added(self.estimate(openai.parse_message, message, line)[0])
 
 
-HANDLERS: dict[str, type[Records]] = {"claude-code": ClaudeCodeRecords, "codex": CodexRecords}
+#: The formats followed record by record; any other log is re-read whole when it changes.
+HANDLERS: dict[str, type[Records]] = {claude_code.NAME: ClaudeCodeRecords, codex_agent.NAME: CodexRecords}

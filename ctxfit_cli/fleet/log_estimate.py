@@ -24,6 +24,7 @@ from dataclasses import replace
 from itertools import chain
 from typing import NamedTuple
 
+from ..agents import REGISTRY
 from ..core import choice
 from ..core.costs import message_cost
 from ..core.estimate import TranscriptEstimate
@@ -40,8 +41,8 @@ from ..counters.seed import Counter
 from ..formats import measures
 
 #: Formats whose transcripts are read lazily, message by message, with their calls filled in
-#: as they go: these are estimated here.
-STREAMED_FORMATS = ("claude-code", "codex")
+#: as they go (`Agent.streamed`): these are estimated here.
+STREAMED_FORMATS = tuple(agent.name for agent in REGISTRY if agent.streamed)
 
 
 class NamedCounter(NamedTuple):

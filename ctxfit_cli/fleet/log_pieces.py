@@ -28,13 +28,16 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from ..agents.claude_code import NAME as CLAUDE_CODE
+from ..agents.claude_code import billed
 from ..core.costs import message_cost
 from ..core.estimate import TranscriptEstimate
 from ..core.model import Message, Role
 from ..core.repair import repair
 from ..counters.seed import Counter
 from ..errors import BadInput, CtxfitError
-from ..formats import _replies_of, anthropic, claude_code
+from ..formats import anthropic, claude_code
+from ..formats.claude_code_transcripts import _replies_of
 from ..formats.common import Where
 from ..formats.reading import BUFFER, Record, as_sent, numbered_lines
 from ..formats.repair_writers import WRITERS
@@ -62,7 +65,7 @@ class Piece(NamedTuple):
     split: int
     #: The messages that start a human turn (indexes into `tokens`).
     turns: list[int]
-    #: (message index, `claude_code.Reply`) of each call, as `formats._with_calls` makes them.
+    #: (message index, `claude_code.Reply`) of each call, as `claude_code_transcripts._with_calls` makes them.
     calls: list[tuple]
     repairs: list[str]
     open_end: list[str]
@@ -177,7 +180,7 @@ def _records(name: str, lines: _Lines, first: bool, sidechain: bool, state: _Sta
         if _is_compaction(value):
             state.compacted = True
         if started:
-            spend.record("claude-code", value)
+            billed(spend, value)
             yield Record(number, value, as_sent(line))
     state.spend = spend.parts()
 
@@ -187,7 +190,7 @@ class _Estimating:
     estimate, the human turns."""
 
     def __init__(self, name: str, counter: Counter, top_n: int) -> None:
-        self.report = TranscriptEstimate(name, "claude-code", counter=counter, top_n=top_n)
+        self.report = TranscriptEstimate(name, CLAUDE_CODE, counter=counter, top_n=top_n)
         self.counter = counter
         self.tokens: list[int] = []
         self.turns: list[int] = []

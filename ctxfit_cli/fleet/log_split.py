@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
+from ..agents.claude_code import NAME as CLAUDE_CODE
 from ..core.estimate import TranscriptEstimate
 from ..core.model import RecordedCall, Transcript
 from ..counters.seed import Counter
@@ -72,7 +73,7 @@ def estimate_split(
     if head is None:
         return None
     transcript, guess, sidechain = head
-    report, spend = TranscriptEstimate(name, "claude-code", counter=guess, top_n=top_n), Spend()
+    report, spend = TranscriptEstimate(name, CLAUDE_CODE, counter=guess, top_n=top_n), Spend()
     merged = _Merged(transcript, report, spend, name)
     workers = workers or min(parallel.cores(), 8)
     size = os.path.getsize(path)
@@ -137,20 +138,20 @@ def _head(path: str, name: str, format: str | None, given: Counter | None) -> tu
         with open_input(path) as stream:
             transcripts = read_transcripts(name, stream, format)
             first = next(transcripts)
-            if first.format != "claude-code":
+            if first.format != CLAUDE_CODE:
                 return None
             _, guess = guess_counter(iter(first.messages), first, given)
 
     except (CtxfitError, StopIteration):
         return None
-    transcript = Transcript(name, "claude-code", "anthropic", (), line=1, open_end=[])
+    transcript = Transcript(name, CLAUDE_CODE, "anthropic", (), line=1, open_end=[])
     sidechain = _sidechain(path)
     return None if sidechain is None else (transcript, guess, sidechain)
 
 
 def _joins(read: list[log_pieces.Piece]) -> bool:
     """Whether the pieces read the log as one reading does (`_Merged.add`, without merging)."""
-    merged = _Merged(Transcript("", "claude-code", "anthropic", ()), None, None, "")
+    merged = _Merged(Transcript("", CLAUDE_CODE, "anthropic", ()), None, None, "")
     return all(merged.add(piece) for piece in read) and merged.last is not None
 
 

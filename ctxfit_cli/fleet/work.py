@@ -25,6 +25,7 @@ from pathlib import PurePath
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, BinaryIO, cast
 
+from ..agents.claude_code import NAME as CLAUDE_CODE
 from ..errors import EXIT_BAD_INPUT, BadInput, CtxfitError, NoConversation
 from . import summary_cache
 from .job import Job, open_path
@@ -195,7 +196,7 @@ def _read(path: str, data: bytes | None, job: Job) -> list[Unit]:
     format = job.format
     split = log_split.entry(path, name, job, counter) if job.command == "estimate" else None
     if split is not None:  # a big Claude Code log, read in pieces on every core
-        items, format = [(1, split)], "claude-code"
+        items, format = [(1, split)], CLAUDE_CODE
     # `estimate` of one log adds up its spend as it reads it (else it is read again for it).
     watch = Watch() if job.command == "estimate" and not job.describe and path != "-" else None
     skipped = Skipped()  # what the log holds that its reader does not know, for every item of it

@@ -1,73 +1,36 @@
-"""Input formats, auto-detected, all read into one `Transcript` model.
+"""Input formats, auto-detected, all read into one `Transcript` model: the plain formats here, and
+each agent's log by its module in `ctxfit_cli/agents/` (the registry says which it is and how it
+is read).
 
-| format        | what it is                                               | sent as    |
-|---------------|----------------------------------------------------------|------------|
-| `openai`      | Chat Completions messages, one per line                  | openai     |
-| `anthropic`   | Messages API messages, one per line (optional system line) | anthropic |
-| `claude-code` | Claude Code session log                                  | anthropic  |
-| `codex`       | Codex CLI rollout file                                   | openai     |
-| `request`     | a whole request object `{"messages": [...], ...}` (one per file or per line), or a JSON list of messages | its own |
-| `swe-agent`   | SWE-agent trajectory (`*.traj`)                          | openai     |
-| `openhands`   | OpenHands event list, or evaluation output (one instance per line) | openai |
-| `cline`       | Cline / Roo Code task history (`api_conversation_history.json`) | anthropic |
-| `aider`       | aider chat history (`.aider.chat.history.md`, markdown)  | openai     |
-| `opencode`    | OpenCode session (its storage folder, or a session file in it) | anthropic for Claude models, else openai |
-| `gemini`      | Gemini contents (`{"role", "parts"}`), one per line; a generateContent request is `request` | gemini |
-| `gemini-cli`  | Gemini CLI chat recording (`chats/session-*.json` or `.jsonl`) | gemini |
+| format      | what it is                                                   | sent as   |
+|-------------|--------------------------------------------------------------|-----------|
+| `openai`    | Chat Completions messages, one per line                      | openai    |
+| `anthropic` | Messages API messages, one per line (optional system line)   | anthropic |
+| `request`   | a whole request object `{"messages": [...], ...}` (one per file or per line), or a JSON list of messages | its own |
+| `gemini`    | Gemini contents (`{"role", "parts"}`), one per line; a generateContent request is `request` | gemini |
 """  # noqa: E501 (markdown table rows cannot be wrapped)
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from itertools import chain
 from typing import Any, BinaryIO, cast
 
 import orjson
 
 from ..agents import BY_NAME
-from ..core.model import Dialect, Message, Part, PartKind, RecordedCall, Role, Transcript
-from ..core.repair import MADE_FROM, repair
+from ..core.model import Dialect, Message, Part, PartKind, Role, Transcript
+from ..core.repair import repair
 from ..errors import BadInput, NoConversation
 from ..input_formats import FORMATS as FORMATS  # re-exported (apart: the CLI's help needs no reader)
-from . import (
-    aider,
-    anthropic,
-    claude_code,
-    cline,
-    codex,
-    gemini,
-    gemini_cli,
-    gemini_reading,
-    openai,
-    opencode,
-    openhands,
-    responses,
-    responses_request,
-    swe_agent,
-    usage,
-)
-from .common import COMPACTED, Where, dumps, json_text
-from .detection import LOOKS_LIKE, chat_dialect, described, detect, detect_records, detect_text
+from . import anthropic, gemini, gemini_reading, openai, responses, responses_request
+from .common import Where, dumps, json_text
+from .detection import chat_dialect, described, detect, detect_records, detect_text
 from .reading import CutDocument, Record, read_records
 from .repair_writers import WRITERS
+from .segments import NO_MESSAGES, require_messages
 from .skipped import Skipped
 
-#: Formats read a whole document at a time by their own module (no streaming: a document is one JSON value).
-DOCUMENT_READERS = {
-    "swe-agent": swe_agent.read,
-    "openhands": openhands.read,
-    "cline": cline.read,
-    "opencode": opencode.read,
-    "gemini": gemini_reading.read_contents,
-    "gemini-cli": gemini_cli.read,
-}
-#: Agents' logs that are one JSON document rewritten whole as the agent runs, so that a reader can
-#: find one cut short: read up to its last complete element (`reading.CutDocument`). Any other
-#: document cut short (a request, a list of messages) is refused: nothing says it is being written.
-LIVE_DOCUMENTS = frozenset(("cline", "gemini-cli", "openhands", "swe-agent", "opencode"))
-#: Formats that are not JSON, read from the stream by their own module.
-TEXT_READERS = {"aider": aider.read}
 #: Each request dialect's message parser: (value, raw bytes, where) -> Message.
 PARSERS = {
     "openai": openai.parse_message,
@@ -75,7 +38,7 @@ PARSERS = {
     "gemini": gemini.parse_content,
     "responses": responses.parse_message,
 }
-NO_MESSAGES = "has no messages: nothing from a user, assistant or tool was found"
+_ = NO_MESSAGES  # (re-exported: the readers' refusal of an input with no conversation)
 #: Sees an input's records as they are read, given its format: returns them, each once (a caller
 #: that wants something else of the records than their messages reads the input once).
 RecordWatch = Callable[[str, Iterator[Record]], Iterator[Record]]
@@ -102,8 +65,9 @@ def read_transcripts(
     ('openai', ['user', 'assistant'])
     """
     format = format or detect_text(name, stream)
-    if format in TEXT_READERS:
-        yield from described(format, TEXT_READERS[format](name, stream))
+    agent = BY_NAME.get(format or "")
+    if agent is not None and agent.read_text is not None:  # a log that is not JSON
+        yield from described(agent.name, agent.read_text(name, stream))
         return
     open_end: list[str] = []  # why the input looks still being written (all its transcripts share it)
     records = read_records(name, stream, open_end)
@@ -121,14 +85,8 @@ def read_transcripts(
     if format in BY_NAME:
         yield from _agent_transcripts(name, format, records, open_end, skipped)
         return
-    if format in DOCUMENT_READERS:
-        ahead = _one_ahead(records)
-        # (of the document readers, Gemini CLI's reads records appended as its agent runs: it counts)
-        documents = (
-            gemini_cli.read(name, ahead, skipped) if format == "gemini-cli" else DOCUMENT_READERS[format](name, ahead)
-        )
-        for transcript in described(format, documents):
-            # (the reader's own notes, an open call at the end, join the input's)
+    if format == "gemini":  # Gemini contents: one document
+        for transcript in gemini_reading.read_contents(name, _one_ahead(records)):
             open_end.extend(why for why in transcript.open_end if why not in open_end)
             transcript.open_end = open_end
             yield transcript
@@ -136,29 +94,6 @@ def read_transcripts(
     if format == "request":
         for record in records:
             yield _request(name, record, open_end)
-        return
-    if format == "claude-code":
-        found = False
-        for number, (line, segment) in enumerate(_segments(claude_code.to_anthropic(records, name, skipped))):
-            # The first conversation is the file's; each later one is named by its first line.
-            transcript = Transcript(name, format, "anthropic", (), line=1 if number == 0 else line, open_end=open_end)
-            transcript.messages = _require_messages(name, _with_calls(name, segment, transcript))
-            yield transcript
-            found = True
-        if not found:  # only bookkeeping records
-            raise NoConversation(name, None, f"{NO_MESSAGES} ({LOOKS_LIKE[format]}, with no conversation yet)")
-        return
-    if format == "codex":
-        recorded = usage.CodexCalls([])  # the token_count events: see formats/usage.py
-        found = False
-        converted = codex.to_openai(records, name, recorded.on_usage, skipped)
-        for number, (line, segment) in enumerate(_segments(converted)):
-            transcript = Transcript(name, format, "openai", (), line=1 if number == 0 else line, open_end=open_end)
-            transcript.messages = _require_messages(name, _codex_messages(name, segment, transcript, recorded))
-            yield transcript
-            found = True
-        if not found:
-            raise NoConversation(name, None, f"{NO_MESSAGES} ({LOOKS_LIKE[format]}, with no conversation yet)")
         return
     dialect: Dialect
     if format in PARSERS:
@@ -171,7 +106,7 @@ def read_transcripts(
     messages: Iterator[Message] = (parse(r.value, r.raw, Where(name, r.line)) for r in records)
     if dialect == "anthropic":
         messages = anthropic.one_system_prompt(messages)
-    transcript.messages = _require_messages(
+    transcript.messages = require_messages(
         name, repair(messages, WRITERS[dialect], name, transcript.repairs, transcript.open_end)
     )
     yield transcript
@@ -196,7 +131,7 @@ def _cut_format(name: str, first: CutDocument) -> str:
 def _live_document(format: str) -> bool:
     """Whether a log of `format` is one document its agent rewrites as it runs."""
     agent = BY_NAME.get(format)
-    return format in LIVE_DOCUMENTS or (agent is not None and agent.document)
+    return agent is not None and agent.document
 
 
 def _agent_transcripts(
@@ -227,102 +162,6 @@ def _one_ahead(records: Iterator[Record]) -> Iterator[Record]:
     yield previous
 
 
-def _codex_messages(
-    name: str, segment: Iterator[Record], transcript: Transcript, recorded: usage.CodexCalls
-) -> Iterator[Message]:
-    """One conversation of a rollout, repaired, its calls (token_count events) filled in, and
-    the history a compaction gave it counted (`Transcript.given`)."""
-    recorded.calls, recorded.models = transcript.calls, transcript.named_models
-    messages = (openai.parse_message(r.value, r.raw, Where(name, r.line)) for r in segment)
-    given = transcript.line > 1  # a compacted conversation opens with the history it was given
-    repaired = repair(messages, WRITERS["openai"], name, transcript.repairs, transcript.open_end)
-    for message in recorded.messages(repaired):
-        given = given and message.line == transcript.line  # all of it carries the compaction's line
-        transcript.given += given
-        yield message
-
-
-def _with_calls(name: str, built: Iterator[claude_code.Built], transcript: Transcript) -> Iterator[Message]:
-    """A Claude Code conversation's messages, repaired, with `transcript.calls` filled as they
-    are read: one call per distinct `message.id`, at the index of the message it produced."""
-    replies: dict[Message, claude_code.Reply] = {}  # Message hashes by identity
-
-    def parsed() -> Iterator[Message]:
-        for record, reply in built:
-            message = anthropic.parse_message(record.value, record.raw, Where(name, record.line))
-            if reply is not None:
-                replies[message] = reply
-            yield message
-
-    seen: set[str] = set()
-    repaired = repair(parsed(), WRITERS["anthropic"], name, transcript.repairs, transcript.open_end)
-    for index, message in enumerate(repaired):
-        for reply in _replies_of(message, replies):
-            if reply.id not in seen or not reply.id:
-                seen.add(reply.id)
-                transcript.calls.append(RecordedCall(index, *reply))
-        yield message
-
-
-def _replies_of(message: Message, replies: dict[Message, claude_code.Reply]) -> list[claude_code.Reply]:
-    """The calls recorded for a message: its own, or those of the replies it combines."""
-    reply = replies.pop(message, None)
-    if reply is not None:
-        return [reply]
-    return [r for part in message.memo.get(MADE_FROM, ()) for r in _replies_of(part, replies)]
-
-
-def _segments(records: Iterator) -> Iterator[tuple[int, Iterator]]:
-    """The conversations of a Claude Code log or a Codex rollout, split where it was compacted.
-
-    Each is (its first line, its records), read lazily from the one stream; a segment that
-    holds no records (a log that starts with a boundary, two boundaries in a row) is skipped.
-    """
-    records = iter(records)
-    start = next(records, None)
-    while start is not None:
-        if start is COMPACTED:
-            start = next(records, None)
-            continue
-        segment = _Segment(start, records)
-        yield (start.record.line if isinstance(start, claude_code.Built) else start.line), iter(segment)
-        segment.read_rest()  # a consumer that moves on early still gets its records later
-        start = segment.end
-
-
-class _Segment:
-    """One conversation's records, read from a shared stream up to the next boundary."""
-
-    def __init__(self, first: Record, records: Iterator[Record]) -> None:
-        self.first, self.records = first, records
-        self.buffer: deque[Record] = deque()
-        self.finished = False
-        self.end: object = None  # what ended the segment: None, or COMPACTED
-
-    def _next(self) -> Record | None:
-        record = next(self.records, None)
-        if record is None or record is COMPACTED:
-            self.finished, self.end = True, record
-            return None
-        return record
-
-    def __iter__(self) -> Iterator[Record]:
-        yield self.first
-        while True:
-            if self.buffer:
-                yield self.buffer.popleft()
-            elif self.finished or (record := self._next()) is None:
-                return
-            else:
-                yield record
-
-    def read_rest(self) -> None:
-        while not self.finished:
-            record = self._next()
-            if record is not None:
-                self.buffer.append(record)
-
-
 def to_message(value: dict, dialect: Dialect) -> Message:
     """A message dict of an agent loop (OpenAI or Anthropic shape) as a `Message`.
 
@@ -330,16 +169,6 @@ def to_message(value: dict, dialect: Dialect) -> Message:
     <Role.USER: 'user'>
     """
     return PARSERS[dialect](value, dumps(value), Where("<message>", 0))
-
-
-def _require_messages(name: str, messages: Iterable[Message]) -> Iterator[Message]:
-    """Pass messages through; complain at the end if there was no conversation at all."""
-    conversation = False
-    for message in messages:
-        conversation = conversation or message.role not in (Role.SYSTEM, Role.TOOLS)
-        yield message
-    if not conversation:
-        raise NoConversation(name, None, NO_MESSAGES)
 
 
 def _request(name: str, record: Record, open_end: list[str]) -> Transcript:
@@ -351,7 +180,7 @@ def _request(name: str, record: Record, open_end: list[str]) -> Transcript:
     if isinstance(value, list):
         value = {"messages": value}
     if responses.is_request(value):
-        return responses_request.read_request(name, record, _require_messages)
+        return responses_request.read_request(name, record, require_messages)
     if not isinstance(value, dict) or not isinstance(value.get("messages"), list):
         raise where.fail('a request must be an object with a "messages" list')
     items = value["messages"]
@@ -382,7 +211,7 @@ def _request(name: str, record: Record, open_end: list[str]) -> Transcript:
     extra = tuple((k, raw[k]) for k in value if k not in ("messages", "system", "tools"))
     transcript = Transcript(name, "request", dialect, (), system, tools, extra, record.line, open_end=open_end)
     transcript.messages = list(
-        _require_messages(name, repair(messages, WRITERS[dialect], name, transcript.repairs, open_end))
+        require_messages(name, repair(messages, WRITERS[dialect], name, transcript.repairs, open_end))
     )
     return transcript
 

@@ -37,15 +37,14 @@ import re
 from collections.abc import Iterator
 from typing import BinaryIO
 
+from ..agents.aider import FILE_NAME, HEADER, NAME  # noqa: F401 (re-exported)
 from ..core.model import WRITTEN_BY_AGENT, Message, RecordedCall, Role, Transcript
 from ..errors import BadInput, NoConversation
 from .common import Where, dumps
 from .openai import parse_message
 from .reading import Record, lines_of
 
-FORMAT = "aider"
-FILE_NAME = ".aider.chat.history.md"
-HEADER = "# aider chat started at "
+FORMAT = NAME
 #: What aider adds to the chat after committing an edit (`files_content_gpt_edits`).
 COMMITTED = "I committed the changes with git hash {hash} & commit msg: {message}"
 ACKNOWLEDGED = "Ok."
@@ -59,11 +58,6 @@ _TOKENS = re.compile(
 )
 _MODEL = re.compile(r"(?:Main model|Model): (\S+)")
 _COMMIT = re.compile(r"Commit ([0-9a-f]{7,40}) (.+)")
-
-
-def sniff_bytes(head: bytes) -> bool:
-    """The history's first line: `# aider chat started at` (what no other input starts with)."""
-    return head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(HEADER.encode())
 
 
 def aider_count(text: str) -> int:

@@ -55,43 +55,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
+from ..agents.claude_code import BOOKKEEPING, COMPACT_BOUNDARY, CONVERSATION
 from .common import COMPACTED, Where, as_blocks, dumps, expect_dict
 from .reading import Record
 from .skipped import Skipped
 from .usage import PROMPT_FIELDS, token_count
 
-CONVERSATION = ("user", "assistant")
-#: Record types Claude Code writes that are not sent to the model (skipped without a count).
-BOOKKEEPING = frozenset(
-    (
-        "summary",
-        "system",
-        "progress",
-        "attachment",
-        "file-history-snapshot",
-        "queue-operation",
-        "permission-mode",
-        "mode",
-        "last-prompt",
-        "ai-title",
-        "custom-title",
-        "agent-name",
-        "tag",
-        "pr-link",
-        "worktree-state",
-        "bridge-session",
-        # 2.1.3xx: what each API request was (its shape, route, blobs), tools used, the cost so far.
-        "api-request",
-        "api-request-route",
-        "api-request-blob",
-        "api-request-shape",
-        "atis-latch",
-        "tools-used",
-        "cost-state",
-    )
-)
-#: Every record type ctxfit knows in a Claude Code log (what detection recognises one by).
-RECORD_TYPES = BOOKKEEPING | frozenset(CONVERSATION)
 #: The keys ctxfit knows on a conversation record (it reads `type`, `message`, `isSidechain`
 #: and `requestId`; the rest is Claude Code's bookkeeping). Others are counted, never fatal.
 RECORD_KEYS = frozenset(
@@ -149,8 +118,6 @@ RECORD_KEYS = frozenset(
         "turnPosition",
     )
 )
-#: The `system` record that starts a new conversation.
-COMPACT_BOUNDARY = "compact_boundary"
 #: The model name Claude Code logs on replies it wrote itself (errors, placeholders).
 SYNTHETIC = "<synthetic>"
 
@@ -169,16 +136,6 @@ class Built(NamedTuple):
 
     record: Record
     reply: Reply | None
-
-
-def sniff(value: object) -> bool:
-    """Whether a record is one of a Claude Code log: a type it writes, and a session's mark."""
-    return (
-        isinstance(value, dict)
-        and "role" not in value
-        and value.get("type") in RECORD_TYPES
-        and ("uuid" in value or "sessionId" in value or "leafUuid" in value or "messageId" in value)
-    )
 
 
 def to_anthropic(records: Iterator[Record], path: str, skipped: Skipped | None = None) -> Iterator[Built | object]:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ..agents.cline import FILE_NAME, NAME  # noqa: F401 (FILE_NAME re-exported)
 from ..core.model import Message, RecordedCall, Transcript
 from ..core.repair import repair
 from ..errors import NoConversation
@@ -40,25 +41,11 @@ from .common import Where, dumps, expect_dict, json_object, type_name
 from .reading import Record
 from .repair_writers import WRITERS
 
-FORMAT = "cline"
-#: The file Cline and Roo Code keep a task's history in.
-FILE_NAME = "api_conversation_history.json"
+FORMAT = NAME
 #: The content Cline gives a call whose result it did not write as a `tool_result` block.
 RESULT_MISSING = "result missing"
-#: Keys of a stored message that mark it as Cline's or Roo Code's (never sent).
-AGENT_KEYS = ("ts", "modelInfo", "metrics", "isSummary", "condenseId", "condenseParent")
 #: Block keys Cline removes before sending (`cleanContentBlock`).
 _BLOCK_KEYS = ("call_id", "reasoning_details", "summary")
-
-
-def sniff(value: object, name: str = "") -> bool:
-    """A list of messages (objects with `role`) carrying Cline's own keys; or any list in a file
-    of Cline's name (a history cut short before its first message is whole has none yet)."""
-    if isinstance(value, list) and name.replace("\\", "/").rsplit("/", 1)[-1] == FILE_NAME:
-        return True
-    if not isinstance(value, list) or not value or not isinstance(value[0], dict) or "role" not in value[0]:
-        return False
-    return any(isinstance(m, dict) and any(k in m for k in AGENT_KEYS) for m in value[:3])
 
 
 def read(name: str, records: Iterator[Record]) -> Iterator[Transcript]:

@@ -41,11 +41,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ..agents.codex import ITEM_TYPES
 from .common import COMPACTED, Where, dumps, json_text
 from .reading import Record
 from .skipped import Skipped
 
-ITEM_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
 #: Record types Codex writes that say nothing of the request (skipped without a count). A record
 #: of a type in neither list is skipped and counted (`Skipped`), never fatal: Codex adds them.
 #: (`token_usage_record`, 0.171: each response's usage, which its `token_count` event also holds.)
@@ -66,10 +66,6 @@ _REPLY_ITEMS = (
 )
 #: Called with (line of a model call's first item, its `token_count` info, the model then in use).
 OnUsage = Callable[[int, dict, str], None]
-
-
-def sniff(value: object) -> bool:
-    return isinstance(value, dict) and value.get("type") in ITEM_TYPES and "payload" in value
 
 
 def to_openai(

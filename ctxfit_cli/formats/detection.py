@@ -1,9 +1,10 @@
 """Which format an input is, from the first record a format recognises; and, for a chat transcript,
 which dialect.
 
-`recognise` asks each format's own `sniff` in a fixed order: the most specific shapes first (an
-OpenHands event list and a SWE-agent trajectory are also lists or objects with messages inside),
-plain chat messages last. A new format adds its `sniff` to that order and nothing else.
+`recognise` asks each agent of the registry (`ctxfit_cli/agents/`, in its order: the most
+specific shapes first: an OpenHands event list and a SWE-agent trajectory are also lists or
+objects with messages inside), then the plain shapes: a request, Gemini contents, chat messages
+last. A new agent is one module and one line of the registry; nothing here changes.
 `detect_records` reads records until one is recognised (at most `DETECT_RECORDS` records or
 `DETECT_BYTES`): agents start their logs with records of types they added last week. An input
 none of whose first records is recognised is refused naming the agent that wrote it, where it is
@@ -22,10 +23,10 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from ..agents import BY_NAME, recognised
+from ..agents import BY_NAME, REGISTRY, recognised
 from ..core.model import Dialect
 from ..errors import BadInput, NoConversation
-from . import aider, claude_code, cline, codex, gemini_cli, openai, opencode, openhands, responses, swe_agent
+from . import gemini, openai, responses
 from .common import type_name
 from .reading import Record
 
@@ -70,30 +71,18 @@ def recognise(name: str, record: Record) -> str | None:
     """The format one record belongs to, or None when no format knows its shape. A value that
     is neither a JSON object nor a list is refused at once: no format has such records."""
     value = record.value
-    if openhands.sniff(value):
-        return "openhands"
-    if swe_agent.sniff(value):
-        return "swe-agent"
-    if cline.sniff(value, name):
-        return "cline"
-    if (agent := recognised(value)) is not None:
+    if (agent := recognised(value, name)) is not None:
         return agent.name
     if isinstance(value, list):
         return None if unread_agent(value) else "request"
     if not isinstance(value, dict):
         raise BadInput(name, record.line, f"expected a JSON object per line, got {type_name(value)}")
-    if gemini_format := gemini_cli.detect(value):  # (a recording holds "messages": asked first)
-        return gemini_format
+    if plain_gemini := gemini.sniff(value):  # a generateContent request, or a content per line
+        return plain_gemini
     if unread_agent(value):
         return None
     if isinstance(value.get("messages"), list) or responses.is_request(value):
         return "request"
-    if opencode.sniff(value):
-        return "opencode"
-    if codex.sniff(value):
-        return "codex"
-    if claude_code.sniff(value):
-        return "claude-code"
     if "role" in value:
         return "chat"
     return None
@@ -165,28 +154,20 @@ def _not_a_transcript(name: str, held: list[Record]) -> BadInput:
 
 
 def detect_text(name: str, stream: BinaryIO) -> str | None:
-    """The format of an input that is not JSON, from its first bytes (the stream is left where
-    it was), or None: aider's markdown history, or a file named as one."""
-    if aider.sniff_bytes(_head(stream)) or name.endswith(aider.FILE_NAME):
-        return "aider"
+    """The format of an input that is not JSON, from its name and first bytes (the stream is
+    left where it was): an agent's log that is text (aider's markdown history), or None."""
+    texts = [agent for agent in REGISTRY if agent.recognise_text is not None]
+    head = _head(stream) if texts else b""
+    for agent in texts:
+        if agent.recognise_text(name, head):  # type: ignore[misc]
+            return agent.name
     return None
-
-
-#: What each agent's log looks like, for the message of one that cannot be read.
-LOOKS_LIKE = {
-    "claude-code": "a Claude Code session log (~/.claude/projects/*/*.jsonl)",
-    "codex": "a Codex CLI rollout (~/.codex/sessions/**/rollout-*.jsonl)",
-    "cline": "a Cline / Roo Code task history (api_conversation_history.json)",
-    "aider": "an aider chat history (.aider.chat.history.md)",
-    "opencode": "an OpenCode session (from its storage folder)",
-    "gemini-cli": "a Gemini CLI chat recording (chats/session-*.json or .jsonl)",
-}
 
 
 def looks_like(format: str) -> str | None:
     """What a log of `format` looks like, for messages; None for a plain request or chat."""
     agent = BY_NAME.get(format)
-    return agent.looks_like if agent is not None else LOOKS_LIKE.get(format)
+    return agent.looks_like if agent is not None else None
 
 
 def described(format: str, transcripts: Iterator) -> Iterator:

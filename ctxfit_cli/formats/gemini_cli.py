@@ -38,6 +38,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
+from ..agents.gemini_cli import NAME, recognise
 from ..core.model import Message, RecordedCall, Transcript
 from . import gemini
 from .common import Where, dumps
@@ -53,21 +54,6 @@ MESSAGE_TYPES = frozenset(("user", "gemini", *NOT_SENT))
 MESSAGE_KEYS = frozenset(
     ("id", "timestamp", "type", "content", "displayContent", "toolCalls", "thoughts", "tokens", "model")
 )
-
-
-def sniff(value: object) -> bool:
-    """Whether a first record is a Gemini CLI recording (its metadata, or the whole document)."""
-    return (
-        isinstance(value, dict)
-        and isinstance(value.get("sessionId"), str)
-        and isinstance(value.get("projectHash"), str)
-    )
-
-
-def detect(value: dict) -> str | None:
-    """The Gemini input a first record is: "gemini-cli" (a recording), "request" (a
-    generateContent request), "gemini" (a content per line), or None."""
-    return "gemini-cli" if sniff(value) else gemini.sniff(value)
 
 
 class Recording(NamedTuple):
@@ -98,7 +84,7 @@ def recording(records: Iterable[Record], skipped: Skipped | None = None) -> Reco
                 messages.clear()
                 _add(messages, patch["messages"], record.line)
             metadata.update(patch)
-        elif sniff(value):
+        elif recognise(value):
             metadata.update(value)
             if isinstance(value.get("messages"), list):
                 _add(messages, value["messages"], record.line)
@@ -125,7 +111,7 @@ def read(name: str, records: Iterable[Record], skipped: Skipped | None = None) -
     """The conversation a recording holds, as the Gemini request its agent sends next; what it
     does not know is counted in `skipped`."""
     skipped = skipped if skipped is not None else Skipped()
-    transcript = Transcript(name, "gemini-cli", "gemini", ())
+    transcript = Transcript(name, NAME, "gemini", ())
     replies: dict[Message, tuple] = {}  # model contents -> what the recording says of their call
     parsed = []
     for value, line, reply in _contents(recording(records, skipped).messages, skipped):

@@ -27,6 +27,7 @@ from collections import deque
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from ..agents import REGISTRY, claude_code
 from ..core.model import Message
 from ..counters.seed import SEED, Counter, Vector
 from ..errors import BadInput, CtxfitError
@@ -42,8 +43,8 @@ MIN_BYTES = 32 << 20
 PIECE_BYTES = 8 << 20
 #: Strings shorter than this are measured by the reader (a lookup costs about what measuring does).
 MIN_CHARS = 8
-#: Formats whose logs are read this way.
-FORMATS = ("claude-code", "codex")
+#: Formats whose logs are read this way: those read lazily, calls filled in as they go (`Agent.streamed`).
+FORMATS = tuple(agent.name for agent in REGISTRY if agent.streamed)
 
 # The counter the workers measure with: set before they are forked, so that a counter that
 # cannot be pickled (a real tokenizer) needs no sending.
@@ -221,7 +222,7 @@ def _texts(name: str, data: bytes, format: str) -> Iterator[str]:
     those are parsed (not merged into messages); a Codex rollout is read as the reader reads it."""
     from . import read_transcripts
 
-    if format == "claude-code":
+    if format == claude_code.NAME:
         from .anthropic import content_parts
         from .common import Where
         from .reading import read_records

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import orjson
 
+from ..agents.opencode import NAME
 from ..core.model import Dialect, Message, RecordedCall, Transcript
 from ..core.repair import repair
 from ..errors import BadInput
@@ -42,23 +43,12 @@ from .cut import complete_part
 from .reading import Record, truncated
 from .repair_writers import WRITERS
 
-FORMAT = "opencode"
+FORMAT = NAME
 #: What OpenCode sends for a tool result cleared by compaction, and for a call still running.
 CLEARED = "[Old tool result content cleared]"
 INTERRUPTED = "[Tool execution was interrupted]"
 #: The user text OpenCode sends for a compaction request.
 COMPACTION_PROMPT = "What did we do so far?"
-
-
-def sniff(value: object) -> bool:
-    """A session file (or a message or part file, refused with a hint by `read`)."""
-    if not isinstance(value, dict) or not isinstance(value.get("id"), str) or "role" in value and "content" in value:
-        return False
-    session = "projectID" in value and isinstance(value.get("time"), dict)
-    message = isinstance(value.get("sessionID"), str) and (
-        value.get("role") in ("user", "assistant") or isinstance(value.get("messageID"), str)
-    )
-    return session or message
 
 
 def read(name: str, records: Iterator[Record]) -> Iterator[Transcript]:

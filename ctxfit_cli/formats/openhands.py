@@ -30,28 +30,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from ..agents.openhands import NAME
 from ..core.model import Message, Part, PartKind, RecordedCall, Role, Transcript
 from .common import Where, dumps, expect_dict, json_object, json_text, type_name
 from .openai import parse_message
 from .reading import Record
 
-FORMAT = "openhands"
+FORMAT = NAME
 ERROR_LINE = "\n[Error occurred in processing last action]"
 USER_COMMAND = "\nObserved result of command executed by user:\n"
-
-
-def is_event(value: object) -> bool:
-    return isinstance(value, dict) and "source" in value and ("action" in value or "observation" in value)
-
-
-def sniff(value: object) -> bool:
-    """An event list, or one instance of evaluation output (`history` of events)."""
-    if isinstance(value, list):
-        return bool(value) and is_event(value[0])
-    if isinstance(value, dict) and isinstance(value.get("history"), list):
-        history = value["history"]
-        return "instance_id" in value or (bool(history) and is_event(history[0]))
-    return False
 
 
 def read(name: str, records: Iterator[Record]) -> Iterator[Transcript]:

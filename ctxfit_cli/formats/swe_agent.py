@@ -24,8 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import orjson
-
+from ..agents.swe_agent import NAME, model_name  # noqa: F401 (re-exported)
 from ..core.model import WRITTEN_BY_AGENT, Message, RecordedCall, Role, Transcript
 from ..core.repair import repair
 from .common import Where, dumps, expect_dict, type_name
@@ -33,20 +32,7 @@ from .openai import parse_message
 from .reading import Record
 from .repair_writers import WRITERS
 
-FORMAT = "swe-agent"
-
-
-def sniff(value: object) -> bool:
-    """A trajectory: an object whose `history` is a list of messages (objects with `role`)."""
-    if not isinstance(value, dict) or not isinstance(value.get("history"), list):
-        return False
-    history = value["history"]
-    return (
-        bool(history)
-        and isinstance(history[0], dict)
-        and "role" in history[0]
-        and ("trajectory" in value or "info" in value or "agent" in history[0] or "message_type" in history[0])
-    )
+FORMAT = NAME
 
 
 def read(name: str, records: Iterator[Record]) -> Iterator[Transcript]:
@@ -100,17 +86,3 @@ def _as_sent(item: dict, where: Where) -> list[dict]:
     if role == "assistant" and item.get("tool_calls"):
         sent["tool_calls"] = item["tool_calls"]
     return [sent]
-
-
-def model_name(trajectory: dict) -> str:
-    """The model a trajectory names (`replay_config.agent.model.name`), or ""."""
-    config = trajectory.get("replay_config")
-    if isinstance(config, str):
-        try:
-            config = orjson.loads(config)
-        except orjson.JSONDecodeError:
-            return ""
-    agent = config.get("agent") if isinstance(config, dict) else None
-    model = agent.get("model") if isinstance(agent, dict) else None
-    name = model.get("name") if isinstance(model, dict) else None
-    return name if isinstance(name, str) else ""

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
+from ...agents import REGISTRY
 from ...errors import EXIT_USAGE, UsageProblem
 from ..error_reporting import reports_errors
 
@@ -34,7 +35,8 @@ from .proxy import (
     proxy_settings,
 )
 
-AGENT_NAMES = ("claude", "codex", "gemini")
+#: The agents wrap runs by name (`Agent.wrap`).
+AGENT_NAMES = tuple(agent.wrap.command for agent in REGISTRY if agent.wrap is not None)
 
 
 @reports_errors
@@ -122,10 +124,8 @@ def wrap(
     target = agents.upstream_for(agent, upstream, dict(os.environ))
     if not target:
         raise UsageProblem(f"--upstream is needed: ctxfit does not know which provider {env} points at")
-    if agent is agents.CODEX_WITH_CHATGPT:
-        _say(f"codex is signed in with ChatGPT (its auth.json): its requests are fitted on their way to {target}")
-    if agent is agents.GEMINI_WITH_GOOGLE:
-        _say(f"gemini is signed in with Google: its requests to Code Assist are fitted on their way to {target}")
+    if agent.says:  # how it signs in changed where it is pointed
+        _say(agent.says.format(target=target))
     options = [
         "--upstream",
         target,
