@@ -17,7 +17,7 @@ A row (`session_row`):
 | `counter` | the counter the estimates used (the model family's profile, or the one given) |
 | `ctxfit` | at the budget: `stage` reached (none/clear/turns/rounds), `cleared` results in the last request, `peak` request, `rejected` calls |
 | `agent_rejected` | calls the window would reject when everything is sent (the agent's own behaviour) |
-| `cost` | what the log records it was billed for: `usd` (null when it records no usage, or only for unpriced models), the tokens of each kind (`input` uncached, `cache_write`, `cache_read`, `output`, `cache_write_1h`), `by_model` (dollars), `unpriced` (models the price table lacks) |
+| `cost` | what the log records it was billed for: `usd` (null when it records no usage, or only for unpriced models), the tokens of each kind (`input` uncached, `cache_write`, `cache_read`, `output`, `cache_write_1h`), `by_model` (dollars), `unpriced` (models no price was found for), `priced_by` (models the price table lacks, with where their price came from: the providers' catalog or a family's newest model) |
 | `still_being_written` | why the log looks still being written (its last line cut, its last reply or calls open), or an empty list: it was read up to its last complete record |
 
 A group (`group_rows`, for `--by`): `key`, `sessions`, `messages`, `calls`, `compactions`,
@@ -91,6 +91,7 @@ def session_cost(spend: Tally, prices: PriceTable | None) -> dict:
     kinds = {"input": 0, "cache_write": 0, "cache_read": 0, "output": 0, "cache_write_1h": 0}
     by_model: dict[str, float] = {}
     unpriced: list[str] = []
+    priced_by: dict[str, str] = {}  # models not in the price table: where their price came from
     for (model, long), counts in spend.items():
         for kind, count in zip(kinds, counts):
             kinds[kind] += count
@@ -99,9 +100,12 @@ def session_cost(spend: Tally, prices: PriceTable | None) -> dict:
             if model not in unpriced and any(counts):
                 unpriced.append(model or "(unnamed)")
             continue
+        if price.source:
+            priced_by[model] = price.source
         by_model[model] = by_model.get(model, 0.0) + price.cost(**dict(zip(kinds, counts)), long=long)
     usd = round(sum(by_model.values()), 6) if by_model else None
-    return {"usd": usd, **kinds, "by_model": {m: round(v, 6) for m, v in by_model.items()}, "unpriced": unpriced}
+    by_model = {m: round(v, 6) for m, v in by_model.items()}
+    return {"usd": usd, **kinds, "by_model": by_model, "unpriced": unpriced, "priced_by": priced_by}
 
 
 def within(rows: Iterable[dict], since: str | None, until: str | None) -> list[dict]:
