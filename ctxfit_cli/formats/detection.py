@@ -103,10 +103,6 @@ def recognise(name: str, record: Record) -> str | None:
 #: records: an input of theirs is refused naming the agent, not as "not a transcript".
 UNREAD_AGENTS: tuple[tuple[str, Callable[[Any], bool]], ...] = (
     (
-        "a Cursor agent transcript (text only)",
-        lambda v: isinstance(v, dict) and "role" in v and isinstance(v.get("message"), dict) and "content" not in v,
-    ),
-    (
         "a Continue session (.continue/sessions/*.json)",
         lambda v: isinstance(v, dict) and isinstance(v.get("history"), list) and "sessionId" in v,
     ),
