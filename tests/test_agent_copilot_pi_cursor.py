@@ -338,3 +338,30 @@ def test_sessions_with_no_path_lists_copilot_pi_and_cursor_in_a_new_user_s_home(
     assert rows["GitHub Copilot CLI"]["id"] == "17e5f2a1-661d-43f1-a85f-d5899a9e99b3"
     assert rows["Pi"]["id"] == "019dc132-b9ea-736e-aa6f-e20ee7d84b11" and rows["Pi"]["cost"]["usd"] > 0
     assert rows["Cursor"]["id"] == "b8b6fbd5" and rows["Cursor"]["project"] == "Users-me-test-repo"
+
+
+def test_copilot_cli_a_sub_agent_s_events_are_not_the_conversation_but_are_its_cost():
+    from ctxfit_cli.agents.copilot_cli import describe
+    from ctxfit_cli.formats.reading import Record
+
+    events = [
+        {"type": "session.model_change", "data": {"newModel": "claude-haiku-4.5"}},
+        {"type": "user.message", "data": {"content": "look around"}},
+        {"type": "assistant.message", "data": {"content": "", "outputTokens": 20, "toolRequests": [
+            {"toolCallId": "t1", "name": "task", "arguments": {"prompt": "find it"}}]}},
+        {"type": "assistant.message", "data": {"content": "found", "outputTokens": 5, "parentToolCallId": "t1"}},
+        {"type": "tool.execution_complete", "data": {"toolCallId": "t1", "success": True,
+                                                     "result": {"content": "it is here"}}},
+        {"type": "assistant.message", "data": {"content": "It is here.", "outputTokens": 7}},
+    ]
+    transcript = read(lines(events))
+    assert [m.role.value for m in transcript.messages] == ["user", "assistant", "user", "assistant"]
+    assert [c.output_tokens for c in transcript.calls] == [20, 7]
+    [session] = describe("events.jsonl", [Record(n, e, b"") for n, e in enumerate(events, 1)])
+    assert session.spend == {("claude-haiku-4-5", False): [0, 0, 0, 32, 0]}
+
+
+def test_pi_compacts_past_its_window_less_its_reserve():
+    from ctxfit_cli.fleet.auto_compact import compaction_at
+
+    assert compaction_at("pi", 200_000) == 200_000 - 16_384

@@ -20,6 +20,8 @@ cache reads and writes included, `cacheReadTokens`, `cacheWriteTokens`, `outputT
 per run of the session (a resumed session appends another). A run that has not shut down yet
 (or never did) is counted by its replies' `outputTokens` only: its input is not recorded.
 
+An event whose `data.parentToolCallId` names a call is a sub-agent's (the task tool's) own
+traffic: not the main conversation's request, though its replies are the session's cost.
 The turn and hook events are bookkeeping; any other event type is skipped and counted. The
 system prompt and tool definitions are not in the log. Sent as the model's dialect
 (`formats/built.py`): Anthropic Messages for a Claude model, else OpenAI Chat Completions.
@@ -146,6 +148,8 @@ def read(name: str, records: Iterator[Record], skipped: Skipped) -> Iterator[Tra
             continue
         skipped.keys(value, EVENT_KEYS)
         data = _data(value)
+        if data.get("parentToolCallId"):  # a sub-agent's own traffic: not this conversation's request
+            continue
         if kind == "session.model_change":
             model = _model(data.get("newModel"))
             first = first or model

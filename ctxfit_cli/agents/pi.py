@@ -66,6 +66,9 @@ COMPACTION_PREFIX = (
 COMPACTION_SUFFIX = "\n</summary>"
 BRANCH_PREFIX = "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
 BRANCH_SUFFIX = "</summary>"
+#: What Pi keeps free of a model's window: it compacts on its own past the rest
+#: (`DEFAULT_COMPACTION_SETTINGS.reserveTokens`; `shouldCompact`).
+RESERVE = 16_384
 #: A reply Pi does not send again (`transformMessages` drops it).
 UNSENT_STOPS = ("error", "aborted")
 
@@ -87,6 +90,11 @@ def folders(environ: Mapping[str, str], home: Path) -> list[Path]:
         return [Path(environ["PI_CODING_AGENT_SESSION_DIR"]).expanduser()]
     agent = Path(environ["PI_CODING_AGENT_DIR"]).expanduser() if environ.get("PI_CODING_AGENT_DIR") else None
     return [(agent or home / ".pi" / "agent") / "sessions"]
+
+
+def compaction_at(window: int) -> int | None:
+    """Pi compacts once a call's prompt is over its window less the reserve."""
+    return window - RESERVE if window > RESERVE else None
 
 
 def _object(value: dict, key: str) -> dict:
@@ -281,4 +289,5 @@ AGENT = Agent(
     describe=describe,
     read=read,
     folders=folders,
+    compaction_at=compaction_at,
 )
