@@ -24,6 +24,7 @@ from ctxfit_cli.formats import read_transcripts
 from ctxfit_cli.formats.skipped import Skipped
 from fuzzing import invoke
 from test_realworld import test_fit_at_every_share_is_valid_reads_back_and_refits_the_same as fit_at_every_share
+from test_tolerant_reading import test_unknown_records_and_keys_change_nothing_but_the_count as tolerated
 
 COPILOT = REALWORLD / "copilot-cli" / "entire-bmad_5c5a43fc3476-0_full.jsonl"
 PI = REALWORLD / "pi" / "test-repo_de5a2f809927-0_raw_transcript"
@@ -91,6 +92,12 @@ def test_fit_of_each_log_is_valid_at_every_share(format):
     document = orjson.loads(done.stdout_bytes)
     for report, payload in zip(document["reports"], document["payloads"]):
         assert validate_request(payload, report["dialect"]) == []
+
+
+@needs_realworld
+@pytest.mark.parametrize("format", LOGS)
+def test_unknown_records_and_keys_in_each_log_change_nothing_but_the_count(format, tmp_path):
+    tolerated(LOGS[format], tmp_path)
 
 
 @needs_realworld
