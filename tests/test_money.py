@@ -37,12 +37,12 @@ def test_every_model_family_of_the_window_table_has_prices():
     assert table.date == "2026-12-07"
     for model in ("claude-opus-4-8", "claude-opus-4-8-fast", "gpt-5.4", "gpt-5.3-codex-spark", "gemini-3.1-pro-preview",
                   "claude-opus-4-6", "claude-sonnet-4-5-20250929", "claude-haiku-4-5-20251001", "gpt-5-codex",
-                  "gpt-5.3-codex", "gpt-4.1", "gpt-4o", "o3", "gemini-2.5-pro", "gemini-2.5-flash"):
+                  "gpt-5.3-codex", "gpt-4.1", "gpt-4o", "o3", "gemini-2.5-pro", "gemini-2.5-flash", "claude-opus-4-7"):
         assert table.price(model) is not None, model
     # A model the table lacks is priced by the providers' catalog under its own name (issue #34 item 5),
     # never silently as an older one.
-    listed = table.price("claude-opus-4-7")
-    assert listed.name == "claude-opus-4-7" and listed.source.startswith("claude-opus-4-7 in genai-prices")
+    listed = table.price("gpt-6.1-terra")
+    assert listed.name == "gpt-6.1-terra" and listed.source.startswith("gpt-6.1-terra in genai-prices")
 
 
 def test_long_context_and_one_hour_cache_rates():

@@ -204,8 +204,7 @@ def test_a_real_log_through_real_processes_and_a_pipe(tmp_path):
 # --- every shared log, as agents write them in 2026 (issue #34) ------------------------------------
 
 #: The agents ctxfit does not read yet (issue #34 item 4): refused, naming the agent.
-NOT_READ_YET = {"copilot-cli": "GitHub Copilot CLI", "continue": "Continue session", "pi": "Pi coding agent",
-                "cursor": "Cursor agent transcript", "opencode-export": "OpenCode export",
+NOT_READ_YET = {"continue": "Continue session", "opencode-export": "OpenCode export",
                 "cline-ui": "Cline's UI messages"}
 
 

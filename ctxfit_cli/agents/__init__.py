@@ -13,9 +13,12 @@ dialects in `formats/`) is imported inside the functions that read.
 from __future__ import annotations
 
 from .agent import Agent
+from .copilot_cli import AGENT as COPILOT_CLI
+from .cursor import AGENT as CURSOR
+from .pi import AGENT as PI
 
 #: Every agent, in the order their `recognise` is tried (the most specific shapes first).
-REGISTRY: tuple[Agent, ...] = ()
+REGISTRY: tuple[Agent, ...] = (COPILOT_CLI, PI, CURSOR)
 BY_NAME: dict[str, Agent] = {agent.name: agent for agent in REGISTRY}
 
 

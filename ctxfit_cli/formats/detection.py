@@ -103,15 +103,6 @@ def recognise(name: str, record: Record) -> str | None:
 #: records: an input of theirs is refused naming the agent, not as "not a transcript".
 UNREAD_AGENTS: tuple[tuple[str, Callable[[Any], bool]], ...] = (
     (
-        "GitHub Copilot CLI's session events",
-        lambda v: isinstance(v, dict) and str(v.get("type", "")).startswith("session.") and "data" in v,
-    ),
-    ("a Pi coding agent session", lambda v: isinstance(v, dict) and v.get("type") == "session" and "version" in v),
-    (
-        "a Cursor agent transcript (text only)",
-        lambda v: isinstance(v, dict) and "role" in v and isinstance(v.get("message"), dict) and "content" not in v,
-    ),
-    (
         "a Continue session (.continue/sessions/*.json)",
         lambda v: isinstance(v, dict) and isinstance(v.get("history"), list) and "sessionId" in v,
     ),
