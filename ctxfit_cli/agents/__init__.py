@@ -12,10 +12,16 @@ dialects in `formats/`) is imported inside the functions that read.
 
 from __future__ import annotations
 
+from . import cline_ui, continue_dev, kilo_code, opencode_export
 from .agent import Agent
 
 #: Every agent, in the order their `recognise` is tried (the most specific shapes first).
-REGISTRY: tuple[Agent, ...] = ()
+REGISTRY: tuple[Agent, ...] = (
+    opencode_export.AGENT,
+    continue_dev.AGENT,
+    cline_ui.AGENT,
+    kilo_code.AGENT,
+)
 BY_NAME: dict[str, Agent] = {agent.name: agent for agent in REGISTRY}
 
 

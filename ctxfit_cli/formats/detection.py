@@ -111,29 +111,6 @@ UNREAD_AGENTS: tuple[tuple[str, Callable[[Any], bool]], ...] = (
         "a Cursor agent transcript (text only)",
         lambda v: isinstance(v, dict) and "role" in v and isinstance(v.get("message"), dict) and "content" not in v,
     ),
-    (
-        "a Continue session (.continue/sessions/*.json)",
-        lambda v: isinstance(v, dict) and isinstance(v.get("history"), list) and "sessionId" in v,
-    ),
-    (
-        "an OpenCode export (opencode export)",
-        lambda v: (
-            isinstance(v, dict)
-            and isinstance(v.get("info"), dict)
-            and isinstance(v.get("messages"), list)
-            and all(isinstance(m, dict) and "parts" in m for m in v["messages"][:3])
-        ),
-    ),
-    (
-        "Cline's UI messages (ui_messages.json: its conversation is in api_conversation_history.json beside it)",
-        lambda v: (
-            isinstance(v, list)
-            and bool(v)
-            and isinstance(v[0], dict)
-            and "ts" in v[0]
-            and v[0].get("type") in ("say", "ask")
-        ),
-    ),
 )
 
 
