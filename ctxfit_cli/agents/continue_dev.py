@@ -158,13 +158,18 @@ class _Session:
     def transcript(self) -> Transcript:
         from ..core.model import Transcript
 
+        transcript = Transcript(self.name, NAME, self.dialect, ())
         system = _system_prompt(self.items)
-        if system:
+        if system and self.dialect == "anthropic":  # (the request's `system`, not a message)
+            from ..formats.anthropic import system_message
+            from ..formats.common import dumps
+
+            transcript.system = (system_message(system, dumps({"role": "system", "content": system}), self.where),)
+        elif system:
             self.sent.append(({"role": "system", "content": system}, self.where, None))
         for index, item in enumerate(self.items):
             self.skipped.keys(item, ITEM_KEYS)
             self._item(item, self.where.at(index))
-        transcript = Transcript(self.name, NAME, self.dialect, ())
         return _repaired(transcript, self.sent)
 
     def _item(self, item: dict, where: Where) -> None:
