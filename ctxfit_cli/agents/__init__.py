@@ -12,7 +12,7 @@ dialects in `formats/`) is imported inside the functions that read.
 
 from __future__ import annotations
 
-from . import cline_ui, continue_dev, kilo_code, opencode_export
+from . import cline_ui, continue_dev, kilo_code, opencode_db, opencode_export
 from .agent import Agent
 
 #: Every agent, in the order their `recognise` is tried (the most specific shapes first).
@@ -21,6 +21,7 @@ REGISTRY: tuple[Agent, ...] = (
     continue_dev.AGENT,
     cline_ui.AGENT,
     kilo_code.AGENT,
+    opencode_db.AGENT,
 )
 BY_NAME: dict[str, Agent] = {agent.name: agent for agent in REGISTRY}
 

@@ -11,6 +11,7 @@
 |             | and `globalStorage/saoudrizwan.claude-dev/tasks` of VS Code (and its forks)    |
 | Roo Code    | `globalStorage/rooveterinaryinc.roo-cline/tasks` of VS Code (and its forks)      |
 | OpenCode    | `$XDG_DATA_HOME/opencode/storage`; otherwise `~/.local/share/opencode/storage`   |
+|             | (before 1.2); its database, `opencode.db` there or `$OPENCODE_DB` (`agents/opencode_db.py`) |
 
 VS Code's user folder is `~/.config/<app>/User` on Linux and `~/Library/Application Support/<app>/User`
 on macOS, for each of Code, Code - Insiders, VSCodium, Cursor and Windsurf. aider writes its
@@ -59,8 +60,8 @@ def default_folders(environ: Mapping[str, str] | None = None) -> list[str]:
     folders += _cline_folders(environ, home) + [_opencode_storage(environ, home)]
     folders += [folder for agent in REGISTRY for folder in agent.folders(environ, home)]
     seen: list[str] = []
-    for folder in folders:
-        if folder.is_dir() and str(folder) not in seen:
+    for folder in folders:  # (or a file: an agent's database)
+        if (folder.is_dir() or folder.is_file()) and str(folder) not in seen:
             seen.append(str(folder))
     return seen
 

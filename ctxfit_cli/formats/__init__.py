@@ -105,6 +105,9 @@ def read_transcripts(
     if format in TEXT_READERS:
         yield from described(format, TEXT_READERS[format](name, stream))
         return
+    if format in BY_NAME and BY_NAME[format].database is not None:  # read from its path, not as records
+        yield from _agent_transcripts(name, format, iter(()), [], skipped if skipped is not None else Skipped())
+        return
     open_end: list[str] = []  # why the input looks still being written (all its transcripts share it)
     records = read_records(name, stream, open_end)
     first = next(records)
