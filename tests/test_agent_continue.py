@@ -138,3 +138,17 @@ def test_sessions_row_names_its_project_and_model_and_takes_its_date_from_the_in
 def test_continue_global_dir_moves_its_folder(tmp_path):
     assert continue_dev.folders({"CONTINUE_GLOBAL_DIR": str(tmp_path / "c")}, tmp_path) == [tmp_path / "c" / "sessions"]
     assert continue_dev.folders({}, tmp_path) == [tmp_path / ".continue" / "sessions"]
+
+
+def test_unknown_messages_and_keys_are_skipped_and_counted(tmp_path):
+    session = _raw()
+    session["shiny"] = 1
+    session["history"][3]["sparkle"] = True
+    session["history"].insert(2, {"message": {"role": "narrator", "content": "meanwhile", "id": "n"}})
+    path = tmp_path / "session.json"
+    path.write_text(json.dumps(session))
+    result = invoke(["estimate", str(path), "--json"])
+    assert result.exit_code == 0, result.stderr
+    assert "message narrator 1" in result.stderr and "shiny 1" in result.stderr and "sparkle 1" in result.stderr
+    [before], [after] = _read(), _read(path)
+    assert [m.raw for m in after.messages] == [m.raw for m in before.messages] and after.calls == before.calls
