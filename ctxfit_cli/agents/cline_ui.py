@@ -106,6 +106,5 @@ AGENT = Agent(
     recognise=recognise,
     describe=describe,
     conversation_elsewhere=f"it records usage only; the conversation is in {HISTORY} beside it",
-    file_names=(FILE_NAME,),
     document=True,
 )
