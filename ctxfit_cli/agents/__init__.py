@@ -12,13 +12,23 @@ dialects in `formats/`) is imported inside the functions that read.
 
 from __future__ import annotations
 
+from . import cline_ui, continue_dev, kilo_code, opencode_db, opencode_export
 from .agent import Agent
 from .copilot_cli import AGENT as COPILOT_CLI
 from .cursor import AGENT as CURSOR
 from .pi import AGENT as PI
 
 #: Every agent, in the order their `recognise` is tried (the most specific shapes first).
-REGISTRY: tuple[Agent, ...] = (COPILOT_CLI, PI, CURSOR)
+REGISTRY: tuple[Agent, ...] = (
+    COPILOT_CLI,
+    PI,
+    opencode_export.AGENT,
+    continue_dev.AGENT,
+    cline_ui.AGENT,
+    kilo_code.AGENT,
+    opencode_db.AGENT,
+    CURSOR,  # (last: its test is the loosest, a message with "role" but no "content")
+)
 BY_NAME: dict[str, Agent] = {agent.name: agent for agent in REGISTRY}
 
 

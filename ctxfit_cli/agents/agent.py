@@ -65,3 +65,7 @@ class Agent:
     #: Whether its log is one JSON document rewritten whole as the agent runs (read up to its
     #: last complete element when cut short), rather than records appended.
     document: bool = False
+    #: For an agent that keeps its sessions in an SQLite database: whether the database at this
+    #: path is its own (from the tables it holds). Such an input is no stream of records: its
+    #: `read` is given no records and `describe` reads the path.
+    database: Callable[[str], bool] | None = None

@@ -5,7 +5,9 @@ the combined report is the same. A session read twice (the same log copied to tw
 resumed Claude Code session whose new log repeats the old one's replies) is counted once:
 
 - two sessions with the same agent and id are one; the one with more replies is kept (the first
-  on a tie);
+  on a tie); one read from a log of usage only (Cline's `ui_messages.json`, beside the task's
+  conversation in `api_conversation_history.json`) gives way to the conversation's, which
+  takes its recorded cost and tokens where it records none (and its dates);
 - a session whose reply ids all appear, in the same order from the start, in a longer session of
   the same agent is a copy of that session's beginning, and is left out.
 """
@@ -80,16 +82,42 @@ def _one_per_key(candidates: list[Kept], combined: Combined) -> list[Kept]:
             best[("", id(kept))] = kept
             continue
         other = best.get(meta.key)
-        if other is None or len(meta.message_ids) > len(_meta(other).message_ids):
+        if other is None or _rank(kept) > _rank(other):
             best[meta.key] = kept
     result = [kept for kept in candidates if any(kept is b for b in best.values())]
     for kept in candidates:
         if not any(kept is r for r in result):
             winner = best[_meta(kept).key]
-            combined.skipped.append(
-                (kept.path, f"the same session as {winner.path} ({_meta(kept).agent} {_meta(kept).id}): counted once")
-            )
+            named = f"{_meta(kept).agent} {_meta(kept).id}"
+            if _usage_only(kept) and not _usage_only(winner):
+                _take_usage(_meta(winner), _meta(kept))
+                combined.skipped.append((kept.path, f"the usage of the session in {winner.path} ({named}): one row"))
+            else:
+                combined.skipped.append((kept.path, f"the same session as {winner.path} ({named}): counted once"))
     return result
+
+
+def _rank(kept: Kept) -> tuple[bool, int]:
+    """Which of two readings of one session is kept: a conversation before a log of usage only,
+    then the one with more replies."""
+    return not _usage_only(kept), len(_meta(kept).message_ids)
+
+
+def _usage_only(kept: Kept) -> bool:
+    """Read from a log of usage only: nothing was estimated (`session_file.usage_part`)."""
+    items = kept.unit.items
+    return bool(items) and all(isinstance(item, dict) and item.get("estimated_peak", 0) is None for item in items)
+
+
+def _take_usage(conversation: SessionMeta, usage: SessionMeta) -> None:
+    """The recorded usage of a session's log of usage only, given to its conversation's row
+    where that records none; the dates of both."""
+    if not conversation.spend and getattr(conversation, "usd", None) is None:
+        conversation.spend, conversation.usd = usage.spend, getattr(usage, "usd", None)
+    for moment in (usage.started, usage.last):
+        if moment is not None:
+            conversation.started = moment if conversation.started is None else min(conversation.started, moment)
+            conversation.last = moment if conversation.last is None else max(conversation.last, moment)
 
 
 def _meta(kept: Kept) -> SessionMeta:

@@ -27,7 +27,7 @@ from pathlib import PurePath
 
 import orjson
 
-from ..agents import BY_NAME
+from ..agents import BY_NAME, cline_ui
 from ..agents.session import SessionMeta, from_epoch_ms, utc  # noqa: F401 (re-exported)
 from ..formats.common import json_object
 from ..formats.reading import Record
@@ -43,8 +43,6 @@ AGENTS = {
     "opencode": "OpenCode",
     "gemini-cli": "Gemini CLI",
 }
-#: Roo Code's folder in VS Code's global storage: its task histories are Cline's format.
-ROO_CODE_FOLDER = "rooveterinaryinc.roo-cline"
 
 
 def agent_title(format: str) -> str:
@@ -223,13 +221,12 @@ def _cline(records: Iterable[Record]) -> list[SessionMeta]:
 
 
 def _cline_task(session: SessionMeta, path: str) -> None:
-    """Cline's task id is the name of the folder holding the history; Roo Code's are the same."""
+    """Cline's task id is the name of the folder holding the history; its forks' are the same."""
     if path in ("-", "<stdin>"):
         return
     where = PurePath(path)
     session.id = session.id or where.parent.name
-    if ROO_CODE_FOLDER in where.parts:
-        session.agent = "Roo Code"
+    session.agent = cline_ui.agent_of(path)  # Roo Code's and Kilo Code's folders: theirs
 
 
 def _working_directory(content: object) -> str:

@@ -81,13 +81,15 @@ def session_row(kept: Kept, *, budget: int, prices: PriceTable | None = None) ->
             "rejected": sum(p["rejected_ctxfit"] for p in parts),
         },
         "agent_rejected": sum(p["rejected_agent"] for p in parts),
-        "cost": session_cost(meta.spend, prices),
+        "cost": session_cost(meta.spend, prices, getattr(meta, "usd", None)),
         "still_being_written": parts[-1]["still_being_written"],
     }
 
 
-def session_cost(spend: Tally, prices: PriceTable | None) -> dict:
-    """What a session's recorded usage cost: dollars (per model too) and tokens of each kind."""
+def session_cost(spend: Tally, prices: PriceTable | None, recorded: float | None = None) -> dict:
+    """What a session's recorded usage cost: dollars (per model too) and tokens of each kind.
+    `recorded`: the dollars the log itself records (Cline's UI messages, OpenCode): taken as the
+    cost, as ccusage takes them, rather than the tokens priced by the table."""
     kinds = {"input": 0, "cache_write": 0, "cache_read": 0, "output": 0, "cache_write_1h": 0}
     by_model: dict[str, float] = {}
     unpriced: list[str] = []
@@ -104,6 +106,10 @@ def session_cost(spend: Tally, prices: PriceTable | None) -> dict:
             priced_by[model] = price.source
         by_model[model] = by_model.get(model, 0.0) + price.cost(**dict(zip(kinds, counts)), long=long)
     usd = round(sum(by_model.values()), 6) if by_model else None
+    if recorded is not None:
+        usd, unpriced = round(recorded, 6), []
+        models = sorted({model for model, _ in spend if model})
+        by_model = {models[0]: recorded} if len(models) == 1 else {}
     by_model = {m: round(v, 6) for m, v in by_model.items()}
     return {"usd": usd, **kinds, "by_model": by_model, "unpriced": unpriced, "priced_by": priced_by}
 

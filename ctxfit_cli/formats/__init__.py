@@ -28,7 +28,7 @@ import orjson
 from ..agents import BY_NAME
 from ..core.model import Dialect, Message, Part, PartKind, RecordedCall, Role, Transcript
 from ..core.repair import MADE_FROM, repair
-from ..errors import BadInput, NoConversation
+from ..errors import BadInput, NoConversation, UsageOnly
 from ..input_formats import FORMATS as FORMATS  # re-exported (apart: the CLI's help needs no reader)
 from . import (
     aider,
@@ -104,6 +104,9 @@ def read_transcripts(
     format = format or detect_text(name, stream)
     if format in TEXT_READERS:
         yield from described(format, TEXT_READERS[format](name, stream))
+        return
+    if format in BY_NAME and BY_NAME[format].database is not None:  # read from its path, not as records
+        yield from _agent_transcripts(name, format, iter(()), [], skipped if skipped is not None else Skipped())
         return
     open_end: list[str] = []  # why the input looks still being written (all its transcripts share it)
     records = read_records(name, stream, open_end)
@@ -205,7 +208,7 @@ def _agent_transcripts(
     """The transcripts of an agent's log read by its module (`agents/`)."""
     agent = BY_NAME[format]
     if agent.read is None:  # a file of usage only
-        raise NoConversation(name, None, f"this is {agent.looks_like}: {agent.conversation_elsewhere}")
+        raise UsageOnly(name, format, f"this is {agent.looks_like}: {agent.conversation_elsewhere}")
     if agent.document:
         records = _one_ahead(records)
     for transcript in described(format, agent.read(name, records, skipped)):
