@@ -30,9 +30,9 @@ EXPECTED = READ_ON_MAIN + READ_BY_NEW_READERS
 #: storage fixture records none).
 CCUSAGE_READS = ("claude-code", "codex", "gemini-cli", "pi")
 CLAUDE = REALWORLD / "claude-code"
-#: ccusage is run where npm can install it (CI), or from the folder CCUSAGE_DIR names.
+#: ccusage is run where npm can install it, or from the folder CCUSAGE_DIR names; in CI, always.
 needs_ccusage = pytest.mark.skipif(
-    shutil.which("npm") is None and not os.environ.get("CCUSAGE_DIR"),
+    shutil.which("npm") is None and not os.environ.get("CCUSAGE_DIR") and not os.environ.get("CI"),
     reason="npm is not installed: ccusage (an npm package) cannot be run (or set CCUSAGE_DIR to where it is)",
 )
 
@@ -59,8 +59,9 @@ def test_sessions_in_the_fake_home_exits_0(home):
     folder, _, default, work = home
     assert default.exit_code == 0, default.stderr
     assert work.exit_code == 0, work.stderr
+    inside = folder.resolve()
     for run in (default, work):
-        outside = [row["path"] for row in run.sessions if not Path(row["path"]).resolve().is_relative_to(folder)]
+        outside = [row["path"] for row in run.sessions if not Path(row["path"]).resolve().is_relative_to(inside)]
         assert not outside, f"sessions read from outside the fake home: {outside}"
 
 
@@ -89,7 +90,7 @@ def compared():
 def test_ccusage_reads_only_the_fake_home_and_every_agent_expected(compared):
     assert not compared.strays, compared.strays
     read = {row["agent"] for row in compared.costs}
-    assert read == set(CCUSAGE_READS), "ccusage lists sessions of other agents' logs: check them below too"
+    assert read == set(CCUSAGE_READS), f"ccusage lists sessions of {sorted(read)}; checked below: {CCUSAGE_READS}"
 
 
 @needs_realworld
