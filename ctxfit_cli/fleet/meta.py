@@ -276,12 +276,30 @@ def _gemini_cli(records: Iterable[Record]) -> list[SessionMeta]:
     if isinstance(directories, list) and directories and isinstance(directories[0], str):
         session.project = directories[0]
     session.saw(metadata.get("startTime"))
+    spend = Spend()
     for message, _ in messages:
         session.saw(message.get("timestamp"))
         if message.get("type") == "gemini":
             session.model(message.get("model"))
             session.message_ids.append(message["id"])
+            _gemini_tokens(spend, message)
+    session.spend = spend.totals()
     return [session]
+
+
+def _gemini_tokens(spend: Spend, message: dict) -> None:
+    """A Gemini CLI reply's `tokens` (its `usageMetadata`): cached input is a cache read, the
+    rest of the prompt (tool-use prompts with it) uncached input, thoughts are billed as output.
+    A reply recorded again as it streams counts once, as last recorded."""
+    tokens = message.get("tokens")
+    if not isinstance(tokens, dict):
+        return
+    count = {k: v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0 for k, v in tokens.items()}
+    cached = min(count.get("cached", 0), count.get("input", 0))
+    uncached = count.get("input", 0) - cached + count.get("tool", 0)
+    output = count.get("output", 0) + count.get("thoughts", 0)
+    model = message.get("model")
+    spend.call(model if isinstance(model, str) else "", uncached, 0, cached, output, reply=str(message.get("id") or ""))
 
 
 _READERS = {
