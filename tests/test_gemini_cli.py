@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import io
 import os
+import json
 import shutil
 import subprocess
 import sys
 
 import orjson
-import json
 import pytest
 
 from ctxfit_cli.core.notes import ABORTED_CALL
