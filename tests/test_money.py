@@ -166,13 +166,16 @@ def test_recorded_cost_per_session_agrees_with_ccusage_within_one_percent():
 
 
 def _inline_subagent_cost(log: Path) -> float:
-    """The cost of the sub-agents' replies a Claude Code log holds inline, priced as ctxfit prices them."""
+    """The cost of the sub-agents' replies a Claude Code log holds inline, priced as ctxfit prices
+    them: those of sub-agents whose own log is not beside it (ctxfit counts those in their own
+    log's row, as ccusage does: fleet/combine.py)."""
     if not log.is_file():
         return 0.0
     spend = Spend()
     for line in log.read_bytes().splitlines():
         record = json.loads(line)
-        if record.get("type") == "progress":
+        agent = record.get("data", {}).get("agentId") if isinstance(record.get("data"), dict) else None
+        if record.get("type") == "progress" and not (log.parent / f"{log.stem}_agent-{agent}.jsonl").is_file():
             spend.claude_code_subagent(record)
     return view.session_cost(spend.totals(), load_prices())["usd"] or 0.0
 

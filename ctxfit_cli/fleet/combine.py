@@ -9,7 +9,10 @@ resumed Claude Code session whose new log repeats the old one's replies) is coun
   conversation in `api_conversation_history.json`) gives way to the conversation's, which
   takes its recorded cost and tokens where it records none (and its dates);
 - a session whose reply ids all appear, in the same order from the start, in a longer session of
-  the same agent is a copy of that session's beginning, and is left out.
+  the same agent is a copy of that session's beginning, and is left out;
+- a sub-agent whose replies its parent's log holds inline (Claude Code 2.1's `agent_progress`)
+  and whose own log is read too is counted in its own log's row: its cost is taken off the
+  parent's.
 """
 
 from __future__ import annotations
@@ -71,7 +74,27 @@ def combine(results: list[FileResult]) -> Combined:
             candidates.extend(Kept(result.path, unit) for unit in result.units)
     chosen = _one_per_key(candidates, combined)
     combined.kept = _without_copies(chosen, combined)
+    _subagents_once(combined.kept)
     return combined
+
+
+def _subagents_once(kept: list[Kept]) -> None:
+    """Take off a parent session's spend what its sub-agents cost where their own logs are read
+    too (their sessions are named `<parent id>/<agent id>`, `meta.py`)."""
+    by_key = {(k.unit.meta.agent, k.unit.meta.id): k.unit.meta for k in kept if k.unit.meta is not None}
+    for agent, name in list(by_key):
+        parent_id, _, agent_id = name.rpartition("/")
+        parent = by_key.get((agent, parent_id)) if parent_id else None
+        inline = getattr(parent, "inline_agents", None) or {}
+        if parent is None or agent_id not in inline:
+            continue
+        spend = {key: list(counts) for key, counts in parent.spend.items()}
+        for key, counts in inline[agent_id].items():
+            left = spend.get(key)
+            if left is not None:
+                spend[key] = [max(0, a - b) for a, b in zip(left, counts)]
+        parent.spend = {key: counts for key, counts in spend.items() if any(counts)}
+        parent.inline_agents = {a: t for a, t in inline.items() if a != agent_id}
 
 
 def _one_per_key(candidates: list[Kept], combined: Combined) -> list[Kept]:
