@@ -22,6 +22,14 @@ FORMATS = (
     "opencode",
     "gemini",
     "gemini-cli",
+    "copilot-cli",
+    "pi",
+    "cursor",
+    "opencode-export",
+    "continue",
+    "cline-ui",
+    "kilo-code",
+    "opencode-db",
 )
 #: The longest line (or single JSON document) read by default, in MiB. A provider refuses a
 #: request over 32 MB, so no real record is longer; `--max-line-mb` raises it.

@@ -12,12 +12,29 @@ its cache learns every agent's folders without loading a reader. What reading ne
 
 from __future__ import annotations
 
-from . import aider, claude_code, cline, codex, gemini_cli, opencode, openhands, swe_agent
+from . import (
+    aider,
+    claude_code,
+    cline,
+    cline_ui,
+    codex,
+    continue_dev,
+    gemini_cli,
+    kilo_code,
+    opencode,
+    opencode_db,
+    opencode_export,
+    openhands,
+    swe_agent,
+)
 from .agent import Agent
+from .copilot_cli import AGENT as COPILOT_CLI
+from .cursor import AGENT as CURSOR
+from .pi import AGENT as PI
 
-#: Every agent, in the order their `recognise` is tried (the most specific shapes first: an
-#: OpenHands event list and a SWE-agent trajectory hold messages a Cline history could hold),
-#: which is also the order of the default folders, `--format`'s choices and wrap's agents.
+#: Every agent, in the order their `recognise` is tried: the most specific shapes first (an
+#: OpenHands event list and a SWE-agent trajectory hold messages a Cline history could hold; Cursor
+#: last, its test is the loosest). It is also the order of the default folders and wrap's agents.
 REGISTRY: tuple[Agent, ...] = (
     claude_code.AGENT,
     codex.AGENT,
@@ -25,6 +42,14 @@ REGISTRY: tuple[Agent, ...] = (
     openhands.AGENT,
     swe_agent.AGENT,
     cline.AGENT,
+    COPILOT_CLI,
+    PI,
+    opencode_export.AGENT,
+    continue_dev.AGENT,
+    cline_ui.AGENT,
+    kilo_code.AGENT,
+    opencode_db.AGENT,
+    CURSOR,  # (last of those tried before the plain shapes: a message with "role" but no "content")
     opencode.AGENT,
     aider.AGENT,
 )

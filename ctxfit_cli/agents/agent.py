@@ -87,6 +87,8 @@ class Agent:
     #: name and its first bytes; and its reader, of the stream.
     recognise_text: Callable[[str, bytes], bool] | None = None
     read_text: TextReader | None = None
+    #: For a log that is not JSON: its lines as records (what `describe` reads).
+    text_records: Callable[[str, BinaryIO], Iterable[Record]] | None = None
     #: The environment variables the agent honours for where it keeps its logs.
     variables: tuple[str, ...] = ()
     #: Where it keeps its logs, as people write it (`--help`, the README): "~/.codex/sessions
@@ -94,6 +96,9 @@ class Agent:
     where: str = ""
     #: What a folder walk reads of one of the agent's own folders (a Cline task: its history only).
     walk: Walker | None = None
+    #: (a folder, a file name in it) -> whether a folder walk leaves the file out, though it is
+    #: named as logs are (Continue's index of its sessions).
+    leaves_out: Callable[[str, str], bool] | None = None
     #: The project of a log that names none, from its path (default: the folder it is in).
     project_folder: Callable[[PurePath], str] = its_folder
     #: For a log that records what each call was billed: adds one record's to a `Spend`
@@ -110,3 +115,7 @@ class Agent:
     short: str = ""
     #: How `ctxfit wrap` points it at a proxy (None: wrap does not run it).
     wrap: Wrap | None = None
+    #: For an agent that keeps its sessions in an SQLite database: whether the database at this
+    #: path is its own (from the tables it holds). Such an input is no stream of records: its
+    #: `read` is given no records and `describe` reads the path.
+    database: Callable[[str], bool] | None = None

@@ -53,6 +53,12 @@ def describe(path: str, records: Iterable[Record]) -> list[SessionMeta]:
     return sessions
 
 
+def text_records(name: str, stream: BinaryIO) -> Iterable[Record]:
+    from ..formats.aider import records
+
+    return records(name, stream)
+
+
 def read_text(name: str, stream: BinaryIO) -> Iterator[Transcript]:
     from ..formats.aider import read
 
@@ -68,4 +74,5 @@ AGENT = Agent(
     file_names=(FILE_NAME,),
     recognise_text=recognise_text,
     read_text=read_text,
+    text_records=text_records,
 )

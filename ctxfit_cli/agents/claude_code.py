@@ -112,6 +112,7 @@ def billed(spend: Spend, value: object) -> None:
 def describe(path: str, records: Iterable[Record]) -> list[SessionMeta]:
     session = SessionMeta("", TITLE)
     spend = Spend()
+    inline: dict[str, Spend] = {}  # each sub-agent's replies written inline, by its id
     sidechain = None
     for record in records:
         value = record.value
@@ -123,6 +124,10 @@ def describe(path: str, records: Iterable[Record]) -> list[SessionMeta]:
             session.compactions += 1
         if kind == "progress":  # a sub-agent's traffic written inline: its usage is the session's cost
             spend.claude_code_subagent(value)
+            data = value.get("data")
+            agent = data.get("agentId") if isinstance(data, dict) else None
+            if isinstance(agent, str) and agent:
+                inline.setdefault(agent, Spend()).claude_code_subagent(value)
         if kind not in CONVERSATION:
             continue
         if sidechain is None:
@@ -138,6 +143,7 @@ def describe(path: str, records: Iterable[Record]) -> list[SessionMeta]:
             if isinstance(reply, str) and (not session.message_ids or session.message_ids[-1] != reply):
                 session.message_ids.append(reply)
     session.spend = spend.totals()
+    session.inline_agents = {agent: replies.totals() for agent, replies in inline.items()}
     for model, _ in session.spend:  # (a sub-agent's, or a model's fast mode: its cost is grouped by it)
         session.model(model)
     return [session]

@@ -14,7 +14,7 @@
   as the agent runs (read up to its last complete message when cut short).
 - **Session**: the task folder's name (the agent's task id), project the `# Current Working
   Directory` of the first prompt, models `modelInfo.modelId`, dates `ts`; a history under Roo
-  Code's folder is Roo Code's.
+  Code's or Kilo Code's folder is theirs (`FORKS`).
 """
 
 from __future__ import annotations
@@ -40,11 +40,17 @@ LOOKS_LIKE = "a Cline / Roo Code task history (api_conversation_history.json)"
 FILE_NAME = "api_conversation_history.json"
 #: Keys of a stored message that mark it as Cline's or Roo Code's (never sent).
 AGENT_KEYS = ("ts", "modelInfo", "metrics", "isSummary", "condenseId", "condenseParent")
-#: Roo Code's folder in VS Code's global storage: its task histories are Cline's format.
+#: The file beside it that records the task's usage (`cline_ui.py`).
+UI_FILE_NAME = "ui_messages.json"
+#: Roo Code's and Kilo Code's folders in VS Code's global storage: their task histories are
+#: Cline's format (Kilo Code's module adds its folders).
 ROO_CODE_FOLDER = "rooveterinaryinc.roo-cline"
-#: The VS Code extensions whose global storage holds such tasks: Cline's, Roo Code's.
+KILO_CODE_FOLDER = "kilocode.kilo-code"
+#: Which agent wrote a task folder, by the VS Code extension folder it is in (Cline's otherwise).
+FORKS = {ROO_CODE_FOLDER: "Roo Code", KILO_CODE_FOLDER: "Kilo Code"}
+#: The VS Code extensions whose global storage holds such tasks here: Cline's, Roo Code's.
 EXTENSIONS = ("saoudrizwan.claude-dev", ROO_CODE_FOLDER)
-#: VS Code and the forks whose global storage may hold Cline or Roo Code tasks.
+#: VS Code and the forks whose global storage may hold Cline's (or its forks') tasks.
 VSCODE_APPS = ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf")
 
 
@@ -65,20 +71,31 @@ def folders(environ: Mapping[str, str], home: Path) -> list[Path]:
         cli = Path(environ["CLINE_DATA_DIR"]).expanduser()
     else:
         cli = (Path(environ["CLINE_DIR"]).expanduser() if environ.get("CLINE_DIR") else home / ".cline") / "data"
-    users = [
-        root / app / "User"
+    return [cli / "tasks"] + [tasks for extension in EXTENSIONS for tasks in vscode_tasks(home, extension)]
+
+
+def vscode_tasks(home: Path, extension: str) -> list[Path]:
+    """The task folders of a VS Code extension, in the global storage of VS Code and its forks."""
+    return [
+        root / app / "User" / "globalStorage" / extension / "tasks"
         for root in (home / ".config", home / "Library" / "Application Support")
         for app in VSCODE_APPS
     ]
-    return [cli / "tasks"] + [user / "globalStorage" / ext / "tasks" for user in users for ext in EXTENSIONS]
+
+
+def agent_of(path: str) -> str:
+    """Cline, or the fork whose extension folder holds the task."""
+    parts = PurePath(path).parts
+    return next((title for folder, title in FORKS.items() if folder in parts), TITLE)
 
 
 def walk(folder: str, dirs: list[str], names: list[str]) -> list[str] | None:
-    """A task folder is read as its history: its other files are the agent's bookkeeping."""
-    if FILE_NAME not in names:
+    """A task folder is read as its history and its usage (`cline_ui.py`: one session with the
+    history's, `fleet/combine.py`): its other files are the agent's bookkeeping."""
+    if FILE_NAME not in names and UI_FILE_NAME not in names:
         return None
-    history = os.path.join(folder, FILE_NAME)
-    return [history] if os.path.isfile(history) else []
+    found = (os.path.join(folder, name) for name in (FILE_NAME, UI_FILE_NAME) if name in names)
+    return [path for path in found if os.path.isfile(path)]
 
 
 def describe(path: str, records: Iterable[Record]) -> list[SessionMeta]:
@@ -95,10 +112,8 @@ def describe(path: str, records: Iterable[Record]) -> list[SessionMeta]:
             if not session.project and message.get("role") == "user":
                 session.project = _working_directory(message.get("content"))
     if path not in ("-", "<stdin>"):  # the task id is the name of the folder holding the history
-        where = PurePath(path)
-        session.id = session.id or where.parent.name
-        if ROO_CODE_FOLDER in where.parts:
-            session.agent = "Roo Code"
+        session.id = session.id or PurePath(path).parent.name
+        session.agent = agent_of(path)  # Roo Code's and Kilo Code's folders: theirs
     return [session]
 
 

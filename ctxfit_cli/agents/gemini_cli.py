@@ -8,7 +8,9 @@
 - **Read** by `formats/gemini_cli.py` into Gemini contents. A JSON recording is rewritten whole
   as the agent runs (read up to its last complete message when cut short).
 - **Session**: `sessionId`, project `directories[0]`, else the folder holding `chats/` (a
-  sub-agent's one folder deeper); models: gemini messages' `model`; dates: messages' `timestamp`.
+  sub-agent's one folder deeper); models: gemini messages' `model`; dates: messages' `timestamp`;
+  cost: each reply's `tokens` (cached input a cache read, thoughts billed as output; a reply
+  recorded again counts once).
 - **Compacts** (`chatCompressionService.ts`) at `DEFAULT_COMPRESSION_TOKEN_THRESHOLD` = 0.5 of
   the model's token limit (it was 0.7 and 0.95 in earlier versions).
 - **Wrap** (0.61.0): `GOOGLE_GEMINI_BASE_URL`, read with an API key (`gemini-api-key`,
@@ -39,6 +41,7 @@ from typing import TYPE_CHECKING
 
 from .agent import Agent
 from .session import SessionMeta
+from .spend import Spend
 from .wrap import Wrap
 
 if TYPE_CHECKING:
@@ -91,12 +94,30 @@ def describe(path: str, records: Iterable[Record]) -> list[SessionMeta]:
     if isinstance(directories, list) and directories and isinstance(directories[0], str):
         session.project = directories[0]
     session.saw(metadata.get("startTime"))
+    spend = Spend()
     for message, _ in messages:
         session.saw(message.get("timestamp"))
         if message.get("type") == "gemini":
             session.model(message.get("model"))
             session.message_ids.append(message["id"])
+            _tokens(spend, message)
+    session.spend = spend.totals()
     return [session]
+
+
+def _tokens(spend: Spend, message: dict) -> None:
+    """A Gemini CLI reply's `tokens` (its `usageMetadata`): cached input is a cache read, the
+    rest of the prompt (tool-use prompts with it) uncached input, thoughts are billed as output.
+    A reply recorded again as it streams counts once, as last recorded."""
+    tokens = message.get("tokens")
+    if not isinstance(tokens, dict):
+        return
+    count = {k: v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0 for k, v in tokens.items()}
+    cached = min(count.get("cached", 0), count.get("input", 0))
+    uncached = count.get("input", 0) - cached + count.get("tool", 0)
+    output = count.get("output", 0) + count.get("thoughts", 0)
+    model = message.get("model")
+    spend.call(model if isinstance(model, str) else "", uncached, 0, cached, output, reply=str(message.get("id") or ""))
 
 
 def read(name: str, records: Iterator[Record], skipped: Skipped) -> Iterator[Transcript]:

@@ -32,6 +32,16 @@ class SessionMeta:
     unique: bool = True
     #: The tokens the log records it was billed for, per model (`spend.py`; empty: none recorded).
     spend: Tally = field(default_factory=dict)
+    #: Of `spend`, what sub-agents' replies the log holds inline cost, by agent id (Claude Code
+    #: 2.1's `agent_progress` records): taken off where the sub-agent's own log is read too
+    #: (`fleet/combine.py`), so that no reply is counted twice.
+    inline_agents: dict[str, Tally] = field(default_factory=dict)
+    #: The dollars the log records it was billed, summed (Cline's UI messages and OpenCode price
+    #: each call themselves); None where it records none (its tokens are priced then).
+    usd: float | None = None
+    #: For a log of usage only, with no conversation to replay (Cline's `ui_messages.json`):
+    #: the whole prompt of each model call, as it records it.
+    prompts: list[int] = field(default_factory=list)
 
     @property
     def key(self) -> tuple[str, str]:

@@ -18,6 +18,10 @@ same pass over the records as the rest of the session's description (`meta.py`).
   part is a cache read; reasoning is inside `output_tokens`. An event repeating the previous
   one's `total_token_usage` is the same call reported again and is dropped.
 
+- **Gemini CLI**: each reply's `tokens` (`fleet/meta.py`): `cached` is a cache read, the rest of
+  `input` (and `tool`, the tool-use prompt) uncached input, `output` and `thoughts` output (as
+  ccusage counts them). Other agents record their calls with `Spend.call` in their own modules.
+
 A call whose prompt is over 200,000 tokens is kept apart (`long`), since some models bill it at
 their long-context rates.
 

@@ -2,9 +2,11 @@
 (each agent's module says its own: `Agent.folders`, from the environment variables it honours).
 
 In a folder, files ending as logs do are read, and those an agent's module names
-(`Agent.file_names`: aider's hidden history); a folder that is one of an agent's own is read as
-that agent says (`Agent.walk`: a Cline task folder as its history, an OpenCode storage folder as
-its session files).
+(`Agent.file_names`: aider's hidden history), but those an agent's module leaves out
+(`Agent.leaves_out`: Continue's index of its sessions); a folder that is one of an agent's own is
+read as that agent says (`Agent.walk`: a Cline task folder as its history and its usage, an
+OpenCode storage folder as its session files). A default location may be a file (an agent's
+database).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ def default_folders(environ: Mapping[str, str] | None = None) -> list[str]:
     home = Path(environ.get("HOME") or Path.home())
     seen: list[str] = []
     for folder in (folder for agent in REGISTRY for folder in agent.folders(environ, home)):
-        if folder.is_dir() and str(folder) not in seen:
+        if (folder.is_dir() or folder.is_file()) and str(folder) not in seen:  # (a file: an agent's database)
             seen.append(str(folder))
     return seen
 
@@ -59,9 +61,10 @@ def _walk(folder: str) -> list[str]:
     """The logs under `folder`: regular files only (a symlink to one included). A FIFO or a
     device named like a log (`live.jsonl`) is no log to survey: opening it would wait for a
     writer forever. Named directly, it is read as a stream."""
-    found = []
+    found: list[str] = []
     by_name = _file_names()
     walkers = [agent.walk for agent in REGISTRY if agent.walk is not None]
+    left_out = [agent.leaves_out for agent in REGISTRY if agent.leaves_out is not None]
     for root, dirs, names in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         own = next((files for files in (walk(root, dirs, names) for walk in walkers) if files is not None), None)
@@ -74,7 +77,8 @@ def _walk(folder: str) -> list[str]:
             for path in (
                 os.path.join(root, n)
                 for n in sorted(names)
-                if (n.endswith(LOG_SUFFIXES) and not n.startswith(".")) or n in by_name
+                if ((n.endswith(LOG_SUFFIXES) and not n.startswith(".")) or n in by_name)
+                and not any(leaves_out(root, n) for leaves_out in left_out)
             )
             if os.path.isfile(path)
         )

@@ -26,7 +26,7 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, BinaryIO, cast
 
 from ..agents.claude_code import NAME as CLAUDE_CODE
-from ..errors import EXIT_BAD_INPUT, BadInput, CtxfitError, NoConversation
+from ..errors import EXIT_BAD_INPUT, BadInput, CtxfitError, NoConversation, UsageOnly
 from . import summary_cache
 from .job import Job, open_path
 
@@ -201,9 +201,14 @@ def _read(path: str, data: bytes | None, job: Job) -> list[Unit]:
     watch = Watch() if job.command == "estimate" and not job.describe and path != "-" else None
     skipped = Skipped()  # what the log holds that its reader does not know, for every item of it
     with stream as stream:
-        for transcript in read_transcripts(name, stream, job.format, watch, skipped) if split is None else ():
-            format = transcript.format
-            items.append((transcript.line, handlers()[job.command](transcript, path, job, counter)))
+        try:
+            for transcript in read_transcripts(name, stream, job.format, watch, skipped) if split is None else ():
+                format = transcript.format
+                items.append((transcript.line, handlers()[job.command](transcript, path, job, counter)))
+        except UsageOnly as usage:
+            if job.command != "sessions":
+                raise
+            return _usage_only(name, path, data, usage.format, job)
     for _, item in items if job.command == "estimate" else ():
         if isinstance(item, dict) and "unread" not in item:  # (a log read in pieces counted its own)
             item["unread"] = skipped.as_dict()
@@ -222,14 +227,24 @@ def _read(path: str, data: bytes | None, job: Job) -> list[Unit]:
     return [unit for unit in units if unit.items]
 
 
+def _usage_only(name: str, path: str, data: bytes | None, format: str, job: Job) -> list[Unit]:
+    """A log of usage only (no conversation to replay): each session's share of its row made
+    from the calls it records (`session_file.usage_part`)."""
+    from .session_file import usage_part
+
+    return [Unit(meta, [usage_part(meta, name, format, job)]) for meta in _describe(name, path, data, format, job)]
+
+
 def _describe(name: str, path: str, data: bytes | None, format: str, job: Job) -> list[SessionMeta]:
-    from ..formats import aider
+    from ..agents import BY_NAME
     from ..formats.reading import read_records
     from .meta import describe  # with datetime: only when sessions are described (many files, `sessions`)
 
     stream = io.BytesIO(data) if data is not None else open_path(path, job)
     with stream:
-        records = aider.records(name, stream) if format == aider.FORMAT else read_records(name, stream)
+        agent = BY_NAME.get(format)
+        text = agent.text_records if agent is not None else None  # a log that is not JSON: its lines
+        records = text(name, stream) if text is not None else read_records(name, stream)
         sessions = describe(name, format, records)
     for session in sessions:
         if not session.id or not session.unique:

@@ -21,7 +21,7 @@ import orjson
 from ..agents import BY_NAME
 from ..core.model import Dialect, Message, Part, PartKind, Role, Transcript
 from ..core.repair import repair
-from ..errors import BadInput, NoConversation
+from ..errors import BadInput, UsageOnly
 from ..input_formats import FORMATS as FORMATS  # re-exported (apart: the CLI's help needs no reader)
 from . import anthropic, gemini, gemini_reading, openai, responses, responses_request
 from .common import Where, dumps, json_text
@@ -68,6 +68,9 @@ def read_transcripts(
     agent = BY_NAME.get(format or "")
     if agent is not None and agent.read_text is not None:  # a log that is not JSON
         yield from described(agent.name, agent.read_text(name, stream))
+        return
+    if format in BY_NAME and BY_NAME[format].database is not None:  # read from its path, not as records
+        yield from _agent_transcripts(name, format, iter(()), [], skipped if skipped is not None else Skipped())
         return
     open_end: list[str] = []  # why the input looks still being written (all its transcripts share it)
     records = read_records(name, stream, open_end)
@@ -140,7 +143,7 @@ def _agent_transcripts(
     """The transcripts of an agent's log read by its module (`agents/`)."""
     agent = BY_NAME[format]
     if agent.read is None:  # a file of usage only
-        raise NoConversation(name, None, f"this is {agent.looks_like}: {agent.conversation_elsewhere}")
+        raise UsageOnly(name, format, f"this is {agent.looks_like}: {agent.conversation_elsewhere}")
     if agent.document:
         records = _one_ahead(records)
     for transcript in described(format, agent.read(name, records, skipped)):

@@ -7,8 +7,7 @@ objects with messages inside), then the plain shapes: a request, Gemini contents
 last. A new agent is one module and one line of the registry; nothing here changes.
 `detect_records` reads records until one is recognised (at most `DETECT_RECORDS` records or
 `DETECT_BYTES`): agents start their logs with records of types they added last week. An input
-none of whose first records is recognised is refused naming the agent that wrote it, where it is
-one ctxfit recognises but does not read yet (`UNREAD_AGENTS`), else the record types it saw.
+none of whose first records is recognised is refused naming the record types it saw.
 
 A chat transcript (`role` on the first line) is OpenAI or Anthropic: the first message only one
 dialect can have decides (`chat_dialect`), scanning ahead in a seekable file rather than holding
@@ -17,9 +16,9 @@ thousands of records that could be either.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from itertools import chain
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 import orjson
 
@@ -74,13 +73,11 @@ def recognise(name: str, record: Record) -> str | None:
     if (agent := recognised(value, name)) is not None:
         return agent.name
     if isinstance(value, list):
-        return None if unread_agent(value) else "request"
+        return "request"
     if not isinstance(value, dict):
         raise BadInput(name, record.line, f"expected a JSON object per line, got {type_name(value)}")
     if plain_gemini := gemini.sniff(value):  # a generateContent request, or a content per line
         return plain_gemini
-    if unread_agent(value):
-        return None
     if isinstance(value.get("messages"), list) or responses.is_request(value):
         return "request"
     if "role" in value:
@@ -88,61 +85,9 @@ def recognise(name: str, record: Record) -> str | None:
     return None
 
 
-#: Agents whose logs ctxfit recognises but does not read yet, each with a test of one of its
-#: records: an input of theirs is refused naming the agent, not as "not a transcript".
-UNREAD_AGENTS: tuple[tuple[str, Callable[[Any], bool]], ...] = (
-    (
-        "GitHub Copilot CLI's session events",
-        lambda v: isinstance(v, dict) and str(v.get("type", "")).startswith("session.") and "data" in v,
-    ),
-    ("a Pi coding agent session", lambda v: isinstance(v, dict) and v.get("type") == "session" and "version" in v),
-    (
-        "a Cursor agent transcript (text only)",
-        lambda v: isinstance(v, dict) and "role" in v and isinstance(v.get("message"), dict) and "content" not in v,
-    ),
-    (
-        "a Continue session (.continue/sessions/*.json)",
-        lambda v: isinstance(v, dict) and isinstance(v.get("history"), list) and "sessionId" in v,
-    ),
-    (
-        "an OpenCode export (opencode export)",
-        lambda v: (
-            isinstance(v, dict)
-            and isinstance(v.get("info"), dict)
-            and isinstance(v.get("messages"), list)
-            and all(isinstance(m, dict) and "parts" in m for m in v["messages"][:3])
-        ),
-    ),
-    (
-        "Cline's UI messages (ui_messages.json: its conversation is in api_conversation_history.json beside it)",
-        lambda v: (
-            isinstance(v, list)
-            and bool(v)
-            and isinstance(v[0], dict)
-            and "ts" in v[0]
-            and v[0].get("type") in ("say", "ask")
-        ),
-    ),
-)
-
-
-def unread_agent(value: object) -> str | None:
-    """Which agent ctxfit does not read yet wrote a record like this, or None."""
-    for agent, test in UNREAD_AGENTS:
-        if test(value):
-            return agent
-    return None
-
-
 def _not_a_transcript(name: str, held: list[Record]) -> BadInput:
-    """The refusal of an input none of whose first records a format recognises: which agent
-    wrote it where that is known, else what its records look like."""
-    for record in held:
-        agent = unread_agent(record.value)
-        if agent is not None:
-            return BadInput(
-                name, record.line, f"this looks like {agent}, which ctxfit does not read yet (no conversation it reads)"
-            )
+    """The refusal of an input none of whose first records a format recognises: what its
+    records look like."""
     kinds = sorted({str(r.value.get("type")) for r in held if isinstance(r.value, dict) and "type" in r.value})
     seen = f" (its records are of types {', '.join(kinds[:8])}{', …' if len(kinds) > 8 else ''})" if kinds else ""
     return BadInput(
@@ -153,13 +98,22 @@ def _not_a_transcript(name: str, held: list[Record]) -> BadInput:
     )
 
 
+#: The first bytes of every SQLite database (where some agents keep their sessions).
+SQLITE = b"SQLite format 3\x00"
+
+
 def detect_text(name: str, stream: BinaryIO) -> str | None:
     """The format of an input that is not JSON, from its name and first bytes (the stream is
-    left where it was): an agent's log that is text (aider's markdown history), or None."""
-    texts = [agent for agent in REGISTRY if agent.recognise_text is not None]
-    head = _head(stream) if texts else b""
-    for agent in texts:
-        if agent.recognise_text(name, head):  # type: ignore[misc]
+    left where it was), or None: an agent's log that is text (aider's markdown history), or a
+    database of an agent that keeps its sessions in one (`Agent.database`)."""
+    head = _head(stream)
+    if head.startswith(SQLITE):
+        for agent in REGISTRY:
+            if agent.database is not None and agent.database(name):
+                return agent.name
+        raise BadInput(name, None, "an SQLite database, but none of an agent ctxfit reads (see --format)")
+    for agent in REGISTRY:
+        if agent.recognise_text is not None and agent.recognise_text(name, head):
             return agent.name
     return None
 
