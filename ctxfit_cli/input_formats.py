@@ -14,6 +14,7 @@ FORMATS = (
     "opencode",
     "gemini",
     "gemini-cli",
+    "qwen-code",
 )
 #: The longest line (or single JSON document) read by default, in MiB. A provider refuses a
 #: request over 32 MB, so no real record is longer; `--max-line-mb` raises it.
