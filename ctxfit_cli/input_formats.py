@@ -16,6 +16,7 @@ FORMATS = (
     "gemini-cli",
     "qwen-code",
     "goose",
+    "amp",
 )
 #: The longest line (or single JSON document) read by default, in MiB. A provider refuses a
 #: request over 32 MB, so no real record is longer; `--max-line-mb` raises it.
