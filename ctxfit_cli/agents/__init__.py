@@ -12,7 +12,7 @@ dialects in `formats/`) is imported inside the functions that read.
 
 from __future__ import annotations
 
-from . import amp, goose, qwen_code
+from . import amp, crush, goose, qwen_code
 from .agent import Agent
 
 #: Every agent, in the order their `recognise` is tried (the most specific shapes first).
@@ -20,6 +20,7 @@ REGISTRY: tuple[Agent, ...] = (
     qwen_code.AGENT,
     goose.AGENT,
     amp.AGENT,
+    crush.AGENT,
 )
 BY_NAME: dict[str, Agent] = {agent.name: agent for agent in REGISTRY}
 
