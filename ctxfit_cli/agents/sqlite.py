@@ -1,5 +1,6 @@
 """Reading an agent's SQLite database without touching it: opened read-only (a `mode=ro` URI, so
-that an agent writing it meanwhile is never locked out or changed), its tables and columns listed
+that an agent writing it meanwhile is never locked out or changed; `immutable` when no `-wal` file
+says it is being written, so that no file is left beside it), its tables and columns listed
 to tell whose it is, its rows given as plain dicts.
 
 `sqlite3` is imported inside the functions: the registry stays light (`agents/__init__.py`).
@@ -39,9 +40,14 @@ def rows(path: str, query: str, parameters: tuple = ()) -> Iterator[dict[str, An
 
 
 def _open(path: str):
+    """A read-only connection. A database in WAL mode (Goose's) with no `-wal` file beside it
+    (its agent not running) is opened `immutable`: a read-only connection would otherwise
+    create `-wal` and `-shm` files in the agent's folder and leave them there."""
     import sqlite3
 
-    uri = "file:" + quote(str(Path(path).resolve())) + "?mode=ro"
+    file = Path(path).resolve()
+    live = Path(f"{file}-wal").exists()
+    uri = "file:" + quote(str(file)) + ("?mode=ro" if live else "?mode=ro&immutable=1")
     return sqlite3.connect(uri, uri=True)
 
 
