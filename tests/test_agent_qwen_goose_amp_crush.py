@@ -84,6 +84,10 @@ def calls_and_results(transcript) -> tuple[list[str], list[str]]:
 def test_each_agent_is_a_format_with_one_registry_entry():
     for name in ("qwen-code", "goose", "amp", "crush"):
         assert name in FORMATS and BY_NAME[name].name == name
+    # where each compacts on its own, as its source computes it
+    assert BY_NAME["qwen-code"].compaction_at(1_000_000) == 850_000
+    assert BY_NAME["qwen-code"].compaction_at(131_072) == 131_072 - 33_000
+    assert BY_NAME["goose"].compaction_at(200_000) == 160_000
 
 
 @pytest.mark.parametrize("path, format", [(QWEN, "qwen-code"), (AMP, "amp"), (GOOSE_LEGACY, "goose")])
@@ -232,6 +236,7 @@ def test_sessions_rows_say_model_project_dates_and_recorded_cost(goose_db, crush
     assert amp["cost"]["usd"] == pytest.approx((12 * 3 + 14490 * 3.75 + 28540 * 0.3 + 111 * 15) / 1e6, rel=1e-3)
     goose = rows["20260210_1"]
     assert goose["models"] == ["claude-sonnet-4-5-20250929"] and goose["project"] == "/home/user/proj"
+    assert goose["compactions"] == 1  # its summary: a user message only the agent sees
     assert (goose["cost"]["input"], goose["cost"]["output"]) == (27500, 640)
     assert goose["cost"]["usd"] == pytest.approx((27500 * 3 + 640 * 15) / 1e6, rel=1e-3)  # not long-context rates
     assert rows["20260211_1"]["cost"]["usd"] is None  # no model recorded

@@ -160,6 +160,27 @@ def _when(value: object) -> str | None:
     return utc(value.replace(" ", "T") if isinstance(value, str) else value)
 
 
+#: Goose compacts when the session's last call used more than this share of the model's window
+#: (`context_mgmt/mod.rs` at commit 331a842972378d642bb39bd800a8514b25ae3a70,
+#: `DEFAULT_COMPACTION_THRESHOLD`; the `GOOSE_AUTO_COMPACT_THRESHOLD` setting changes it).
+COMPACTION_SHARE = 0.8
+
+
+def compaction_at(window: int) -> int | None:
+    return int(window * COMPACTION_SHARE)
+
+
+def _compaction(message: dict) -> bool:
+    """A compaction's summary: a user message only the agent sees (`compact_messages`)."""
+    metadata = message.get("metadata")
+    return (
+        message.get("role") == "user"
+        and isinstance(metadata, dict)
+        and metadata.get("agentVisible") is True
+        and metadata.get("userVisible") is False
+    )
+
+
 def describe(path: str, records: Iterable[Record]) -> list[SessionMeta]:
     found = []
     for session, line, messages in _sessions(path, records):
@@ -171,6 +192,7 @@ def describe(path: str, records: Iterable[Record]) -> list[SessionMeta]:
         meta.model(model)
         for message in messages:
             meta.saw(_when(message.get("created")))
+            meta.compactions += _compaction(message)
             if message.get("role") == "assistant" and message.get("id"):
                 meta.message_ids.append(str(message["id"]))
         spend = Spend()
@@ -244,5 +266,6 @@ AGENT = Agent(
     read=read,
     folders=folders,
     file_names=(FILE_NAME,),
+    compaction_at=compaction_at,
     database=database,
 )

@@ -83,6 +83,14 @@ SUBTYPES = frozenset(
 COMPRESSION = "chat_compression"
 
 
+def compaction_at(window: int) -> int | None:
+    """Where Qwen Code compacts on its own (`computeThresholds(window).auto` of
+    `chatCompressionService.ts`, commit 573dc5b7ef1aff1fcc011f25cfd14885a171950b): 85% of the
+    window, but no later than 20,000 tokens (the summary's) plus 13,000 below it."""
+    proportional, ceiling = int(window * 0.85), window - 20_000 - 13_000
+    return min(proportional, ceiling) if ceiling > 0 else proportional
+
+
 def recognise(value: object) -> bool:
     """A record of a session: Claude Code's records share `uuid`/`parentUuid`/`sessionId`, but
     never hold a Gemini content (`parts`), `usageMetadata` or a `systemPayload`."""
@@ -260,4 +268,5 @@ AGENT = Agent(
     describe=describe,
     read=read,
     folders=folders,
+    compaction_at=compaction_at,
 )
