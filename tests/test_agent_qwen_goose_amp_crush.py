@@ -302,3 +302,19 @@ def test_a_qwen_session_on_stdin_reads_as_it_does_from_its_file():
     with open(QWEN, "rb") as stream:
         whole = [t.materialize() for t in read_transcripts("-", io.BytesIO(stream.read()))]
     assert [len(t.messages) for t in whole] == [len(t.messages) for t in read(QWEN)]
+
+
+@pytest.mark.parametrize("path", [QWEN, GOOSE_LEGACY], ids=lambda p: p.name)
+def test_records_of_unknown_types_anywhere_and_unknown_keys_change_nothing_but_the_count(path, tmp_path):
+    """Issue 34 item 2: agents add record types and keys every week; neither changes what is read."""
+    lines = path.read_bytes().splitlines()
+    expected = [([m.raw for m in t.messages], t.calls) for t in read(path)]
+    for at in range(len(lines) + 1):
+        changed = [orjson.dumps({**orjson.loads(line), "addedThisWeek": 1}) for line in lines]
+        changed.insert(at, b'{"type": "added-this-week", "data": {}}')
+        variant = tmp_path / path.name
+        variant.write_bytes(b"\n".join(changed) + b"\n")
+        skipped = Skipped()
+        assert [([m.raw for m in t.messages], t.calls) for t in read(variant, skipped)] == expected, at
+        assert skipped.as_dict()["records"].get("added-this-week") == 1, at
+        assert skipped.as_dict()["keys"].get("addedThisWeek", 0) >= len(lines) - 1, at

@@ -62,6 +62,8 @@ SESSION_COLUMNS = frozenset(
     ("id", "working_dir", "created_at", "accumulated_input_tokens", "accumulated_output_tokens")
 )
 MESSAGE_COLUMNS = frozenset(("session_id", "role", "content_json", "created_timestamp"))
+#: The keys of a message (`Message` of `conversation/message.rs`); others are counted, never fatal.
+MESSAGE_KEYS = frozenset(("id", "role", "created", "content", "metadata"))
 #: The first line of a legacy session file.
 LEGACY_KEYS = frozenset(("working_dir", "description", "message_count"))
 #: The content types Goose writes; an item of another is skipped and counted.
@@ -129,19 +131,24 @@ def folders(environ: Mapping[str, str], home: Path) -> list[Path]:
     return [data / "goose" / "sessions"]
 
 
-def _sessions(path: str, records: Iterable[Record]) -> Iterator[tuple[dict, int, list[dict]]]:
-    """Each session: its row or legacy metadata, the line it starts at, its messages."""
+def _sessions(
+    path: str, records: Iterable[Record], skipped: Skipped | None = None
+) -> Iterator[tuple[dict, int, list[dict]]]:
+    """Each session: its row or legacy metadata, the line it starts at, its messages; a record
+    that is none of these is counted in `skipped`, as are unknown keys of a legacy message."""
     current: tuple[dict, int, list[dict]] | None = None
     for record in records:
         value = record.value
-        if not isinstance(value, dict):
-            continue
         if recognise(value) and isinstance(value.get("messages"), list):
             yield value, record.line, [m for m in value["messages"] if isinstance(m, dict)]
         elif recognise(value):  # a legacy file's metadata: its id is the file's name
             current = ({**value, "id": PurePath(path).stem}, record.line, [])
-        elif "role" in value and current is not None:
+        elif isinstance(value, dict) and "role" in value and current is not None:
             current[2].append(value)
+            if skipped is not None:
+                skipped.keys(value, MESSAGE_KEYS)
+        elif skipped is not None:
+            skipped.record(value.get("type") if isinstance(value, dict) else None)
     if current is not None:
         yield current
 
@@ -207,7 +214,7 @@ def read(name: str, records: Iterator[Record], skipped: Skipped) -> Iterator[Tra
     from ..formats.assembled import Conversation, dialect_of
     from ..formats.common import Where
 
-    for session, line, messages in _sessions(name, records):
+    for session, line, messages in _sessions(name, records, skipped):
         conversation = Conversation(name, NAME, dialect_of(_model(session), str(session.get("provider_name") or "")))
         for k, message in enumerate(messages):
             metadata = message.get("metadata")
