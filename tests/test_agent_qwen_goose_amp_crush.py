@@ -318,3 +318,32 @@ def test_records_of_unknown_types_anywhere_and_unknown_keys_change_nothing_but_t
         assert [([m.raw for m in t.messages], t.calls) for t in read(variant, skipped)] == expected, at
         assert skipped.as_dict()["records"].get("added-this-week") == 1, at
         assert skipped.as_dict()["keys"].get("addedThisWeek", 0) >= len(lines) - 1, at
+
+
+def test_a_database_being_written_is_read_anew_not_from_the_cache(goose_db):
+    """Goose writes its database in WAL mode: while it runs, new rows are in `sessions.db-wal`
+    and the database file itself does not change, so its kept result would be stale."""
+    from ctxfit_cli.fleet import summary_cache
+
+    def ids() -> set[str]:
+        done = invoke(["sessions", "--json", str(goose_db)])
+        return {row["id"] for row in orjson.loads(done.stdout_bytes)["sessions"]}
+
+    with sqlite3.connect(goose_db) as setup:  # a WAL database, as Goose's is; closed, no -wal file
+        setup.execute("PRAGMA journal_mode=WAL")
+    setup.close()
+    assert summary_cache.identity(str(goose_db)) is not None
+    assert ids() == {"20260210_1", "20260211_1"}  # (its result is now kept)
+    writer = sqlite3.connect(goose_db)
+    writer.execute("INSERT INTO sessions (id, working_dir, accumulated_input_tokens) VALUES ('live', '/p', 1)")
+    writer.execute(
+        "INSERT INTO messages (session_id, role, content_json, created_timestamp) "
+        """VALUES ('live', 'user', '[{"type": "text", "text": "hi"}]', 1770800000)"""
+    )
+    writer.commit()
+    try:
+        assert (goose_db.parent / "sessions.db-wal").exists()
+        assert summary_cache.identity(str(goose_db)) is None
+        assert "live" in ids()
+    finally:
+        writer.close()
