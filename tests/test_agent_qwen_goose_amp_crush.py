@@ -347,3 +347,18 @@ def test_a_database_being_written_is_read_anew_not_from_the_cache(goose_db):
         assert "live" in ids()
     finally:
         writer.close()
+
+
+def test_a_log_with_nothing_said_yet_is_no_conversation_naming_the_agent(tmp_path, goose_db):
+    titled = tmp_path / "new.jsonl"  # a session with only its title so far
+    titled.write_bytes(QWEN.read_bytes().splitlines()[5] + b"\n")
+    empty = tmp_path / "elsewhere" / "sessions.db"
+    empty.parent.mkdir()
+    shutil.copy(goose_db, empty)
+    with sqlite3.connect(empty) as connection:
+        connection.execute("DELETE FROM messages")
+    connection.close()
+    for path, agent in ((titled, "Qwen Code session"), (empty, "Goose session")):
+        for command in (["estimate"], ["fit", "--budget", "100"]):
+            done = invoke([*command, str(path)])
+            assert done.exit_code == 3 and agent in done.stderr and "Traceback" not in done.stderr, done.stderr

@@ -167,7 +167,8 @@ def read(name: str, records: Iterator[Record], skipped: Skipped) -> Iterator[Tra
         if value["type"] == "system":
             if conversation:
                 yield conversation.transcript(line, [], given)
-            history = (value.get("systemPayload") or {}).get("compressedHistory")
+            payload = value.get("systemPayload")
+            history = payload.get("compressedHistory") if isinstance(payload, dict) else None
             conversation, line = Conversation(name, NAME, conversation.dialect), at
             for content in history if isinstance(history, list) else ():
                 _content(conversation, content, where, None, skipped)

@@ -208,11 +208,15 @@ def _agent_transcripts(
         raise NoConversation(name, None, f"this is {agent.looks_like}: {agent.conversation_elsewhere}")
     if agent.document:
         records = _one_ahead(records)
+    found = False
     for transcript in described(format, agent.read(name, records, skipped)):
         # (the reader's own notes, an open call at the end, join the input's)
         open_end.extend(why for why in transcript.open_end if why not in open_end)
         transcript.open_end = open_end
+        found = True
         yield transcript
+    if not found:  # only bookkeeping records (a session with a title and nothing said yet)
+        raise NoConversation(name, None, f"{NO_MESSAGES} ({agent.looks_like}, with no conversation yet)")
 
 
 def _one_ahead(records: Iterator[Record]) -> Iterator[Record]:
