@@ -24,6 +24,7 @@ from ctxfit_cli.core.model import Role
 from ctxfit_cli.core.validate import validate_request
 from ctxfit_cli.fleet.discovery import default_folders
 from ctxfit_cli.formats import read_transcripts
+from ctxfit_cli.formats.reading import read_records
 from ctxfit_cli.formats.skipped import Skipped
 from ctxfit_cli.input_formats import FORMATS
 
@@ -362,3 +363,44 @@ def test_a_log_with_nothing_said_yet_is_no_conversation_naming_the_agent(tmp_pat
         for command in (["estimate"], ["fit", "--budget", "100"]):
             done = invoke([*command, str(path)])
             assert done.exit_code == 3 and agent in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("path", [QWEN, AMP, GOOSE_LEGACY], ids=lambda p: p.name)
+def test_any_value_of_the_wrong_shape_is_read_past_or_refused_never_a_crash(path):
+    """Values replaced by ones of every other JSON type (a fixed seed, 60 logs each): reading and
+    describing each either works or refuses it as bad input, never fails inside."""
+    import copy
+    import random
+
+    from ctxfit_cli.errors import BadInput, NoConversation
+    from ctxfit_cli.fleet.meta import describe
+
+    chance = random.Random(34)
+    lines = path.read_bytes().splitlines() if path.suffix == ".jsonl" else [path.read_bytes()]
+    wrong = [None, 1, -5, "x", [], {}, True, 1.5, [1], {"a": 1}]
+
+    def places(value, at=()):
+        children = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        for key, child in children:
+            yield at + (key,)
+            yield from places(child, at + (key,))
+
+    for _ in range(60):
+        records = [orjson.loads(line) for line in lines]
+        for _ in range(chance.randint(1, 4)):
+            record = chance.randrange(len(records))
+            spots = list(places(records[record]))
+            if spots:
+                *parents, last = chance.choice(spots)
+                holder = records[record]
+                for key in parents:
+                    holder = holder[key]
+                holder[last] = copy.deepcopy(chance.choice(wrong))
+        data = b"\n".join(orjson.dumps(r) for r in records) + b"\n"
+        try:
+            for transcript in read_transcripts(str(path), io.BytesIO(data)):
+                transcript.materialize()
+            format = next(read_transcripts(str(path), io.BytesIO(data))).format
+            describe(str(path), format, list(read_records(str(path), io.BytesIO(data))))
+        except (BadInput, NoConversation, StopIteration):
+            pass

@@ -77,7 +77,7 @@ def describe(path: str, records: Iterable[Record]) -> list[SessionMeta]:
         session = SessionMeta(thread["id"], "Amp", project=_project(thread))
         session.saw(from_epoch_ms(thread.get("created")))
         spend = Spend()
-        for message in thread["messages"]:
+        for message in (m for m in thread["messages"] if isinstance(m, dict)):
             session.saw(from_epoch_ms(_object(message, "meta").get("sentAt")))
             usage = _object(message, "usage")
             if message.get("role") == "assistant" and usage:
@@ -145,7 +145,8 @@ def _message(conversation, message: dict, where, skipped: Skipped) -> None:
     from ..formats.common import json_text
 
     role = message.get("role")
-    blocks = [b for b in message.get("content") or () if isinstance(b, dict)]
+    content = message.get("content")
+    blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
     texts = [b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str)]
     if role == "assistant":
         calls = [
@@ -163,7 +164,7 @@ def _message(conversation, message: dict, where, skipped: Skipped) -> None:
             output = run.get("result", run.get("progress"))
             text = output if isinstance(output, str) else json_text(output if output is not None else run)
             results.append(
-                (str(block.get("toolUseID") or block.get("tool_use_id") or ""), text, run.get("status") in FAILED)
+                (str(block.get("toolUseID") or block.get("tool_use_id") or ""), text, str(run.get("status")) in FAILED)
             )
         conversation.results(results, where)
         conversation.user(texts, where)

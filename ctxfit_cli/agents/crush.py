@@ -176,7 +176,7 @@ def _message(conversation, message: dict, where, skipped: Skipped) -> None:
 
     parts = [p for p in message["parts"] if isinstance(p, dict)]
     for part in parts:
-        if part.get("type") not in PART_TYPES:
+        if str(part.get("type")) not in PART_TYPES:
             skipped.record(f"part/{part.get('type')}")
     role = message.get("role")
     if role == "assistant":

@@ -229,10 +229,11 @@ def _message(conversation, message: dict, where, model: str, skipped: Skipped) -
     from ..core.model import RecordedCall
     from ..formats.common import json_text
 
-    items = [c for c in message.get("content") or () if isinstance(c, dict)]
+    content = message.get("content")
+    items = [c for c in content if isinstance(c, dict)] if isinstance(content, list) else []
     texts = [c["text"] for c in items if c.get("type") == "text" and isinstance(c.get("text"), str)]
     for item in items:
-        if item.get("type") not in CONTENT_TYPES:
+        if str(item.get("type")) not in CONTENT_TYPES:
             skipped.record(f"content/{item.get('type')}")
     if message.get("role") == "assistant":
         calls = []

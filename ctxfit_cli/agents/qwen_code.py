@@ -94,7 +94,9 @@ def compaction_at(window: int) -> int | None:
 def recognise(value: object) -> bool:
     """A record of a session: Claude Code's records share `uuid`/`parentUuid`/`sessionId`, but
     never hold a Gemini content (`parts`), `usageMetadata` or a `systemPayload`."""
-    if not isinstance(value, dict) or value.get("type") not in TYPES or not isinstance(value.get("sessionId"), str):
+    if not isinstance(value, dict) or _kind(value.get("type")) not in TYPES:
+        return False
+    if not isinstance(value.get("sessionId"), str):
         return False
     if "parentUuid" not in value or not isinstance(value.get("uuid"), str):
         return False
@@ -150,6 +152,15 @@ def _usage(usage: object) -> tuple[int | None, int, int | None]:
     return prompt, min(cached, prompt or 0), output
 
 
+def _kind(value: object) -> str | None:
+    """A record's `type` or `subtype` when it is a string (a set is never asked of anything else)."""
+    return value if isinstance(value, str) else None
+
+
+def subtype_of(value: dict) -> str | None:
+    return _kind(value.get("subtype"))
+
+
 def _count(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
@@ -188,11 +199,11 @@ def _active_branch(records: Iterator[Record], skipped: Skipped) -> list[tuple[di
     last = None
     for record in records:
         value = record.value
-        if not isinstance(value, dict) or value.get("type") not in TYPES:
+        if not isinstance(value, dict) or _kind(value.get("type")) not in TYPES:
             skipped.record(value.get("type") if isinstance(value, dict) else None)
             continue
         skipped.keys(value, KEYS)
-        subtype = value.get("subtype")
+        subtype = _kind(value.get("subtype"))
         if value["type"] == "system" and subtype not in SUBTYPES:
             skipped.record(f"system/{subtype}")
         if not isinstance(value.get("uuid"), str):
@@ -206,7 +217,7 @@ def _active_branch(records: Iterator[Record], skipped: Skipped) -> list[tuple[di
     while last is not None and last in by_uuid and last not in seen:
         seen.add(last)
         value, line = by_uuid[last]
-        if value["type"] in SENT or value.get("subtype") == COMPRESSION:
+        if value["type"] in SENT or subtype_of(value) == COMPRESSION:
             chain.append((value, line))
         last = value.get("parentUuid") if isinstance(value.get("parentUuid"), str) else None
     chain.reverse()
