@@ -157,7 +157,7 @@ def _kind(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def subtype_of(value: dict) -> str | None:
+def _subtype(value: dict) -> str | None:
     return _kind(value.get("subtype"))
 
 
@@ -217,7 +217,7 @@ def _active_branch(records: Iterator[Record], skipped: Skipped) -> list[tuple[di
     while last is not None and last in by_uuid and last not in seen:
         seen.add(last)
         value, line = by_uuid[last]
-        if value["type"] in SENT or subtype_of(value) == COMPRESSION:
+        if value["type"] in SENT or _subtype(value) == COMPRESSION:
             chain.append((value, line))
         last = value.get("parentUuid") if isinstance(value.get("parentUuid"), str) else None
     chain.reverse()
