@@ -12,7 +12,7 @@ dialects in `formats/`) is imported inside the functions that read.
 
 from __future__ import annotations
 
-from . import cline_ui, continue_dev, kilo_code, opencode_db, opencode_export
+from . import amp, cline_ui, continue_dev, crush, goose, kilo_code, opencode_db, opencode_export, qwen_code
 from .agent import Agent
 from .copilot_cli import AGENT as COPILOT_CLI
 from .cursor import AGENT as CURSOR
@@ -22,11 +22,15 @@ from .pi import AGENT as PI
 REGISTRY: tuple[Agent, ...] = (
     COPILOT_CLI,
     PI,
+    qwen_code.AGENT,
+    goose.AGENT,
+    amp.AGENT,
+    crush.AGENT,
+    opencode_db.AGENT,  # (before the export: its records are exports with the database's row)
     opencode_export.AGENT,
     continue_dev.AGENT,
     cline_ui.AGENT,
     kilo_code.AGENT,
-    opencode_db.AGENT,
     CURSOR,  # (last: its test is the loosest, a message with "role" but no "content")
 )
 BY_NAME: dict[str, Agent] = {agent.name: agent for agent in REGISTRY}

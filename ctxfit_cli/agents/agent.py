@@ -65,7 +65,9 @@ class Agent:
     #: Whether its log is one JSON document rewritten whole as the agent runs (read up to its
     #: last complete element when cut short), rather than records appended.
     document: bool = False
-    #: For an agent that keeps its sessions in an SQLite database: whether the database at this
-    #: path is its own (from the tables it holds). Such an input is no stream of records: its
-    #: `read` is given no records and `describe` reads the path.
-    database: Callable[[str], bool] | None = None
+    #: For an agent that keeps its sessions in a SQLite database (Goose's `sessions.db`, Crush's
+    #: `crush.db`): the records of the database at a path, one JSON value per session, which
+    #: `recognise`, `read` and `describe` then take as they take a JSON log's records; None when
+    #: the file is not this agent's (by its name and its tables). Opened read-only
+    #: (`formats/database.py` calls it, for any input whose first bytes are SQLite's).
+    database: Callable[[str], Iterator[Record] | None] | None = None

@@ -105,9 +105,6 @@ def read_transcripts(
     if format in TEXT_READERS:
         yield from described(format, TEXT_READERS[format](name, stream))
         return
-    if format in BY_NAME and BY_NAME[format].database is not None:  # read from its path, not as records
-        yield from _agent_transcripts(name, format, iter(()), [], skipped if skipped is not None else Skipped())
-        return
     open_end: list[str] = []  # why the input looks still being written (all its transcripts share it)
     records = read_records(name, stream, open_end)
     first = next(records)
@@ -211,11 +208,15 @@ def _agent_transcripts(
         raise UsageOnly(name, format, f"this is {agent.looks_like}: {agent.conversation_elsewhere}")
     if agent.document:
         records = _one_ahead(records)
+    found = False
     for transcript in described(format, agent.read(name, records, skipped)):
         # (the reader's own notes, an open call at the end, join the input's)
         open_end.extend(why for why in transcript.open_end if why not in open_end)
         transcript.open_end = open_end
+        found = True
         yield transcript
+    if not found:  # only bookkeeping records (a session with a title and nothing said yet)
+        raise NoConversation(name, None, f"{NO_MESSAGES} ({agent.looks_like}, with no conversation yet)")
 
 
 def _one_ahead(records: Iterator[Record]) -> Iterator[Record]:

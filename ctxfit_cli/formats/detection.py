@@ -21,7 +21,7 @@ from typing import BinaryIO
 
 import orjson
 
-from ..agents import BY_NAME, REGISTRY, recognised
+from ..agents import BY_NAME, recognised
 from ..core.model import Dialect
 from ..errors import BadInput, NoConversation
 from . import aider, claude_code, cline, codex, gemini_cli, openai, opencode, openhands, responses, swe_agent
@@ -109,20 +109,11 @@ def _not_a_transcript(name: str, held: list[Record]) -> BadInput:
     )
 
 
-#: The first bytes of every SQLite database (where some agents keep their sessions).
-SQLITE = b"SQLite format 3\x00"
-
-
 def detect_text(name: str, stream: BinaryIO) -> str | None:
     """The format of an input that is not JSON, from its first bytes (the stream is left where
-    it was), or None: aider's markdown history, or a file named as one; or a database of an
-    agent that keeps its sessions in one (`Agent.database`)."""
+    it was), or None: aider's markdown history, or a file named as one. (An agent's SQLite
+    database is read as records: `formats/database.py`.)"""
     head = _head(stream)
-    if head.startswith(SQLITE):
-        for agent in REGISTRY:
-            if agent.database is not None and agent.database(name):
-                return agent.name
-        raise BadInput(name, None, "an SQLite database, but none of an agent ctxfit reads (see --format)")
     if aider.sniff_bytes(head) or name.endswith(aider.FILE_NAME):
         return "aider"
     return None
