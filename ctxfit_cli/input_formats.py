@@ -30,6 +30,10 @@ FORMATS = (
     "cline-ui",
     "kilo-code",
     "opencode-db",
+    "qwen-code",
+    "goose",
+    "amp",
+    "crush",
 )
 #: The longest line (or single JSON document) read by default, in MiB. A provider refuses a
 #: request over 32 MB, so no real record is longer; `--max-line-mb` raises it.

@@ -37,7 +37,7 @@ def _read(path: Path):
 
 
 def test_detected_by_its_tables_and_read_as_its_export(database):
-    assert opencode_db.is_database(str(database)) and not opencode_db.is_database(str(EXPORT))
+    assert opencode_db.database(str(database)) is not None and opencode_db.database(str(EXPORT)) is None
     [from_database], [from_export] = _read(database), _read(EXPORT)
     assert from_database.format == "opencode-db"
     assert [m.raw for m in from_database.messages] == [m.raw for m in from_export.messages]
@@ -105,7 +105,7 @@ def test_a_database_of_no_agent_is_refused_in_one_line(tmp_path):
     with sqlite3.connect(other) as db:
         db.execute("CREATE TABLE t (x)")
     result = invoke(["estimate", str(other)])
-    assert result.exit_code == 3 and "an SQLite database, but none of an agent ctxfit reads" in result.stderr
+    assert result.exit_code == 3 and "a SQLite database of no agent ctxfit reads" in result.stderr
 
 
 def _ccusage() -> str | None:

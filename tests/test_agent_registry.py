@@ -20,10 +20,20 @@ from ctxfit_cli.formats.detection import DETECT_RECORDS, detect_records, detect_
 from ctxfit_cli.formats.reading import read_records
 from ctxfit_cli.input_formats import FORMATS, PLAIN_FORMATS
 
-#: Agents with no folder of their own real logs in ../shared/realworld, and why.
-NO_REAL_LOG = {
+SCHEMAS = ROOT / "tests" / "agent_schemas"
+#: Agents of which no real log was found: a log built from the agent's own schema stands in for
+#: one (`tests/agent_schemas/README.md` says from what).
+SCHEMA_LOGS = {
+    "qwen-code": SCHEMAS / "qwen_code_session.jsonl",
+    "goose": SCHEMAS / "20250301_120000.jsonl",
+    "amp": SCHEMAS / "T-019b9d03-62e3-772f-9780-3e637f90eaec.json",
+}
+#: Agents whose logs are databases (`Agent.database`), each with a builder of one:
+#: `test_each_database_is_its_own_agent_s` makes one of each.
+DATABASES = {"opencode-db", "goose", "crush"}
+#: Agents with no log of their own, and why.
+NO_LOG_OF_ITS_OWN = {
     "kilo-code": "its files are Cline's, recognised as Cline's (its module adds only its folders)",
-    "opencode-db": "a database, recognised by `Agent.database`: tests/test_agent_opencode_db.py builds one",
 }
 #: Plain values no agent may take for its own: chat messages, requests, Gemini contents.
 PLAIN_VALUES = [
@@ -92,11 +102,15 @@ def test_each_agent_recognises_its_real_logs(agent):
     """Each file of the agent's folder of real logs is detected as its own, by one of its first
     records (or its first bytes, for a log that is not JSON), the registry's order included."""
     folder = REALWORLD / agent.name
-    if agent.name in NO_REAL_LOG:
-        assert not folder.exists(), f"{agent.name} has real logs now: test them (and drop it from NO_REAL_LOG)"
-        pytest.skip(NO_REAL_LOG[agent.name])
-    logs = _real_logs(folder)
-    assert logs, f"no real log of {agent.name} in {folder}"
+    if folder.exists():
+        logs = _real_logs(folder)
+    elif agent.name in SCHEMA_LOGS:
+        logs = [str(SCHEMA_LOGS[agent.name])]
+    elif agent.name in DATABASES | set(NO_LOG_OF_ITS_OWN):
+        pytest.skip(NO_LOG_OF_ITS_OWN.get(agent.name, "a database: test_each_database_is_its_own_agent_s"))
+    else:
+        raise AssertionError(f"no real log of {agent.name} in {folder} (nor one built from its schema)")
+    assert logs, f"no log of {agent.name} in {folder}"
     for path in logs:
         data = Path(path).read_bytes()
         found = detect_text(path, io.BytesIO(data))
@@ -239,10 +253,17 @@ def test_the_registry_lists_every_agent_module():
 
 
 @needs_realworld
-def test_a_database_agent_recognises_its_database(tmp_path):
+def test_each_database_is_its_own_agent_s(tmp_path):
+    """Of the agents that keep their sessions in a database, exactly one takes each database."""
     from opencode_database import database_of
+    from test_agent_qwen_goose_amp_crush import database
 
-    exports = sorted((REALWORLD / "opencode-export").glob("*"))
-    path = database_of(exports[:1], tmp_path / "opencode.db")
-    owners = [agent.name for agent in REGISTRY if agent.database is not None and agent.database(str(path))]
-    assert owners == ["opencode-db"]  # one owner: the registry says which agent a database is
+    built = {
+        "opencode-db": database_of(sorted((REALWORLD / "opencode-export").glob("*"))[:1], tmp_path / "opencode.db"),
+        "goose": database("goose_sessions.sql", tmp_path / "goose" / "sessions.db"),
+        "crush": database("crush.sql", tmp_path / "proj" / ".crush" / "crush.db"),
+    }
+    assert set(built) == {agent.name for agent in REGISTRY if agent.database is not None} == DATABASES
+    for name, path in built.items():
+        owners = [agent.name for agent in REGISTRY if agent.database is not None and agent.database(str(path))]
+        assert owners == [name], path

@@ -14,17 +14,21 @@ from __future__ import annotations
 
 from . import (
     aider,
+    amp,
     claude_code,
     cline,
     cline_ui,
     codex,
     continue_dev,
+    crush,
     gemini_cli,
+    goose,
     kilo_code,
     opencode,
     opencode_db,
     opencode_export,
     openhands,
+    qwen_code,
     swe_agent,
 )
 from .agent import Agent
@@ -32,26 +36,33 @@ from .copilot_cli import AGENT as COPILOT_CLI
 from .cursor import AGENT as CURSOR
 from .pi import AGENT as PI
 
-#: Every agent, in the order their `recognise` is tried: the most specific shapes first (an
-#: OpenHands event list and a SWE-agent trajectory hold messages a Cline history could hold; Cursor
-#: last, its test is the loosest). It is also the order of the default folders and wrap's agents.
+#: Every agent, in the order their `recognise` is tried, which is also the order of the default
+#: folders and of wrap's agents. An agent goes after those its test could mistake for it: an
+#: OpenHands event list and a SWE-agent trajectory hold messages a Cline history could hold, a
+#: Qwen Code record is a Claude Code record with Gemini parts, an OpenCode database's records are
+#: exports with the database's row, and Cursor's test (a message with "role" but no "content") is
+#: the loosest. A new agent's line goes at the end unless its records could be mistaken so.
 REGISTRY: tuple[Agent, ...] = (
+    openhands.AGENT,
+    swe_agent.AGENT,
+    qwen_code.AGENT,
     claude_code.AGENT,
     codex.AGENT,
     gemini_cli.AGENT,
-    openhands.AGENT,
-    swe_agent.AGENT,
     cline.AGENT,
+    opencode.AGENT,
+    aider.AGENT,
     COPILOT_CLI,
     PI,
+    goose.AGENT,
+    amp.AGENT,
+    crush.AGENT,
+    opencode_db.AGENT,
     opencode_export.AGENT,
     continue_dev.AGENT,
     cline_ui.AGENT,
     kilo_code.AGENT,
-    opencode_db.AGENT,
-    CURSOR,  # (last of those tried before the plain shapes: a message with "role" but no "content")
-    opencode.AGENT,
-    aider.AGENT,
+    CURSOR,
 )
 BY_NAME: dict[str, Agent] = {agent.name: agent for agent in REGISTRY}
 

@@ -115,7 +115,9 @@ class Agent:
     short: str = ""
     #: How `ctxfit wrap` points it at a proxy (None: wrap does not run it).
     wrap: Wrap | None = None
-    #: For an agent that keeps its sessions in an SQLite database: whether the database at this
-    #: path is its own (from the tables it holds). Such an input is no stream of records: its
-    #: `read` is given no records and `describe` reads the path.
-    database: Callable[[str], bool] | None = None
+    #: For an agent that keeps its sessions in a SQLite database (Goose's `sessions.db`, Crush's
+    #: `crush.db`): the records of the database at a path, one JSON value per session, which
+    #: `recognise`, `read` and `describe` then take as they take a JSON log's records; None when
+    #: the file is not this agent's (by its name and its tables). Opened read-only
+    #: (`formats/database.py` calls it, for any input whose first bytes are SQLite's).
+    database: Callable[[str], Iterator[Record] | None] | None = None

@@ -86,7 +86,8 @@ def recognise(value: object) -> bool:
     return (
         isinstance(value, dict)
         and "role" not in value
-        and value.get("type") in RECORD_TYPES
+        and isinstance(value.get("type"), str)
+        and value["type"] in RECORD_TYPES
         and ("uuid" in value or "sessionId" in value or "leafUuid" in value or "messageId" in value)
     )
 

@@ -142,6 +142,7 @@ def read(name: str, records: Iterator[Record], skipped: Skipped) -> Iterator[Tra
     for record in records:
         value = record.value
         kind = value.get("type") if isinstance(value, dict) else None
+        kind = kind if isinstance(kind, str) else None  # (a list there is no type, and no key)
         if kind not in READ:
             if kind not in BOOKKEEPING:
                 skipped.record(kind)

@@ -75,6 +75,7 @@ def read(name: str, records: Iterator[Record], skipped: Skipped) -> Iterator[Tra
         value = record.value
         if not recognise(value):
             kind = value.get("type") if isinstance(value, dict) else None
+            kind = kind if isinstance(kind, str) else None  # (a list there is no type, and no key)
             if kind not in BOOKKEEPING:
                 skipped.record(kind)
             continue

@@ -80,7 +80,9 @@ def recognise(value: object) -> bool:
     kind = value.get("type")
     if kind == "session":
         return "version" in value and isinstance(value.get("id"), str)
-    if kind not in ENTRIES or "parentId" not in value or not isinstance(value.get("id"), str):
+    if not isinstance(kind, str) or kind not in ENTRIES:
+        return False
+    if "parentId" not in value or not isinstance(value.get("id"), str):
         return False
     return kind != "message" or isinstance(value.get("message"), dict)
 
@@ -145,6 +147,7 @@ def read(name: str, records: Iterator[Record], skipped: Skipped) -> Iterator[Tra
     for record in records:
         value = record.value
         kind = value.get("type") if isinstance(value, dict) else None
+        kind = kind if isinstance(kind, str) else None  # (a list there is no type, and no key)
         if kind == "session":
             continue
         if kind not in ENTRIES or not isinstance(value, dict) or not isinstance(value.get("id"), str):

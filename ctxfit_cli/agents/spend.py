@@ -66,6 +66,7 @@ class Spend:
         # what `estimate` holds of them all (a tuple of two ids and a list cost twice as much).
         self._replies: dict[str, Call] = {}
         self._unnamed: list[Call] = []
+        self._sessions: list[Call] = []  # whole sessions' totals (`session_total`)
         self._codex_model = ""
         self._codex_last_total: object = None
 
@@ -137,6 +138,13 @@ class Spend:
         else:
             self._unnamed.append(counted)
 
+    def session_total(self, model: str, uncached: object = 0, output: object = 0) -> None:
+        """What a whole session was billed for, where its log keeps no call apart (Goose's
+        accumulated counts): priced at the model's ordinary rates, since no one call of it is
+        known to be over the long-context threshold. (Such a log is never read in pieces:
+        `parts` leaves these out.)"""
+        self._sessions.append((model, _count(uncached), 0, 0, _count(output), 0))
+
     def parts(self) -> Parts:
         """What this spend holds, as plain data for `merge` (the models interned: pickled once)."""
         intern = sys.intern
@@ -153,6 +161,10 @@ class Spend:
         for model, *counts in chain(self._replies.values(), self._unnamed):
             long = counts[0] + counts[1] + counts[2] + counts[4] > LONG_CONTEXT
             kept = tally.setdefault((model, long), [0, 0, 0, 0, 0])
+            for k, count in enumerate(counts):
+                kept[k] += count
+        for model, *counts in self._sessions:
+            kept = tally.setdefault((model, False), [0, 0, 0, 0, 0])
             for k, count in enumerate(counts):
                 kept[k] += count
         return tally

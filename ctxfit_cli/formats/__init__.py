@@ -21,7 +21,7 @@ import orjson
 from ..agents import BY_NAME
 from ..core.model import Dialect, Message, Part, PartKind, Role, Transcript
 from ..core.repair import repair
-from ..errors import BadInput, UsageOnly
+from ..errors import BadInput, NoConversation, UsageOnly
 from ..input_formats import FORMATS as FORMATS  # re-exported (apart: the CLI's help needs no reader)
 from . import anthropic, gemini, gemini_reading, openai, responses, responses_request
 from .common import Where, dumps, json_text
@@ -38,7 +38,7 @@ PARSERS = {
     "gemini": gemini.parse_content,
     "responses": responses.parse_message,
 }
-_ = NO_MESSAGES  # (re-exported: the readers' refusal of an input with no conversation)
+
 #: Sees an input's records as they are read, given its format: returns them, each once (a caller
 #: that wants something else of the records than their messages reads the input once).
 RecordWatch = Callable[[str, Iterator[Record]], Iterator[Record]]
@@ -68,9 +68,6 @@ def read_transcripts(
     agent = BY_NAME.get(format or "")
     if agent is not None and agent.read_text is not None:  # a log that is not JSON
         yield from described(agent.name, agent.read_text(name, stream))
-        return
-    if format in BY_NAME and BY_NAME[format].database is not None:  # read from its path, not as records
-        yield from _agent_transcripts(name, format, iter(()), [], skipped if skipped is not None else Skipped())
         return
     open_end: list[str] = []  # why the input looks still being written (all its transcripts share it)
     records = read_records(name, stream, open_end)
@@ -146,11 +143,15 @@ def _agent_transcripts(
         raise UsageOnly(name, format, f"this is {agent.looks_like}: {agent.conversation_elsewhere}")
     if agent.document:
         records = _one_ahead(records)
+    found = False
     for transcript in described(format, agent.read(name, records, skipped)):
         # (the reader's own notes, an open call at the end, join the input's)
         open_end.extend(why for why in transcript.open_end if why not in open_end)
         transcript.open_end = open_end
+        found = True
         yield transcript
+    if not found:  # only bookkeeping records (a session with a title and nothing said yet)
+        raise NoConversation(name, None, f"{NO_MESSAGES} ({agent.looks_like}, with no conversation yet)")
 
 
 def _one_ahead(records: Iterator[Record]) -> Iterator[Record]:

@@ -149,6 +149,7 @@ def to_anthropic(records: Iterator[Record], path: str, skipped: Skipped | None =
         if not isinstance(value, dict):
             raise Where(path, record.line).fail("a Claude Code record must be a JSON object")
         kind = value.get("type")
+        kind = kind if isinstance(kind, str) else None  # (a list there is no type, and no key)
         if kind not in CONVERSATION:
             if kind == "system" and value.get("subtype") == COMPACT_BOUNDARY:
                 yield from builder.flush()

@@ -98,20 +98,11 @@ def _not_a_transcript(name: str, held: list[Record]) -> BadInput:
     )
 
 
-#: The first bytes of every SQLite database (where some agents keep their sessions).
-SQLITE = b"SQLite format 3\x00"
-
-
 def detect_text(name: str, stream: BinaryIO) -> str | None:
     """The format of an input that is not JSON, from its name and first bytes (the stream is
-    left where it was), or None: an agent's log that is text (aider's markdown history), or a
-    database of an agent that keeps its sessions in one (`Agent.database`)."""
+    left where it was), or None: an agent's log that is text (aider's markdown history). (An
+    agent's SQLite database is read as records: `formats/database.py`.)"""
     head = _head(stream)
-    if head.startswith(SQLITE):
-        for agent in REGISTRY:
-            if agent.database is not None and agent.database(name):
-                return agent.name
-        raise BadInput(name, None, "an SQLite database, but none of an agent ctxfit reads (see --format)")
     for agent in REGISTRY:
         if agent.recognise_text is not None and agent.recognise_text(name, head):
             return agent.name
