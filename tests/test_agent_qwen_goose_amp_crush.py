@@ -228,7 +228,9 @@ def test_sessions_rows_say_model_project_dates_and_recorded_cost(goose_db, crush
     assert (qwen["agent"], qwen["project"], qwen["models"], qwen["compactions"]) == (
         "Qwen Code", "/home/user/proj", ["qwen3-coder-plus"], 1)  # fmt: skip
     assert (qwen["started"], qwen["last_activity"]) == ("2026-03-02T10:00:00.000Z", "2026-03-02T10:09:00.000Z")
-    assert qwen["cost"]["usd"] is None and qwen["cost"]["unpriced"] == ["qwen3-coder-plus"]  # no made-up price
+    # Priced as ccusage prices qwen3-coder-plus (1 / 0.1 / 5 per million: model_prices.json).
+    c = qwen["cost"]
+    assert c["unpriced"] == [] and c["usd"] == pytest.approx((c["input"] * 1 + c["cache_read"] * 0.1 + c["output"] * 5) / 1e6)
     assert qwen["cost"]["cache_read"] == 11800 + 11900 + 11950 + 12050  # the rewound reply was billed too
     amp = rows["T-019b9d03-62e3-772f-9780-3e637f90eaec"]
     assert amp["project"] == "/home/user/proj" and amp["started"] == "2026-01-08T09:50:03.494Z"
