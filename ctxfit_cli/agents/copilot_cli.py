@@ -34,7 +34,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .agent import Agent
-from .names import claude_dashes
 from .session import SessionMeta
 from .spend import Spend
 
@@ -87,6 +86,8 @@ def _data(value: object) -> dict:
 
 
 def _model(value: object) -> str:
+    from ..counters.catalog import claude_dashes
+
     return claude_dashes(value) if isinstance(value, str) else ""
 
 

@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .agent import Agent
-from .names import claude_dashes
 from .session import SessionMeta
 from .spend import Spend
 
@@ -106,6 +105,13 @@ def _message(value: dict) -> dict:
     return _object(value, "message")
 
 
+def _model(message: dict) -> str:
+    """A reply's model, a Claude model's version with dashes (as the price table names it)."""
+    from ..counters.catalog import claude_dashes
+
+    return claude_dashes(str(message.get("model") or ""))
+
+
 def _count(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
@@ -125,7 +131,7 @@ def describe(path: str, records: Iterable[Record]) -> list[SessionMeta]:
             session.compactions += 1
         elif kind == "message" and _message(value).get("role") == "assistant":
             message = _message(value)
-            model = claude_dashes(str(message.get("model") or ""))
+            model = _model(message)
             session.model(model)
             usage = _object(message, "usage")
             spend.call(model, usage.get("input"), usage.get("cacheWrite"), usage.get("cacheRead"), usage.get("output"))
@@ -243,7 +249,7 @@ def _assistant(message: dict, line: int) -> Turn:
     turn.recorded = RecordedCall(
         0,
         str(message.get("responseId") or ""),
-        claude_dashes(str(message.get("model") or "")),
+        _model(message),
         sum(_count(p) for p in prompt) if known else None,
         output if isinstance(output, int) else None,
     )
