@@ -126,6 +126,11 @@ def transcript(
     return result
 
 
+def sends(turns: list[Turn], dialect: Dialect) -> bool:
+    """Whether the turns send any message (a reader leaves a conversation of none out)."""
+    return bool((_anthropic if dialect == "anthropic" else _openai)(turns, Shape()))
+
+
 def _calls_of(message: Message, calls: dict[int, RecordedCall]) -> list[RecordedCall]:
     """The calls recorded for a message: its own, or those of the messages repair combined in it."""
     own = calls.pop(id(message), None)
