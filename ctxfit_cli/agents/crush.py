@@ -65,14 +65,7 @@ PART_TYPES = frozenset(
 
 def database(path: str) -> Iterator[Record] | None:
     """One record per top-level session of a Crush database; None for any other file."""
-    if PurePath(path).suffix != ".db":
-        return None
-    found = sqlite.tables(path)
-    if not SESSION_COLUMNS <= found.get("sessions", frozenset()) or not MESSAGE_COLUMNS <= found.get(
-        "messages", frozenset()
-    ):
-        return None
-    return _records(path)
+    return _records(path) if sqlite.holds(path, {"sessions": SESSION_COLUMNS, "messages": MESSAGE_COLUMNS}) else None
 
 
 def _records(path: str) -> Iterator[Record]:
