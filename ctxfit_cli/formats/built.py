@@ -4,9 +4,8 @@ called, what each call returned), and `transcript` writes them as the messages o
 the agent's model speaks — Anthropic Messages for a Claude model, OpenAI Chat Completions for
 every other — parsed with their bytes, repaired, and with the model calls the log recorded.
 
-For the agents whose logs are neither requests nor one dialect's messages: Copilot CLI's
-events, Pi's entry tree, Cursor's transcripts, Qwen Code's Gemini contents, Goose's and Crush's
-rows, Amp's threads.
+For the agents whose logs are neither requests nor one dialect's messages (events, an entry
+tree, another API's contents, database rows): each one's module says what every turn held.
 
 - **Anthropic**: text, `thinking` (with its signature: sent back as recorded) and `tool_use`
   blocks in the reply (arguments written as JSON text are parsed); each result a `tool_result`
