@@ -245,7 +245,8 @@ def test_sessions_rows_say_model_project_dates_and_recorded_cost(goose_db, crush
     assert rows["20260211_1"]["cost"]["usd"] is None  # no model recorded
     crush = rows["c1a2b3c4-0001"]
     assert (crush["agent"], crush["project"], crush["compactions"]) == ("Crush", str(crush_db.parent.parent), 1)
-    assert crush["started"] == "2026-03-02T10:00:00.000Z" and crush["cost"]["usd"] is None
+    assert crush["started"] == "2026-03-02T10:00:00.000Z"
+    assert crush["cost"]["usd"] == pytest.approx(0.0712)  # the dollars Crush recorded for the session
     assert "c1a2b3c4-0002" not in rows  # a sub-agent's session is not listed, as Crush lists them
 
 

@@ -23,8 +23,8 @@ lists them; sub-agents' sessions (`parent_session_id`) are not the main conversa
 
 **Usage.** Crush records no call's usage: a session keeps its dollar `cost` (added up by Crush
 from its own price table) and the last call's token counts (`prompt_tokens`,
-`completion_tokens`). So no call has a recorded prompt size, and the session's cost is not read
-(ctxfit prices tokens): `sessions` shows it unpriced.
+`completion_tokens`). So no call has a recorded prompt size; the session's recorded dollars are
+its cost in `sessions` (as for Cline's UI messages and OpenCode, which price their calls themselves).
 
 No real database was available: the tests build one from the schema above. Crush keeps its
 database in the project, so there is no default folder: give the project's `.crush` folder (a
@@ -113,6 +113,9 @@ def describe(path: str, records: Iterable[Record]) -> list[SessionMeta]:
         session = SessionMeta(str(value["id"]), "Crush", line=record.line, project=_project(path))
         session.saw(_when(value.get("created_at")))
         session.saw(_when(value.get("updated_at")))
+        cost = value.get("cost")  # (dollars Crush added up from its own prices: the session's recorded cost)
+        if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost > 0:
+            session.usd = float(cost)
         for message in value["messages"]:
             session.saw(_when(message.get("created_at")))
             if message.get("role") == "assistant":
