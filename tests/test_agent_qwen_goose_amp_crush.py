@@ -229,7 +229,9 @@ def test_sessions_rows_say_model_project_dates_and_recorded_cost(goose_db, crush
     assert (qwen["agent"], qwen["project"], qwen["models"], qwen["compactions"]) == (
         "Qwen Code", "/home/user/proj", ["qwen3-coder-plus"], 1)  # fmt: skip
     assert (qwen["started"], qwen["last_activity"]) == ("2026-03-02T10:00:00.000Z", "2026-03-02T10:09:00.000Z")
-    assert qwen["cost"]["usd"] is None and qwen["cost"]["unpriced"] == ["qwen3-coder-plus"]  # no made-up price
+    # Priced as ccusage prices qwen3-coder-plus (1 / 0.1 / 5 per million: model_prices.json).
+    c = qwen["cost"]
+    assert c["unpriced"] == [] and c["usd"] == pytest.approx((c["input"] * 1 + c["cache_read"] * 0.1 + c["output"] * 5) / 1e6)
     assert qwen["cost"]["cache_read"] == 11800 + 11900 + 11950 + 12050  # the rewound reply was billed too
     amp = rows["T-019b9d03-62e3-772f-9780-3e637f90eaec"]
     assert amp["project"] == "/home/user/proj" and amp["started"] == "2026-01-08T09:50:03.494Z"
@@ -244,7 +246,8 @@ def test_sessions_rows_say_model_project_dates_and_recorded_cost(goose_db, crush
     assert rows["20260211_1"]["cost"]["usd"] is None  # no model recorded
     crush = rows["c1a2b3c4-0001"]
     assert (crush["agent"], crush["project"], crush["compactions"]) == ("Crush", str(crush_db.parent.parent), 1)
-    assert crush["started"] == "2026-03-02T10:00:00.000Z" and crush["cost"]["usd"] is None
+    assert crush["started"] == "2026-03-02T10:00:00.000Z"
+    assert crush["cost"]["usd"] == pytest.approx(0.0712)  # the dollars Crush recorded for the session
     assert "c1a2b3c4-0002" not in rows  # a sub-agent's session is not listed, as Crush lists them
 
 

@@ -82,4 +82,4 @@ def test_every_model_of_the_shared_real_logs_is_priced():
     unpriced = {m for row in rows for m in row["cost"]["unpriced"]}
     listed = {m for row in rows for m in row["models"]}
     assert listed  # (the logs name models)
-    assert unpriced <= {"hy3"}, unpriced  # OpenCode Go's own model: no price list names it
+    assert unpriced == set(), unpriced

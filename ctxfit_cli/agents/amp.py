@@ -42,6 +42,8 @@ from .spend import Spend
 
 if TYPE_CHECKING:
     from ..core.model import RecordedCall, Transcript
+    from ..formats.built import Piece, Turn
+    from ..formats.common import Where
     from ..formats.reading import Record
     from ..formats.skipped import Skipped
 
@@ -122,7 +124,7 @@ def _object(value: dict, key: str) -> dict:
 
 def read(name: str, records: Iterator[Record], skipped: Skipped) -> Iterator[Transcript]:
     """Each thread's conversation, in its model's dialect."""
-    from ..formats.assembled import Conversation, dialect_of
+    from ..formats.built import Shape, dialect_of, sends, transcript
     from ..formats.common import Where
 
     for record in records:
@@ -133,46 +135,55 @@ def read(name: str, records: Iterator[Record], skipped: Skipped) -> Iterator[Tra
         skipped.keys(thread, THREAD_KEYS)
         messages = [m for m in thread["messages"] if isinstance(m, dict)]
         model = next((str(_object(m, "usage").get("model") or "") for m in messages if _object(m, "usage")), "")
-        conversation = Conversation(name, NAME, dialect_of(model))
+        dialect = dialect_of(model)
         where = Where(name, record.line)
+        turns: list[Turn] = []
         for k, message in enumerate(messages):
             skipped.keys(message, MESSAGE_KEYS)
-            _message(conversation, message, where.at("messages").at(k), skipped)
-        yield conversation.transcript(record.line, [])
+            turns += _turns(message, where.at("messages").at(k), skipped)
+        if sends(turns, dialect):
+            yield transcript(
+                name, NAME, dialect, turns, [], record.line, shape=Shape(user_parts=True, result_text=True)
+            )
 
 
-def _message(conversation, message: dict, where, skipped: Skipped) -> None:
-    from ..formats.common import json_text
+def _turns(message: dict, where: Where, skipped: Skipped) -> list[Turn]:
+    """A message as the turns it is: a reply with its calls, or the results and text of a user's."""
+    from ..formats.built import Call, Turn
 
     role = message.get("role")
     content = message.get("content")
     blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
-    texts = [b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str)]
+    texts: list[Piece] = [b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str)]
+    turns: list[Turn] = []
     if role == "assistant":
         calls = [
-            (str(b.get("id") or ""), str(b.get("name") or ""), b.get("input") or {})
+            Call(str(b.get("id") or ""), str(b.get("name") or ""), b.get("input") or {})
             for b in blocks
             if b.get("type") == "tool_use"
         ]
-        conversation.assistant(texts, calls, where, _call(message))
+        turns.append(Turn("assistant", where, texts, calls, recorded=_call(message)))
     elif role == "user":
-        results = []
-        for block in blocks:
-            if block.get("type") != "tool_result":
-                continue
-            run = _object(block, "run")
-            output = run.get("result", run.get("progress"))
-            text = output if isinstance(output, str) else json_text(output if output is not None else run)
-            results.append(
-                (str(block.get("toolUseID") or block.get("tool_use_id") or ""), text, str(run.get("status")) in FAILED)
-            )
-        conversation.results(results, where)
-        conversation.user(texts, where)
+        turns += [_result(block, where) for block in blocks if block.get("type") == "tool_result"]
+        turns.append(Turn("user", where, texts))
     else:
         skipped.record(f"message/{role}")
     for block in blocks:
         if block.get("type") not in ("text", "thinking", "redacted_thinking", "tool_use", "tool_result"):
             skipped.record(f"block/{block.get('type')}")
+    return turns
+
+
+def _result(block: dict, where: Where) -> Turn:
+    """A call's result: its run's result (or progress), failed as its status says."""
+    from ..formats.built import Turn
+    from ..formats.common import json_text
+
+    run = _object(block, "run")
+    output = run.get("result", run.get("progress"))
+    text = output if isinstance(output, str) else json_text(output if output is not None else run)
+    call_id = str(block.get("toolUseID") or block.get("tool_use_id") or "")
+    return Turn("result", where, [text], call_id=call_id, error=str(run.get("status")) in FAILED)
 
 
 def _call(message: dict) -> RecordedCall | None:

@@ -34,13 +34,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .agent import Agent
-from .names import claude_dashes
 from .session import SessionMeta
 from .spend import Spend
 
 if TYPE_CHECKING:
     from ..core.model import Transcript
     from ..formats.built import Turn
+    from ..formats.common import Where
     from ..formats.reading import Record
     from ..formats.skipped import Skipped
 
@@ -87,6 +87,8 @@ def _data(value: object) -> dict:
 
 
 def _model(value: object) -> str:
+    from ..counters.catalog import claude_dashes
+
     return claude_dashes(value) if isinstance(value, str) else ""
 
 
@@ -136,6 +138,7 @@ def _shutdown(spend: Spend, model: str, metrics: object) -> None:
 def read(name: str, records: Iterator[Record], skipped: Skipped) -> Iterator[Transcript]:
     from ..core.model import RecordedCall
     from ..formats.built import Call, Turn, dialect_of, transcript
+    from ..formats.common import Where
 
     turns: list[Turn] = []
     model = first = ""
@@ -148,7 +151,7 @@ def read(name: str, records: Iterator[Record], skipped: Skipped) -> Iterator[Tra
                 skipped.record(kind)
             continue
         skipped.keys(value, EVENT_KEYS)
-        data = _data(value)
+        data, where = _data(value), Where(name, record.line)
         if data.get("parentToolCallId"):  # a sub-agent's own traffic: not this conversation's request
             continue
         if kind == "session.model_change":
@@ -158,7 +161,7 @@ def read(name: str, records: Iterator[Record], skipped: Skipped) -> Iterator[Tra
             text = data.get("transformedContent")
             text = text if isinstance(text, str) else data.get("content")
             if isinstance(text, str):
-                turns.append(Turn("user", record.line, [text]))
+                turns.append(Turn("user", where, [text]))
         elif kind == "assistant.message":
             calls = [
                 Call(str(r["toolCallId"]), str(r.get("name") or ""), r.get("arguments") or {})
@@ -170,20 +173,20 @@ def read(name: str, records: Iterator[Record], skipped: Skipped) -> Iterator[Tra
                 0, str(data.get("requestId") or ""), model, None, output if isinstance(output, int) else None
             )
             text = data.get("content")
-            turns.append(Turn("assistant", record.line, [text] if isinstance(text, str) else [], calls, recorded=call))
+            turns.append(Turn("assistant", where, [text] if isinstance(text, str) else [], calls, recorded=call))
         elif kind == "tool.execution_complete" and isinstance(data.get("toolCallId"), str):
-            turns.append(_result(data, record.line))
+            turns.append(_result(data, where))
     yield transcript(name, NAME, dialect_of(first or model), turns, [])
 
 
-def _result(data: dict, line: int) -> Turn:
+def _result(data: dict, where: Where) -> Turn:
     """What the model reads of a call: its result's `content`, or its error's message."""
     from ..formats.built import Turn
 
     failed = data.get("success") is False
     found = data.get("error") if failed else data.get("result")
     text = found.get("message" if failed else "content") if isinstance(found, dict) else found
-    return Turn("result", line, [text] if isinstance(text, str) else [], call_id=data["toolCallId"], error=failed)
+    return Turn("result", where, [text] if isinstance(text, str) else [], call_id=data["toolCallId"], error=failed)
 
 
 AGENT = Agent(

@@ -23,8 +23,8 @@ lists them; sub-agents' sessions (`parent_session_id`) are not the main conversa
 
 **Usage.** Crush records no call's usage: a session keeps its dollar `cost` (added up by Crush
 from its own price table) and the last call's token counts (`prompt_tokens`,
-`completion_tokens`). So no call has a recorded prompt size, and the session's cost is not read
-(ctxfit prices tokens): `sessions` shows it unpriced.
+`completion_tokens`). So no call has a recorded prompt size; the session's recorded dollars are
+its cost in `sessions` (as for Cline's UI messages and OpenCode, which price their calls themselves).
 
 No real database was available: the tests build one from the schema above. Crush keeps its
 database in the project, so there is no default folder: give the project's `.crush` folder (a
@@ -45,6 +45,8 @@ from .session import SessionMeta, from_epoch_ms
 
 if TYPE_CHECKING:
     from ..core.model import Transcript
+    from ..formats.built import Piece, Turn
+    from ..formats.common import Where
     from ..formats.reading import Record
     from ..formats.skipped import Skipped
 
@@ -63,14 +65,7 @@ PART_TYPES = frozenset(
 
 def database(path: str) -> Iterator[Record] | None:
     """One record per top-level session of a Crush database; None for any other file."""
-    if PurePath(path).suffix != ".db":
-        return None
-    found = sqlite.tables(path)
-    if not SESSION_COLUMNS <= found.get("sessions", frozenset()) or not MESSAGE_COLUMNS <= found.get(
-        "messages", frozenset()
-    ):
-        return None
-    return _records(path)
+    return _records(path) if sqlite.holds(path, {"sessions": SESSION_COLUMNS, "messages": MESSAGE_COLUMNS}) else None
 
 
 def _records(path: str) -> Iterator[Record]:
@@ -118,6 +113,9 @@ def describe(path: str, records: Iterable[Record]) -> list[SessionMeta]:
         session = SessionMeta(str(value["id"]), "Crush", line=record.line, project=_project(path))
         session.saw(_when(value.get("created_at")))
         session.saw(_when(value.get("updated_at")))
+        cost = value.get("cost")  # (dollars Crush added up from its own prices: the session's recorded cost)
+        if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost > 0:
+            session.usd = float(cost)
         for message in value["messages"]:
             session.saw(_when(message.get("created_at")))
             if message.get("role") == "assistant":
@@ -137,9 +135,10 @@ def _project(path: str) -> str:
 
 def read(name: str, records: Iterator[Record], skipped: Skipped) -> Iterator[Transcript]:
     """Each session's conversation, a new one from each summary on."""
-    from ..formats.assembled import Conversation, dialect_of
+    from ..formats.built import Shape, Turn, dialect_of, sends, transcript
     from ..formats.common import Where
 
+    shape = Shape(user_parts=True, result_text=True)
     for record in records:
         value = record.value
         if not recognise(value):
@@ -148,21 +147,20 @@ def read(name: str, records: Iterator[Record], skipped: Skipped) -> Iterator[Tra
         messages = value["messages"]
         first: dict = next((m for m in messages if m.get("role") == "assistant" and m.get("model")), {})
         dialect = dialect_of(str(first.get("model") or ""), str(first.get("provider") or ""))
-        conversation, start = Conversation(name, NAME, dialect), record.line
+        turns: list[Turn] = []
         for k, message in enumerate(messages):
             where = Where(name, record.line).at("messages").at(k)
             if message.get("is_summary_message") or message.get("id") == value.get("summary_message_id"):
-                if len(conversation):
-                    yield conversation.transcript(start, [])
-                conversation = Conversation(name, NAME, dialect)
-                conversation.user(_texts(message["parts"]), where)  # the summary, sent as the user's
+                if sends(turns, dialect):
+                    yield transcript(name, NAME, dialect, turns, [], record.line, shape=shape)
+                turns = [Turn("user", where, _texts(message["parts"]))]  # the summary, sent as the user's
                 continue
-            _message(conversation, message, where, skipped)
-        if len(conversation):
-            yield conversation.transcript(start, [])
+            turns += _turns(message, where, skipped)
+        if sends(turns, dialect):
+            yield transcript(name, NAME, dialect, turns, [], record.line, shape=shape)
 
 
-def _texts(parts: list) -> list[str]:
+def _texts(parts: list) -> list[Piece]:
     return [str(_data(p).get("text") or "") for p in parts if isinstance(p, dict) and p.get("type") == "text"]
 
 
@@ -171,8 +169,11 @@ def _data(part: dict) -> dict:
     return data if isinstance(data, dict) else {}
 
 
-def _message(conversation, message: dict, where, skipped: Skipped) -> None:
+def _turns(message: dict, where: Where, skipped: Skipped) -> list[Turn]:
+    """A message as the turns it is: a reply with its calls, the calls' results, or a user's text
+    (with the shell commands the user ran)."""
     from ..core.model import RecordedCall
+    from ..formats.built import Call, Turn
 
     parts = [p for p in message["parts"] if isinstance(p, dict)]
     for part in parts:
@@ -181,32 +182,36 @@ def _message(conversation, message: dict, where, skipped: Skipped) -> None:
     role = message.get("role")
     if role == "assistant":
         calls = [
-            (str(_data(p).get("id") or ""), str(_data(p).get("name") or ""), str(_data(p).get("input") or "{}"))
+            Call(str(_data(p).get("id") or ""), str(_data(p).get("name") or ""), str(_data(p).get("input") or "{}"))
             for p in parts
             if p.get("type") == "tool_call"
         ]
-        call = RecordedCall(0, "", str(message.get("model") or ""))
-        conversation.assistant(_texts(parts), calls, where, call)
-    elif role == "tool":
-        results = [
-            (
-                str(_data(p).get("tool_call_id") or ""),
-                str(_data(p).get("content") or ""),
-                bool(_data(p).get("is_error")),
+        return [
+            Turn(
+                "assistant", where, _texts(parts), calls, recorded=RecordedCall(0, "", str(message.get("model") or ""))
+            )
+        ]
+    if role == "tool":
+        return [
+            Turn(
+                "result",
+                where,
+                [str(_data(p).get("content") or "")],
+                call_id=str(_data(p).get("tool_call_id") or ""),
+                error=bool(_data(p).get("is_error")),
             )
             for p in parts
             if p.get("type") == "tool_result"
         ]
-        conversation.results(results, where)
-    elif role == "user":
-        shell = [
+    if role == "user":
+        shell: list[Piece] = [
             f"$ {_data(p).get('command')}\n{_data(p).get('output')}\n(exit code {_data(p).get('exit_code')})"
             for p in parts
             if p.get("type") == "shell_command"
         ]
-        conversation.user(_texts(parts) + shell, where)
-    else:
-        skipped.record(f"message/{role}")
+        return [Turn("user", where, _texts(parts) + shell)]
+    skipped.record(f"message/{role}")
+    return []
 
 
 AGENT = Agent(

@@ -25,6 +25,7 @@ from .session import SessionMeta
 if TYPE_CHECKING:
     from ..core.model import Transcript
     from ..formats.built import Turn
+    from ..formats.common import Where
     from ..formats.reading import Record
     from ..formats.skipped import Skipped
 
@@ -69,6 +70,7 @@ def describe(path: str, records: Iterable[Record]) -> list[SessionMeta]:
 
 def read(name: str, records: Iterator[Record], skipped: Skipped) -> Iterator[Transcript]:
     from ..formats.built import transcript
+    from ..formats.common import Where
 
     turns: list[Turn] = []
     for record in records:
@@ -80,11 +82,11 @@ def read(name: str, records: Iterator[Record], skipped: Skipped) -> Iterator[Tra
                 skipped.record(kind)
             continue
         skipped.keys(value, LINE_KEYS)
-        turns.append(_turn(value, record.line, skipped))
+        turns.append(_turn(value, Where(name, record.line), skipped))
     yield transcript(name, NAME, "openai", turns, [])
 
 
-def _turn(value: dict, line: int, skipped: Skipped) -> Turn:
+def _turn(value: dict, where: Where, skipped: Skipped) -> Turn:
     from ..formats.built import Turn
 
     texts: list = []
@@ -93,7 +95,7 @@ def _turn(value: dict, line: int, skipped: Skipped) -> Turn:
             texts.append(block["text"])
         else:  # a call without its result, or a block of a kind not known
             skipped.record(block.get("type") if isinstance(block, dict) else None)
-    return Turn(value["role"], line, texts)
+    return Turn(value["role"], where, texts)
 
 
 AGENT = Agent(

@@ -53,6 +53,8 @@ from .spend import Spend
 
 if TYPE_CHECKING:
     from ..core.model import Transcript
+    from ..formats.built import Piece, Turn
+    from ..formats.common import Where
     from ..formats.reading import Record
     from ..formats.skipped import Skipped
 
@@ -78,14 +80,7 @@ CONTENT_TYPES = frozenset(
 
 def database(path: str) -> Iterator[Record] | None:
     """One record per session of a Goose database; None for any other file."""
-    if PurePath(path).suffix != ".db":
-        return None
-    found = sqlite.tables(path)
-    if not SESSION_COLUMNS <= found.get("sessions", frozenset()) or not MESSAGE_COLUMNS <= found.get(
-        "messages", frozenset()
-    ):
-        return None
-    return _records(path)
+    return _records(path) if sqlite.holds(path, {"sessions": SESSION_COLUMNS, "messages": MESSAGE_COLUMNS}) else None
 
 
 def _records(path: str) -> Iterator[Record]:
@@ -211,27 +206,30 @@ def describe(path: str, records: Iterable[Record]) -> list[SessionMeta]:
 
 def read(name: str, records: Iterator[Record], skipped: Skipped) -> Iterator[Transcript]:
     """Each session's conversation as its model is sent it: the messages visible to the agent."""
-    from ..formats.assembled import Conversation, dialect_of
+    from ..formats.built import Shape, dialect_of, sends, transcript
     from ..formats.common import Where
 
     for session, line, messages in _sessions(name, records, skipped):
-        conversation = Conversation(name, NAME, dialect_of(_model(session), str(session.get("provider_name") or "")))
+        dialect = dialect_of(_model(session), str(session.get("provider_name") or ""))
+        turns: list[Turn] = []
         for k, message in enumerate(messages):
             metadata = message.get("metadata")
             if isinstance(metadata, dict) and metadata.get("agentVisible") is False:
                 continue
-            _message(conversation, message, Where(name, line).at("messages").at(k), _model(session), skipped)
-        if len(conversation):
-            yield conversation.transcript(line, [])
+            turns += _turns(message, Where(name, line).at("messages").at(k), _model(session), skipped)
+        if sends(turns, dialect):
+            yield transcript(name, NAME, dialect, turns, [], line, shape=Shape(user_parts=True, result_text=True))
 
 
-def _message(conversation, message: dict, where, model: str, skipped: Skipped) -> None:
+def _turns(message: dict, where: Where, model: str, skipped: Skipped) -> list[Turn]:
+    """A message as the turns it is: a reply with its calls, or the results and text of a user's."""
     from ..core.model import RecordedCall
+    from ..formats.built import Call, Turn
     from ..formats.common import json_text
 
     content = message.get("content")
     items = [c for c in content if isinstance(c, dict)] if isinstance(content, list) else []
-    texts = [c["text"] for c in items if c.get("type") == "text" and isinstance(c.get("text"), str)]
+    texts: list[Piece] = [c["text"] for c in items if c.get("type") == "text" and isinstance(c.get("text"), str)]
     for item in items:
         if str(item.get("type")) not in CONTENT_TYPES:
             skipped.record(f"content/{item.get('type')}")
@@ -240,9 +238,10 @@ def _message(conversation, message: dict, where, model: str, skipped: Skipped) -
         for item in items:
             if item.get("type") in ("toolRequest", "frontendToolRequest"):
                 value = _object(_object(item, "toolCall"), "value")
-                calls.append((str(item.get("id") or ""), str(value.get("name") or ""), value.get("arguments") or {}))
-        conversation.assistant(texts, calls, where, RecordedCall(0, "", model))
-        return
+                calls.append(
+                    Call(str(item.get("id") or ""), str(value.get("name") or ""), value.get("arguments") or {})
+                )
+        return [Turn("assistant", where, texts, calls, recorded=RecordedCall(0, "", model))]
     results = []
     for item in items:
         if item.get("type") != "toolResponse":
@@ -255,9 +254,8 @@ def _message(conversation, message: dict, where, model: str, skipped: Skipped) -
             text = "\n".join(str(c.get("text")) for c in content if isinstance(c, dict) and c.get("type") == "text")
         else:
             text = str(result.get("error") or "") if failed else json_text(outcome)
-        results.append((str(item.get("id") or ""), text, failed))
-    conversation.results(results, where)
-    conversation.user(texts, where)
+        results.append(Turn("result", where, [text], call_id=str(item.get("id") or ""), error=failed))
+    return [*results, Turn("user", where, texts)]
 
 
 def _object(value: dict, key: str) -> dict:

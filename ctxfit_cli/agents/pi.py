@@ -33,13 +33,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .agent import Agent
-from .names import claude_dashes
 from .session import SessionMeta
 from .spend import Spend
 
 if TYPE_CHECKING:
     from ..core.model import Transcript
     from ..formats.built import Piece, Turn
+    from ..formats.common import Where
     from ..formats.reading import Record
     from ..formats.skipped import Skipped
 
@@ -108,6 +108,13 @@ def _message(value: dict) -> dict:
     return _object(value, "message")
 
 
+def _model(message: dict) -> str:
+    """A reply's model, a Claude model's version with dashes (as the price table names it)."""
+    from ..counters.catalog import claude_dashes
+
+    return claude_dashes(str(message.get("model") or ""))
+
+
 def _count(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
@@ -127,7 +134,7 @@ def describe(path: str, records: Iterable[Record]) -> list[SessionMeta]:
             session.compactions += 1
         elif kind == "message" and _message(value).get("role") == "assistant":
             message = _message(value)
-            model = claude_dashes(str(message.get("model") or ""))
+            model = _model(message)
             session.model(model)
             usage = _object(message, "usage")
             spend.call(model, usage.get("input"), usage.get("cacheWrite"), usage.get("cacheRead"), usage.get("output"))
@@ -139,9 +146,10 @@ def describe(path: str, records: Iterable[Record]) -> list[SessionMeta]:
 
 def read(name: str, records: Iterator[Record], skipped: Skipped) -> Iterator[Transcript]:
     from ..formats.built import dialect_of, transcript
+    from ..formats.common import Where
 
     entries: dict[str, dict] = {}
-    lines: dict[str, int] = {}
+    places: dict[str, Where] = {}
     leaf = None
     model = provider = ""
     for record in records:
@@ -153,7 +161,7 @@ def read(name: str, records: Iterator[Record], skipped: Skipped) -> Iterator[Tra
         if kind not in ENTRIES or not isinstance(value, dict) or not isinstance(value.get("id"), str):
             skipped.record(kind)
             continue
-        entries[value["id"]], lines[value["id"]] = value, record.line
+        entries[value["id"]], places[value["id"]] = value, Where(name, record.line)
         leaf = value["id"]
         message = _message(value)
         if not model and kind == "model_change":
@@ -162,9 +170,9 @@ def read(name: str, records: Iterator[Record], skipped: Skipped) -> Iterator[Tra
             model, provider = str(message.get("model") or ""), str(message.get("provider") or "")
     path = _path(entries, leaf)
     dialect = dialect_of(model, provider)
-    segments = [segment for segment in _segments(path, lines) if segment]
+    segments = [segment for segment in _segments(path, places) if segment]
     for number, segment in enumerate(segments or [[]]):  # (none: refused, as a log with no conversation)
-        yield transcript(name, NAME, dialect, segment, [], line=1 if number == 0 else segment[0].line)
+        yield transcript(name, NAME, dialect, segment, [], line=1 if number == 0 else segment[0].where.line)
 
 
 def _path(entries: dict[str, dict], leaf: str | None) -> list[dict]:
@@ -179,7 +187,7 @@ def _path(entries: dict[str, dict], leaf: str | None) -> list[dict]:
     return path[::-1]
 
 
-def _segments(path: list[dict], lines: dict[str, int]) -> Iterator[list[Turn]]:
+def _segments(path: list[dict], places: dict[str, Where]) -> Iterator[list[Turn]]:
     """One list of turns per conversation: a compaction starts one anew with its summary and
     the entries it kept (their calls belong to the conversation before)."""
     from ..formats.built import Turn
@@ -187,48 +195,48 @@ def _segments(path: list[dict], lines: dict[str, int]) -> Iterator[list[Turn]]:
     turns: list[Turn] = []
     for index, entry in enumerate(path):
         if entry.get("type") != "compaction":
-            turns += _turns(entry, lines[entry["id"]])
+            turns += _turns(entry, places[entry["id"]])
             continue
         yield turns
         text = COMPACTION_PREFIX + str(entry.get("summary") or "") + COMPACTION_SUFFIX
-        summary = Turn("user", lines[entry["id"]], [text])
+        summary = Turn("user", places[entry["id"]], [text])
         kept_id = entry.get("firstKeptEntryId")
         start = next((k for k in range(index) if path[k].get("id") == kept_id), index)
-        kept = [t for e in path[start:index] if e.get("type") != "compaction" for t in _turns(e, lines[e["id"]])]
+        kept = [t for e in path[start:index] if e.get("type") != "compaction" for t in _turns(e, places[e["id"]])]
         for turn in kept:
             turn.recorded = None
         turns = [summary, *kept]
     yield turns
 
 
-def _turns(entry: dict, line: int) -> list[Turn]:
+def _turns(entry: dict, where: Where) -> list[Turn]:
     """What one entry sends (nothing, for most that are not messages)."""
     from ..formats.built import Turn
 
     kind = entry.get("type")
     if kind == "custom_message":
-        return [Turn("user", line, _pieces(entry.get("content")))]
+        return [Turn("user", where, _pieces(entry.get("content")))]
     if kind == "branch_summary":
-        return [Turn("user", line, [BRANCH_PREFIX + str(entry.get("summary") or "") + BRANCH_SUFFIX])]
+        return [Turn("user", where, [BRANCH_PREFIX + str(entry.get("summary") or "") + BRANCH_SUFFIX])]
     message = _message(entry) if kind == "message" else {}
     role = message.get("role")
     if role in ("user", "custom"):
-        return [Turn("user", line, _pieces(message.get("content")))]
+        return [Turn("user", where, _pieces(message.get("content")))]
     if role == "bashExecution" and not message.get("excludeFromContext"):
-        return [Turn("user", line, [_bash_text(message)])]
+        return [Turn("user", where, [_bash_text(message)])]
     if role == "toolResult" and isinstance(message.get("toolCallId"), str):
         error = bool(message.get("isError"))
-        return [Turn("result", line, _pieces(message.get("content")), call_id=message["toolCallId"], error=error)]
+        return [Turn("result", where, _pieces(message.get("content")), call_id=message["toolCallId"], error=error)]
     if role == "assistant" and message.get("stopReason") not in UNSENT_STOPS:
-        return [_assistant(message, line)]
+        return [_assistant(message, where)]
     return []
 
 
-def _assistant(message: dict, line: int) -> Turn:
+def _assistant(message: dict, where: Where) -> Turn:
     from ..core.model import RecordedCall
     from ..formats.built import Call, Thinking, Turn
 
-    turn = Turn("assistant", line)
+    turn = Turn("assistant", where)
     for block in message.get("content") or ():
         if not isinstance(block, dict):
             continue
@@ -246,7 +254,7 @@ def _assistant(message: dict, line: int) -> Turn:
     turn.recorded = RecordedCall(
         0,
         str(message.get("responseId") or ""),
-        claude_dashes(str(message.get("model") or "")),
+        _model(message),
         sum(_count(p) for p in prompt) if known else None,
         output if isinstance(output, int) else None,
     )

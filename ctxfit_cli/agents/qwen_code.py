@@ -49,7 +49,8 @@ from .spend import Spend
 
 if TYPE_CHECKING:
     from ..core.model import RecordedCall, Transcript
-    from ..formats.assembled import Conversation
+    from ..formats.built import Piece, Turn
+    from ..formats.common import Where
     from ..formats.reading import Record
     from ..formats.skipped import Skipped
 
@@ -167,29 +168,29 @@ def _count(value: object) -> int | None:
 
 def read(name: str, records: Iterator[Record], skipped: Skipped) -> Iterator[Transcript]:
     """The conversations of the session's active branch, one per compression."""
-    from ..formats.assembled import Conversation, dialect_of
+    from ..formats.built import Shape, dialect_of, sends, transcript
     from ..formats.common import Where
 
     chain = _active_branch(records, skipped)
     model = next((str(v.get("model") or "") for v, _ in chain if v["type"] == "assistant"), "")
-    conversation, line, given = Conversation(name, NAME, dialect_of(model)), 1, 0
+    dialect, shape = dialect_of(model), Shape(user_parts=True, result_text=True)
+    turns: list[Turn] = []
+    line, given = 1, 0
     for value, at in chain:
         where = Where(name, at)
         if value["type"] == "system":
-            if conversation:
-                yield conversation.transcript(line, [], given)
+            if sends(turns, dialect):
+                yield transcript(name, NAME, dialect, turns, [], line, given=given, shape=shape)
             payload = value.get("systemPayload")
             history = payload.get("compressedHistory") if isinstance(payload, dict) else None
-            conversation, line = Conversation(name, NAME, conversation.dialect), at
+            turns, line = [], at
             for content in history if isinstance(history, list) else ():
-                _content(conversation, content, where, None, skipped)
-            given = len(conversation)
+                turns += _content(content, where, None, skipped)
+            given = len(turns)
             continue
-        _content(
-            conversation, value.get("message"), where, _call(value) if value["type"] == "assistant" else None, skipped
-        )
-    if conversation:
-        yield conversation.transcript(line, [], given)
+        turns += _content(value.get("message"), where, _call(value) if value["type"] == "assistant" else None, skipped)
+    if sends(turns, dialect):
+        yield transcript(name, NAME, dialect, turns, [], line, given=given, shape=shape)
 
 
 def _active_branch(records: Iterator[Record], skipped: Skipped) -> list[tuple[dict, int]]:
@@ -231,45 +232,40 @@ def _call(value: dict) -> RecordedCall:
     return RecordedCall(0, "", str(value.get("model") or ""), prompt, output)
 
 
-def _content(conversation: Conversation, content: object, where, call: RecordedCall | None, skipped: Skipped) -> None:
-    """One Gemini content of the session as the turns it is: a model reply, or a user turn of
-    results and text."""
+def _content(content: object, where: Where, call: RecordedCall | None, skipped: Skipped) -> list[Turn]:
+    """One Gemini content of the session as the turns it is: a model reply, or the results and
+    text of a user turn."""
+    from ..formats.built import Call, Turn
     from ..formats.common import json_text
 
     if not isinstance(content, dict) or not isinstance(content.get("parts"), list):
-        if call is not None:
-            conversation.assistant((), [], where, call)
-        return
-    texts, calls, results = [], [], []
+        return [Turn("assistant", where, recorded=call)] if call is not None else []
+    texts: list[Piece] = []
+    calls: list[Call] = []
+    results: list[Turn] = []
     for k, part in enumerate(content["parts"]):
         if not isinstance(part, dict):
             continue
         if isinstance(part.get("functionCall"), dict):
             fc = part["functionCall"]
-            calls.append(
-                (
-                    str(fc.get("id") or f"{fc.get('name')}-{where.line}-{k}"),
-                    str(fc.get("name") or ""),
-                    fc.get("args") or {},
-                )
-            )
+            call_id = str(fc.get("id") or f"{fc.get('name')}-{where.line}-{k}")
+            calls.append(Call(call_id, str(fc.get("name") or ""), fc.get("args") or {}))
         elif isinstance(part.get("functionResponse"), dict):
             fr = part["functionResponse"]
             response = fr.get("response")
             output = response.get("output") if isinstance(response, dict) else None
             failed = isinstance(response, dict) and "error" in response
             text = output if isinstance(output, str) else json_text(response if response is not None else {})
-            results.append((str(fr.get("id") or f"{fr.get('name')}-{where.line}-{k}"), text, failed))
+            call_id = str(fr.get("id") or f"{fr.get('name')}-{where.line}-{k}")
+            results.append(Turn("result", where, [text], call_id=call_id, error=failed))
         elif isinstance(part.get("text"), str):
             if not part.get("thought"):
                 texts.append(part["text"])
         else:
             skipped.keys(part, frozenset(("text", "thought", "thoughtSignature", "functionCall", "functionResponse")))
     if content.get("role") == "model":
-        conversation.assistant(texts, calls, where, call)
-    else:
-        conversation.results(results, where)
-        conversation.user(texts, where)
+        return [Turn("assistant", where, texts, calls, recorded=call)]
+    return [*results, Turn("user", where, texts)]
 
 
 AGENT = Agent(

@@ -8,9 +8,9 @@ to tell whose it is, its rows given as plain dicts.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import closing
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 from urllib.parse import quote
 
@@ -28,6 +28,14 @@ def tables(path: str) -> dict[str, frozenset[str]]:
             }
     except sqlite3.DatabaseError:
         return {}
+
+
+def holds(path: str, columns: Mapping[str, frozenset[str]]) -> bool:
+    """Whether `path` is a `.db` file whose tables have (at least) these columns, table by table."""
+    if PurePath(path).suffix != ".db":
+        return False
+    found = tables(path)
+    return all(needed <= found.get(table, frozenset()) for table, needed in columns.items())
 
 
 def rows(path: str, query: str, parameters: tuple = ()) -> Iterator[dict[str, Any]]:

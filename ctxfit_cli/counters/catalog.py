@@ -81,9 +81,21 @@ def key(model: str) -> str:
     ('claude-sonnet-4-5', 'gpt-5.4')
     """
     name = model.lower().strip().rsplit("/", 1)[-1]
-    name = re.sub(r"(@|-)(\d{8}|\d{4}-\d{2}-\d{2}|latest)$", "", name)
-    # Claude's versions are written with dots by some agents (Copilot CLI: claude-sonnet-4.6).
-    return re.sub(r"^(claude-[a-z]+-\d+)\.(\d+)", r"\1-\2", name)
+    return claude_dashes(re.sub(r"(@|-)(\d{8}|\d{4}-\d{2}-\d{2}|latest)$", "", name))
+
+
+_VERSION_DOT = re.compile(r"(?<=\d)\.(?=\d)")
+
+
+def claude_dashes(model: str) -> str:
+    """A Claude model's version with dashes, as Anthropic names it (some agents write dots:
+    GitHub Copilot CLI's `claude-sonnet-4.6`); any other model as it is (OpenAI's and Google's
+    names have dots of their own).
+
+    >>> claude_dashes("claude-sonnet-4.6"), claude_dashes("gpt-5.2"), claude_dashes("claude-opus-4-7")
+    ('claude-sonnet-4-6', 'gpt-5.2', 'claude-opus-4-7')
+    """
+    return _VERSION_DOT.sub("-", model) if "claude" in model.lower() else model
 
 
 def lookup(model: str) -> Entry | None:
