@@ -44,6 +44,7 @@ from .limits import asked_window
 from .log_lines import conversation, describe, kind_of
 from .owner import owner
 from .pool import NotFitted, Pool, WorkerLost
+from .refusals import read_refusal, tighter
 from .settings import Settings, Totals
 from .upstream import Upstream, why_unreachable
 from .usage import ReplyUsage
@@ -341,6 +342,9 @@ class Proxy:
             if fitted is not None and upstream.status >= 400:
                 said = message_of(request.get(_REFUSAL, b""), upstream.headers.get("content-encoding", ""))
                 self.totals.tally(self.totals.refused, f"{upstream.status} {kind_of(said or upstream.reason or '')}")
+                lesson = self._learn(fitted, said, request.get(_REFUSAL, b""))
+                if lesson:
+                    return response, f"{upstream.status} ({lesson})"
         reported = usage.reported()
         if reported is not None and stats is not None:
             stats.prompt_tokens += reported.prompt
@@ -386,6 +390,17 @@ class Proxy:
             await response.write(chunk)
         await response.write_eof()
         return False
+
+    def _learn(self, fitted: Fitted, said: str, body: bytes) -> str:
+        """A refusal of `fitted` as too long makes its conversation's next attempt tighter
+        (`refusals.py`): what the log line says of it ("" for any other error)."""
+        refusal = read_refusal(said, body)
+        if refusal is None or fitted.plan is None or fitted.limits is None or fitted.key is None:
+            return ""
+        share = tighter(refusal, counted=fitted.plan.tokens_after, budget=fitted.limits.budget)
+        self.pool.tighten(fitted, share)
+        next_one = f"the conversation's next request is fitted to {share:.0%} of this one's budget"
+        return f"too long by the provider's count: {next_one}"
 
     def _upstream_error(self, request: web.Request, status: int, why: str) -> web.Response:
         """The provider could not be reached: said at once, in the dialect's error shape, with

@@ -39,7 +39,7 @@ from .bases import BASE_LOST, MIN_BYTES, MIN_SHARED, Base, Bases
 from .body import common_prefix
 from .dialects import HANDLING
 from .frames import frame, receive
-from .worker import Fitted, Setup, base_limit
+from .worker import TIGHTER, Fitted, Setup, base_limit
 
 #: The first element of a body's array is looked for within this many bytes of the array's name.
 ROUTE_BYTES = 4096
@@ -92,7 +92,7 @@ class Worker:
         #: Anchors for conversations this worker serves, sent with the next request it fits:
         #: the one they help is a later request of theirs, which comes here after them, and a
         #: frame of their own would wake the worker once more per request.
-        self.anchors: list[tuple[str, int, Reported]] = []
+        self.anchors: list[tuple] = []  # (key, ticket, Reported), or a refusal's (`tighten`)
 
     def base(self, route: int, ticket: int, body: bytes, whole: bool = False) -> Base:
         """What `body` (sent now, as `ticket`) is sent against: the part it shares with the last
@@ -198,6 +198,14 @@ class Pool:
         if why is None:
             worker.anchors.append((fitted.key, fitted.ticket, reported))
         return why
+
+    def tighten(self, fitted: Fitted, share: float) -> None:
+        """The provider refused `fitted` as too long: its conversation's next requests are
+        fitted to `share` of their budget (`refusals.py`), told with the next request its
+        worker is sent (the retry, which comes there after the agent has the refusal)."""
+        worker = self.workers[fitted.worker] if 0 <= fitted.worker < self.size else None
+        if worker is not None and fitted.key is not None:
+            worker.anchors.append((TIGHTER, fitted.key, share))
 
     def fitting(self) -> int:
         """The requests the workers have in hand."""

@@ -16,7 +16,8 @@ The channel is the worker's stdin and stdout, one frame per message each way (`f
   Gemini's, else ""; `window`: the one its headers opt into, `limits.asked_window`, or None;
   `anchors`: the `(key, ticket, Reported)` of each reply since the last frame that reported the
   size of the prompt it was given, DESIGN §11: each anchors its conversation's next request,
-  which this worker will fit, so they are applied first); `client`: whose the request is
+  which this worker will fit, so they are applied first; or `("tighter", key, share)`: the
+  provider refused one of the conversation's requests as too long); `client`: whose the request is
   (`owner.py`: a digest, never the credential), part of its conversation's key;
 - out: `("ready", pid)` once, then `("fitted", ticket, Fitted, body)` for each fit, in order.
 
@@ -44,6 +45,10 @@ from .dialects import HANDLING
 from .fitting import Limits
 from .frames import read_frame, write_frame
 from .limits import LimitRule
+
+#: What marks a refusal's lesson among a frame's anchors (`Pool.tighten`), and the least share
+#: of its budget any number of refusals leave a conversation.
+TIGHTER, LEAST_BUDGET = "tighter", 0.25
 
 
 @dataclass(frozen=True)
@@ -119,6 +124,13 @@ class Fitting:
         _, session, sent = last
         session.record(reported, sent=sent)
 
+    def tighten(self, key: str, share: float) -> None:
+        """The provider refused a request of conversation `key` as too long: its next ones are
+        fitted to `share` of the budget they had (`refusals.py`)."""
+        conversation = self.conversations.find(key)
+        if conversation is not None:
+            conversation.tighter = max(conversation.tighter * share, LEAST_BUDGET)
+
     def held(self) -> int:
         readers = next(iter(self.readers.values()))
         return self.conversations.held() + readers.held()
@@ -178,7 +190,10 @@ def serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
         (_, ticket, dialect, model, window, anchors, base, client), rest = frame
         for anchor in anchors:
             try:
-                fitting.anchor(*anchor)
+                if anchor[0] == TIGHTER:  # (a refusal's lesson: `Pool.tighten`)
+                    fitting.tighten(*anchor[1:])
+                else:
+                    fitting.anchor(*anchor)
             except Exception:  # an anchor is a help, never a failure: the count is estimated then
                 pass
         body = bases.rebuilt(base, rest)
