@@ -4,7 +4,8 @@ The body is read incrementally (`body.py`: only the bytes that changed since the
 last request are parsed) and fitted with the library's own `Session` (the same core and
 defaults as `fit`), counting with the counter `fit` picks for the request's model (the claude
 profile for a Claude model, `core.choice.counter_for_model`) until a reply anchors it: so a
-fresh proxy, a restart or an eviction sends what `fit` would (DESIGN §15). When nothing had to change, the body goes on as the very bytes the agent
+fresh proxy, a restart or an eviction sends what `fit` would (DESIGN §15). When nothing had to
+change, the body goes on as the very bytes the agent
 sent; when something did, it is the agent's bytes with the messages the fitting left alone
 spliced in unchanged and only the changed ones serialized. What ctxfit cannot read raises here
 (`BodyError`, or whatever a value it cannot handle raises); the proxy forwards such a body
