@@ -214,18 +214,15 @@ class Fitter:
         clearing, trimming, current, original = self.clearing, self.trimming, self.start, batches
         newest_reply = _last_reply(self.history.messages, end)
         mark = clearing.mark()
-        while True:
-            start = trimming.fitting_start(end, batches, current)
-            if start is not None and self._keeps_protected(start):
-                return batches, start
-            if not clearing.release_oldest(newest_reply):
-                break
+        start = trimming.fitting_start(end, batches, current)
+        while (start is None or not self._keeps_protected(start)) and clearing.release_oldest(newest_reply):
             batches = clearing.batch_count()
-        start = trimming.smallest_start(end, batches, current)
-        released = clearing.protect_from > mark[0]
-        if released and start > self.history.results[clearing.protect_from - 1].index:
-            clearing.undo(mark)  # the smallest request keeps none of them: nothing gained
-            batches, start = original, trimming.smallest_start(end, original, current)
+            start = trimming.fitting_start(end, batches, current)
+        if start is None:
+            start = trimming.smallest_start(end, batches, current)
+        if clearing.protect_from > mark[0] and start > self.history.results[clearing.protect_from - 1].index:
+            clearing.undo(mark)  # the cut keeps none of the results released: nothing gained
+            batches, start = original, trimming.choose_start(end, original, current)
         return batches, start
 
     def _keeps_protected(self, start: int) -> bool:
