@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -124,6 +125,37 @@ def test_a_refusal_makes_the_retry_tighter_and_it_is_accepted(tmp_path):
     assert sent[first + 1]["true_tokens"] < sent[first]["true_tokens"]  # the retry: tighter ...
     assert sent[first + 1]["true_tokens"] + ROOM <= 150_000  # ... and within the provider's window
     assert "the conversation's next request is fitted to" in log and "since the provider refused one" in log
+
+
+@needs_realworld
+def test_a_refusal_of_the_reply_room_alone_leaves_the_retry_as_it_was(tmp_path):
+    """Anthropic refuses a prompt that fits its window when `max_tokens` does not ("input length
+    and `max_tokens` exceed context limit: S + M > N"), and Claude Code lowers `max_tokens` to
+    what is left and sends again: the prompt was not too long, so its retry is fitted as before,
+    its newest steps kept, and accepted (issue 33 item 7: the real Claude Code resumed at a
+    70,000-token window through wrap kept 3 of the 45 messages of its first request before)."""
+    record, window, room = tmp_path / "upstream.jsonl", 70_000, 64_000
+    history: list = [{"role": "user", "content": "Read the project's files one by one and sum them up."}]
+    for step, result in enumerate(rounds(20)):
+        call = {"type": "tool_use", "id": f"toolu_{step:04d}", "name": "read_file", "input": {"path": f"f{step}.txt"}}
+        history.append({"role": "assistant", "content": [call]})
+        history.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": call["id"], "content": result}]})
+    with fake_provider(record, 1, "--window", str(window), usage="hidden") as provider:
+        with proxy(provider.url, "--window", str(window)) as front:
+            client = anthropic.Anthropic(base_url=front.url, api_key=KEY, max_retries=0)
+            ask = lambda most: client.messages.create(model=MODEL, max_tokens=most, system=SYSTEM,  # noqa: E731
+                                                      tools=TOOLS, messages=history, timeout=120)
+            try:
+                ask(room)
+                raise AssertionError("the provider took a prompt with 64,000 tokens of room out of 70,000")
+            except anthropic.BadRequestError as error:
+                counted = int(re.search(r"limit: (\d+) \+ 64000 > 70000", str(error)).group(1))
+            ask(window - counted - 1_000)  # (Claude Code's own retry: `max_tokens` lowered to what is left)
+            log = front.stop()
+    first, retry = recorded(record)
+    assert first["body"]["messages"] != history  # (fitted: the whole is ~60,000 tokens by the provider's count)
+    assert retry["body"]["messages"] == first["body"]["messages"], log[-2000:]
+    assert "not tightened" in log and "fitted to 50%" not in log
 
 
 def figures() -> None:

@@ -405,6 +405,8 @@ class Proxy:
         if refusal is None or fitted.plan is None or fitted.limits is None or fitted.key is None:
             return ""
         share = tighter(refusal, counted=fitted.plan.tokens_after, budget=fitted.limits.budget)
+        if share is None:
+            return "the reply's max_tokens refused, the prompt within the window by the provider's count: not tightened"
         self.pool.tighten(fitted, share)
         next_one = f"the conversation's next request is fitted to {share:.0%} of this one's budget"
         return f"too long by the provider's count: {next_one}"

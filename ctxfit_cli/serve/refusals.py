@@ -7,7 +7,12 @@ prompt (S) and what it allows (A: its window, less the reply's room where it say
 attempt gets the budget that ctxfit's count (T) of what the provider allows comes to, A x T / S,
 a little under; where it says no number (the Responses API), 10% less. Each refusal tightens
 once more, never by more than half, so a provider's message that errs cannot shrink a
-conversation to nothing at once.
+conversation to nothing at once. What the provider allows the prompt of a refusal that gives the
+reply's room (prompt + `max_tokens` > window) is its window less the room the proxy itself keeps
+for that reply (`limits.py`: at most a quarter of the window); a prompt the provider counts within
+that was refused for the agent's `max_tokens` alone, which the agent lowers on this very message
+(Claude Code does), so it teaches nothing: fitted tighter, the retry would only lose its newest
+steps (a resumed session at a 70,000-token window went from 45 messages to 3).
 
 >>> refusal = read_refusal("prompt is too long: 212,345 tokens > 200000 maximum")
 >>> refusal
@@ -16,6 +21,9 @@ Refusal(counted=212345, allowed=200000)
 0.914
 >>> tighter(read_refusal("Your input exceeds the context window of this model."), counted=1, budget=1)
 0.9
+>>> room = read_refusal("input length and `max_tokens` exceed context limit: 34937 + 64000 > 70000")
+>>> room.allowed, tighter(room, counted=52_000, budget=52_500) is None  # (70,000 less a quarter)
+(52500, True)
 >>> read_refusal("rate limited") is None
 True
 """
@@ -24,6 +32,8 @@ from __future__ import annotations
 
 import re
 from typing import NamedTuple
+
+from .limits import REPLY_SHARE, reply_room_kept
 
 
 class Refusal(NamedTuple):
@@ -74,15 +84,19 @@ def read_refusal(message: str, body: bytes = b"") -> Refusal | None:
         found = pattern.search(message)
         if found:
             said = {name: int(value.replace(",", "")) for name, value in zip(groups, found.groups())}
-            return Refusal(said["counted"], said["window"] - said.get("room", 0))
+            room = reply_room_kept(said.get("room", 0), round(said["window"] * REPLY_SHARE))
+            return Refusal(said["counted"], said["window"] - room)
     if _WORDLESS.search(message) or b"context_length_exceeded" in body:
         return Refusal()
     return None
 
 
-def tighter(refusal: Refusal, *, counted: int, budget: int) -> float:
+def tighter(refusal: Refusal, *, counted: int, budget: int) -> float | None:
     """The share of `budget` (the refused request's, `counted` by ctxfit) its conversation's
-    next attempt is fitted to."""
+    next attempt is fitted to; None when the provider counts the prompt within what it allows
+    (the reply's room was refused, not the prompt: nothing to tighten)."""
+    if refusal.counted is not None and refusal.allowed is not None and refusal.counted <= refusal.allowed:
+        return None
     if refusal.counted and refusal.allowed and counted > 0 and budget > 0:
         share = MARGIN * refusal.allowed * counted / (refusal.counted * budget)
     else:
