@@ -104,7 +104,7 @@ def counter_for_model(model: str) -> tuple[Counter, str]:
     the seed rule when none is named. Loaded once per model (the proxy asks at every request).
 
     >>> counter_for_model("claude-sonnet-4-5")[0].name, counter_for_model("")[0].name
-    ('claude', 'seed')
+    ('profile:claude@2', 'seed')
     """
     if not model:
         return SEED, "seed rule: the request names no model"
