@@ -50,6 +50,15 @@ class NoConversation(BadInput):
     `summary` record): nothing to report, but nothing wrong with the other inputs either."""
 
 
+class UsageOnly(NoConversation):
+    """The input records usage but not the conversation (Cline's `ui_messages.json`): `format`
+    names it, so that `sessions` still reports its session from the usage."""
+
+    def __init__(self, path: str, format: str, problem: str) -> None:
+        super().__init__(path, None, problem)
+        self.format = format
+
+
 class UsageProblem(CtxfitError):
     """The command was called in a way that cannot work (e.g. no input on a terminal)."""
 

@@ -14,6 +14,18 @@ FORMATS = (
     "opencode",
     "gemini",
     "gemini-cli",
+    "copilot-cli",
+    "pi",
+    "cursor",
+    "opencode-export",
+    "continue",
+    "cline-ui",
+    "kilo-code",
+    "opencode-db",
+    "qwen-code",
+    "goose",
+    "amp",
+    "crush",
 )
 #: The longest line (or single JSON document) read by default, in MiB. A provider refuses a
 #: request over 32 MB, so no real record is longer; `--max-line-mb` raises it.

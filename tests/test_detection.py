@@ -94,15 +94,3 @@ def test_detection_reads_at_most_a_megabyte_of_unknown_records():
         list(read_transcripts("r.jsonl", io.BytesIO(big * 2 + codex_rollout_after(0))))
 
 
-@pytest.mark.parametrize("record, agent", [
-    ({"type": "session.start", "data": {"sessionId": "s"}}, "GitHub Copilot CLI"),
-    ({"type": "session", "version": 3, "id": "x"}, "Pi coding agent"),
-    ({"role": "user", "message": {"content": [{"type": "text", "text": "hi"}]}}, "Cursor agent transcript"),
-    ({"sessionId": "s", "history": [], "title": "t"}, "Continue session"),
-    ({"info": {"id": "ses_1"}, "messages": [{"info": {}, "parts": []}]}, "OpenCode export"),
-])
-def test_a_log_of_an_agent_ctxfit_does_not_read_yet_is_refused_naming_the_agent(record, agent):
-    from ctxfit_cli.errors import BadInput
-
-    with pytest.raises(BadInput, match=f"this looks like .*{agent}.*, which ctxfit does not read yet"):
-        list(read_transcripts("log.jsonl", io.BytesIO(orjson.dumps(record) + b"\n")))

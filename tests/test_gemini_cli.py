@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import os
+import json
 import shutil
 import subprocess
 import sys
@@ -241,3 +242,17 @@ def test_sessions_on_a_new_users_home_lists_every_gemini_chat(tmp_path):
     assert (legacy["agent"], legacy["project"], legacy["models"]) == ("Gemini CLI", "web", ["gemini-2.5-pro"])
     assert legacy["peak"] == 5480 and legacy["peak_source"] == "recorded" and legacy["window"] == 1_048_576
     assert rows["live-1"]["project"] == "api"
+
+
+@needs_realworld
+def test_a_gemini_cli_session_costs_what_its_replies_record():
+    """Each reply's `tokens`: cached input a cache read, thoughts billed as output (ccusage 20.0.24
+    gives this session $0.0074701: tests/test_fake_home.py compares them where npm is)."""
+    from ctxfit_cli.cli.app import app
+    from typer.testing import CliRunner
+
+    result = CliRunner().invoke(app, ["sessions", "--json", str(REALWORLD / "gemini-cli" / "jsonl_v040.jsonl")])
+    [row] = json.loads(result.stdout)["sessions"]
+    cost = row["cost"]
+    assert (cost["input"], cost["cache_read"], cost["output"]) == (12_422, 11_502, 228)
+    assert cost["usd"] == pytest.approx(0.0074701, rel=0.01)

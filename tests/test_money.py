@@ -37,9 +37,12 @@ def test_every_model_family_of_the_window_table_has_prices():
     assert table.date == "2026-12-07"
     for model in ("claude-opus-4-8", "claude-opus-4-8-fast", "gpt-5.4", "gpt-5.3-codex-spark", "gemini-3.1-pro-preview",
                   "claude-opus-4-6", "claude-sonnet-4-5-20250929", "claude-haiku-4-5-20251001", "gpt-5-codex",
-                  "gpt-5.3-codex", "gpt-4.1", "gpt-4o", "o3", "gemini-2.5-pro", "gemini-2.5-flash"):
+                  "gpt-5.3-codex", "gpt-4.1", "gpt-4o", "o3", "gemini-2.5-pro", "gemini-2.5-flash", "claude-opus-4-7"):
         assert table.price(model) is not None, model
-    assert table.price("claude-opus-4-7") is None  # an unknown model is not priced as an older one
+    # A model the table lacks is priced by the providers' catalog under its own name (issue #34 item 5),
+    # never silently as an older one.
+    listed = table.price("gpt-6.1-terra")
+    assert listed.name == "gpt-6.1-terra" and listed.source.startswith("gpt-6.1-terra in genai-prices")
 
 
 def test_long_context_and_one_hour_cache_rates():
@@ -163,13 +166,16 @@ def test_recorded_cost_per_session_agrees_with_ccusage_within_one_percent():
 
 
 def _inline_subagent_cost(log: Path) -> float:
-    """The cost of the sub-agents' replies a Claude Code log holds inline, priced as ctxfit prices them."""
+    """The cost of the sub-agents' replies a Claude Code log holds inline, priced as ctxfit prices
+    them: those of sub-agents whose own log is not beside it (ctxfit counts those in their own
+    log's row, as ccusage does: fleet/combine.py)."""
     if not log.is_file():
         return 0.0
     spend = Spend()
     for line in log.read_bytes().splitlines():
         record = json.loads(line)
-        if record.get("type") == "progress":
+        agent = record.get("data", {}).get("agentId") if isinstance(record.get("data"), dict) else None
+        if record.get("type") == "progress" and not (log.parent / f"{log.stem}_agent-{agent}.jsonl").is_file():
             spend.claude_code_subagent(record)
     return view.session_cost(spend.totals(), load_prices())["usd"] or 0.0
 

@@ -315,3 +315,18 @@ def test_numpy_pair_histogram_in_chunks(monkeypatch):
     for n in (40_000, 40_001, 77_777):
         text = "".join(rng.choice(pool) for _ in range(n))
         assert _profiles._class_counts_numpy(text) == _profiles._class_counts_python(text)
+
+
+@pytest.mark.parametrize("length", [2048, 2049, 4095, 4096, 4097, 70_000, (1 << 20) + 5])
+def test_long_ascii_texts_count_the_same_whatever_masks_earlier_texts_left(length, monkeypatch):
+    from ctxfit_cli.counters import char_classes
+    """The popcount masks grow with the longest text measured so far: a text longer than the
+    last one, or shorter, counts what `bytes.count` counts."""
+    monkeypatch.setattr(char_classes, "_masks", ())
+    alphabet = "aeiouXYZ0123 \n()[]{}.,;:!?-_qwrtpsdfghjklzxcvbnm"
+    for n in (length, length // 2 + 2048, length * 2):
+        text = (alphabet * (n // len(alphabet) + 1))[:n]
+        flags = text.encode().translate(char_classes._ASCII_FLAGS)
+        want = [flags.count(bytes([1 << i])) for i in range(8)]
+        upper, vowel, rare, _letter, digit, space, newline, bracket, punct = char_classes._ascii_counts(text)[:9]
+        assert [upper, vowel, rare, digit, space, newline, bracket, punct] == want, n

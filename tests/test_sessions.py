@@ -143,3 +143,27 @@ def test_a_big_log_held_in_outline_gives_the_rows_of_the_log_held_whole(name, mo
     monkeypatch.setattr(log_outline, "MIN_BYTES", 1)
     assert log_outline.worth_it(str(REALWORLD / "claude-code" / name), "claude-code")
     assert rows() == whole and whole
+
+
+@needs_realworld
+def test_a_sub_agent_whose_replies_are_inline_and_in_its_own_log_is_counted_once(tmp_path):
+    """Claude Code 2.1 writes a sub-agent's replies inline in its parent's log (agent_progress) and
+    in the sub-agent's own log: read together, each reply is counted once, in the sub-agent's row."""
+    parent = REALWORLD / "claude-code" / "spotter_4d5611e5.jsonl"
+    child = REALWORLD / "claude-code" / "spotter_4d5611e5_agent-a2898e3.jsonl"
+
+    def costs(*logs):
+        folder = tmp_path / str(len(logs))
+        folder.mkdir()
+        for log in logs:
+            shutil.copy(log, folder / log.name)
+        result = runner.invoke(app, ["sessions", "--json", "--no-cache", str(folder)])
+        return {row["id"].rsplit("/", 1)[-1]: row["cost"]["usd"] for row in json.loads(result.stdout)["sessions"]}
+
+    alone, both = costs(parent), costs(parent, child)
+    parent_id = "4d5611e5-241a-462a-8d15-5122611a9569"
+    assert both["a2898e3"] > 0
+    inline = alone[parent_id] - both[parent_id]
+    # What the parent held inline of this sub-agent (11 of its 12 replies) is now its own row's.
+    assert 0 < inline < both["a2898e3"]
+    assert both[parent_id] + both["a2898e3"] < alone[parent_id] + both["a2898e3"]

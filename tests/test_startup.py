@@ -14,26 +14,48 @@ import tempfile
 from unittest import mock
 
 import pytest
+from conftest import ROOT, SAMPLES
 from typer.main import get_command
 from typer.testing import CliRunner
 
-from conftest import ROOT, SAMPLES
 from ctxfit_cli.cli.app import app
 from ctxfit_cli.cli.defaults import DEFAULTS
 
 #: What the whole library, the readers and rich would add to `ctxfit --help`.
 HEAVY_FOR_HELP = {
-    "ctxfit_cli.api", "ctxfit_cli.core.estimate", "ctxfit_cli.core.fitting", "ctxfit_cli.core.model",
-    "ctxfit_cli.core.options", "dataclasses",
-    "ctxfit_cli.core.validate", "ctxfit_cli.formats", "ctxfit_cli.fleet", "ctxfit_cli.replay",
-    "ctxfit_cli.cli.many", "ctxfit_cli.cli.render", "orjson", "regex", "rich",
+    "ctxfit_cli.api",
+    "ctxfit_cli.core.estimate",
+    "ctxfit_cli.core.fitting",
+    "ctxfit_cli.core.model",
+    "ctxfit_cli.core.options",
+    "dataclasses",
+    "ctxfit_cli.core.validate",
+    "ctxfit_cli.formats",
+    "ctxfit_cli.fleet",
+    "ctxfit_cli.replay",
+    "ctxfit_cli.cli.many",
+    "ctxfit_cli.cli.render",
+    "orjson",
+    "regex",
+    "rich",
 }
 #: What `ctxfit estimate` on one small file does not use: no fitting, replay or validation.
 UNUSED_BY_ESTIMATE = {
-    "ctxfit_cli.api", "ctxfit_cli.cli.html_report", "ctxfit_cli.core.fitting", "ctxfit_cli.core.plan",
-    "ctxfit_cli.core.validate", "ctxfit_cli.counters.tokenizers", "ctxfit_cli.fleet.meta",
-    "ctxfit_cli.formats.payload", "ctxfit_cli.replay.policies", "ctxfit_cli.replay.simulation",
-    "ctxfit_cli.serve", "hashlib", "regex", "rich.progress", "tiktoken",
+    "ctxfit_cli.api",
+    "ctxfit_cli.cli.html_report",
+    "ctxfit_cli.core.fitting",
+    "ctxfit_cli.core.plan",
+    "ctxfit_cli.core.validate",
+    "ctxfit_cli.counters.tokenizers",
+    "ctxfit_cli.fleet.meta",
+    "ctxfit_cli.formats.payload",
+    "ctxfit_cli.replay.policies",
+    "ctxfit_cli.replay.simulation",
+    "ctxfit_cli.serve",
+    "hashlib",
+    "regex",
+    "rich.progress",
+    "tiktoken",
 }
 
 _RUN = """
@@ -52,8 +74,14 @@ def loaded_by(*args: str, cache: str | None = None) -> set[str]:
     """The modules a `ctxfit` run (through the console script's `main`) has imported when it ends,
     with `cache` as its cache folder (default: an empty one, so that the files are read)."""
     env = {**os.environ, "XDG_CACHE_HOME": cache or tempfile.mkdtemp(prefix="ctxfit-startup-cache-")}
-    done = subprocess.run([sys.executable, "-c", _RUN, *args], capture_output=True, cwd=ROOT,
-                          stdin=subprocess.DEVNULL, timeout=120, env=env)
+    done = subprocess.run(
+        [sys.executable, "-c", _RUN, *args],
+        capture_output=True,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        env=env,
+    )
     last = done.stderr.decode().rstrip("\n").rsplit("\n", 1)[-1]
     assert last.startswith("loaded: "), done.stderr.decode()
     return set(last.removeprefix("loaded: ").split())
@@ -97,7 +125,11 @@ def test_estimate_of_the_claude_code_sample_counts_without_numpy(args):
 
 
 def test_a_big_text_is_counted_with_numpy_once_its_import_pays():
-    done = subprocess.run([sys.executable, "-c", """
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            """
 import sys
 from ctxfit_cli.counters import char_classes as cc
 cc.class_counts("short text, мир " * 100)
@@ -105,7 +137,12 @@ before = "numpy" in sys.modules
 long = "long text, мир " * (cc.NUMPY_AFTER_CHARS // 15 + 1)
 vector = cc.class_counts(long)
 print(before, "numpy" in sys.modules, vector == cc._class_counts_python(long))
-"""], capture_output=True, cwd=ROOT, timeout=120)
+""",
+        ],
+        capture_output=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert done.stdout.split() == [b"False", b"True", b"True"], done.stderr
 
 
@@ -122,6 +159,7 @@ def test_estimate_json_loads_no_rich(tmp_path):
 
 def test_the_help_shows_fit_options_own_defaults():
     from ctxfit_cli.core.fitting import FitOptions
+
     defaults = {f.name: f.default for f in dataclasses.fields(FitOptions)}
     assert {name: defaults[name] for name in vars(DEFAULTS)} == vars(DEFAULTS)
     shown = CliRunner().invoke(app, ["fit", "--help"], terminal_width=200).stdout
@@ -132,9 +170,16 @@ def test_the_help_shows_fit_options_own_defaults():
 
 # --- the group that builds a command only when it is used -----------------------------------
 
-EVERY = [[], ["--help"], ["--version"], ["estimat"], ["nope"], ["fit", "--hlep"], ["note"],
-         ["--show-completion", "bash"]] + [[c.name or c.callback.__name__.removesuffix("_command"), "--help"]
-                                           for c in app.registered_commands]
+EVERY = [
+    [],
+    ["--help"],
+    ["--version"],
+    ["estimat"],
+    ["nope"],
+    ["fit", "--hlep"],
+    ["note"],
+    ["--show-completion", "bash"],
+] + [[c.name or c.callback.__name__.removesuffix("_command"), "--help"] for c in app.registered_commands]
 
 
 def invoke(group, args: list[str]):
@@ -163,10 +208,22 @@ def test_the_group_builds_only_the_command_it_runs():
 #: What a `sessions` run whose every file the cache holds has no use for (issue #36): no reader,
 #: no counter, no numpy, no policy, no worker process.
 UNUSED_BY_A_WARM_SESSIONS = {
-    "ctxfit_cli.formats", "ctxfit_cli.core.model", "ctxfit_cli.core.choice", "ctxfit_cli.counters.profiles",
-    "ctxfit_cli.counters.tokenizers", "ctxfit_cli.counters.char_classes", "ctxfit_cli.fleet.meta",
-    "ctxfit_cli.fleet.spend", "ctxfit_cli.replay.policies", "ctxfit_cli.core.fitting", "numpy", "tiktoken",
-    "pickle", "concurrent.futures.process", "multiprocessing", "rich",
+    "ctxfit_cli.formats",
+    "ctxfit_cli.core.model",
+    "ctxfit_cli.core.choice",
+    "ctxfit_cli.counters.profiles",
+    "ctxfit_cli.counters.tokenizers",
+    "ctxfit_cli.counters.char_classes",
+    "ctxfit_cli.fleet.meta",
+    "ctxfit_cli.fleet.spend",
+    "ctxfit_cli.replay.policies",
+    "ctxfit_cli.core.fitting",
+    "numpy",
+    "tiktoken",
+    "pickle",
+    "concurrent.futures.process",
+    "multiprocessing",
+    "rich",
 }
 
 
@@ -182,3 +239,17 @@ def test_sessions_over_files_the_cache_holds_loads_no_reader_counter_or_numpy(tm
     warm = loaded_by("sessions", "--json", str(folder), cache=cache)
     assert under(warm, UNUSED_BY_A_WARM_SESSIONS) == set()
     assert "ctxfit_cli.fleet.summary_cache" in warm
+
+
+def test_the_agents_registry_is_light():
+    """Every agent's declaration (folders, file names, recognition) is known without a reader
+    loaded: a warm `sessions` walks the agents' folders from it."""
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import sys, ctxfit_cli.agents; print(' '.join(sys.modules))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    heavy = {m for m in loaded if m.startswith(("ctxfit_cli.formats", "ctxfit_cli.core", "ctxfit_cli.counters"))}
+    assert heavy == set()
+    assert "numpy" not in loaded

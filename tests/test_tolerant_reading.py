@@ -243,3 +243,36 @@ def test_a_log_read_in_pieces_counts_the_records_and_keys_it_skipped_as_one_proc
     assert split is not None
     assert split.unread == item["unread"]
     assert sum(item["unread"]["records"].values()) == len(inserted) and item["unread"]["keys"]["zz-key"] > 0
+
+
+#: Records whose `type` (or `role`, `message`, `info`, `history`) is a list or an object where every
+#: agent writes a string: the shapes each reader asks of a record first.
+ODD_SHAPES = [
+    {key: (odd if value is ... else value) for key, value in shape.items()}
+    for odd in (["x"], {"a": 1})
+    for shape in [
+        {"type": ..., "uuid": "u", "sessionId": "s"}, {"type": ..., "payload": {}},
+        {"type": ..., "data": {}, "id": "x", "parentId": None}, {"role": ..., "content": "x"},
+        {"role": "user", "message": ...}, {"info": ..., "messages": []}, {"history": ..., "sessionId": "s"},
+        {"type": ..., "version": 3, "id": "x"},
+    ]
+]
+EVERY_LOG = sorted(
+    p for p in [*REALWORLD.glob("*/*"), *(Path(__file__).parent / "agent_schemas").glob("*")]
+    if p.is_file() and p.suffix not in (".md", ".db")
+)
+
+
+@needs_realworld
+@pytest.mark.parametrize("path", EVERY_LOG, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_a_record_whose_type_is_not_a_string_is_never_an_internal_error(path):
+    """Every reader, handed a log with records whose `type` (or role, …) is a list or an object in
+    front: it reads the log or refuses it in one line, never an internal error."""
+    from ctxfit_cli.errors import BadInput, NoConversation
+
+    odd = b"".join(orjson.dumps(shape) + b"\n" for shape in ODD_SHAPES)
+    try:
+        for transcript in read_transcripts(str(path), io.BytesIO(odd + path.read_bytes())):
+            list(transcript.messages)
+    except (BadInput, NoConversation):
+        pass

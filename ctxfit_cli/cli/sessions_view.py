@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import textwrap
+from collections.abc import Iterable
 from typing import TextIO
 
 #: The widest the layout gets, on any terminal: a compact table reads better than a wide one.
@@ -176,7 +177,15 @@ def legend(total_width: int, *, grouped: bool = False, prices: str = "") -> list
     return textwrap.wrap(text, total_width, break_on_hyphens=False)
 
 
-def prices_label(date: str, source: str) -> str:
-    """'of 2026-12-07 (ctxfit's table; --prices FILE to change)'."""
+def prices_label(date: str, source: str, rows: Iterable[dict] = ()) -> str:
+    """'of 2026-12-07 (ctxfit's table; --prices FILE to change)', and where the price of each
+    model the table lacks came from (the providers' catalog, a family's newest model).
+
+    >>> prices_label("2026-12-07", "shipped", [{"cost": {"priced_by": {"claude-fable-5": "claude-fable-5 in X"}}}])
+    "of 2026-12-07 (ctxfit's table; --prices FILE to change); claude-fable-5: claude-fable-5 in X"
+    """
     where = "ctxfit's table; --prices FILE to change" if source == "shipped" else source
-    return f"of {date} ({where})"
+    others: dict[str, str] = {}
+    for row in rows:
+        others.update(row["cost"].get("priced_by") or {})
+    return f"of {date} ({where})" + "".join(f"; {model}: {why}" for model, why in sorted(others.items()))

@@ -310,10 +310,23 @@ _ASCII_FLAGS = bytes(
 )
 #: Below this many characters `count` is faster: building the big integer costs more than it saves.
 _POPCOUNT_FROM = 2048
-#: The flags are read this many bytes at a time, so the eight masks are built once (at import, 1 MiB
-#: each) and an integer never grows past that size, whatever the length of the text.
+#: The flags are read at most this many bytes at a time, so an integer never grows past that size,
+#: whatever the length of the text.
 _MASK_CHARS = 1 << 20
-_MASKS = tuple(int.from_bytes(bytes([1 << i]) * _MASK_CHARS, "little") for i in range(8))
+#: The eight masks, as long as the longest text measured so far needed (a power of two, at most
+#: `_MASK_CHARS`): built on demand, since building them at 1 MiB each cost every process ~25 ms
+#: at import (8 MB of integers) though most texts are a few KB.
+_masks: tuple[int, ...] = ()
+
+
+def _masks_for(n: int) -> tuple[int, ...]:
+    global _masks
+    size = min(_MASK_CHARS, 1 << (n - 1).bit_length())
+    if not _masks or _masks[0].bit_length() < 8 * size - 7:  # (mask i's top bit is bit 8 * size - 8 + i)
+        _masks = tuple(int.from_bytes(bytes([1 << i]) * size, "little") for i in range(8))
+    return _masks
+
+
 _FLAG_BYTES = tuple(bytes([1 << i]) for i in range(8))
 _TAIL = (0,) * (N_CLASSES - 9)  # ASCII text has no character of the non-ASCII classes
 
@@ -326,9 +339,10 @@ def _ascii_counts(text: str) -> tuple[int, ...]:
         c = [flags.count(b) for b in _FLAG_BYTES]
     else:
         c = [0] * 8
+        masks = _masks_for(n)
         for start in range(0, n, _MASK_CHARS):
             x = int.from_bytes(flags[start : start + _MASK_CHARS], "little")
-            for i, mask in enumerate(_MASKS):
+            for i, mask in enumerate(masks):
                 c[i] += (x & mask).bit_count()
     upper, vowel, rare, digit, space, newline, bracket, punct = c
     letter = n - sum(c)

@@ -11,13 +11,16 @@ agents use by default then: Claude Code `claude-opus-4-8`, Codex `gpt-6.2-sol`, 
 believed over this table. Opt-in larger windows (Anthropic's 1M-token context beta for Sonnet
 4/4.5 and Opus 4.6) are not assumed for a log: pass ``--window 1000000`` when your agent uses
 them (the proxy sees a request opt in, by its `anthropic-beta` header, and fits it to 1,000,000).
-A model of a known family that the table does not name (a newer `claude-*`, `gpt-*` or
-`gemini-*`) gets its family's newest window, and the window's source says so.
+A model the table does not name takes the window the providers' catalog lists for it
+(`catalog.py`, from genai-prices); one the catalog lacks too, of a known family (a newer
+`claude-*`, `gpt-*` or `gemini-*`), gets its family's newest window. The source says which.
 
 >>> family("claude-opus-4-6").profile, family("claude-opus-4-6").window
 ('claude', 200000)
 >>> family("claude-opus-4-8").window, family("gpt-6.2-sol").window, total_context("gpt-6.2-sol")
 (1000000, 922000, 1050000)
+>>> window_for(["deepseek-chat"])
+(64000, 'deepseek-chat window (genai-prices 0.2.5, 2026-12-07)')
 >>> window_for(["gpt-7-nova"])
 (922000, "GPT window: gpt-7-nova is not in the 2026-12 table, its family's newest taken")
 >>> family("openrouter/openai/gpt-4.1-mini").profile
@@ -153,8 +156,22 @@ def window_for(models: Iterable[str], recorded: int | None = None) -> tuple[int 
         return recorded, "recorded by the log"
     model = main_model(models)
     found = family(model) if model else None
+    if found is not None and not found.fallback:
+        return found.window, f"{found.name} window ({TABLE_DATE} table)"
+    listed = _listed_window(model) if model else None
+    if listed is not None:
+        return listed
     if found is None:
         return None, "default"
-    if found.fallback:
-        return found.window, f"{found.name} window: {model} is not in the {TABLE_DATE} table, its family's newest taken"
-    return found.window, f"{found.name} window ({TABLE_DATE} table)"
+    return found.window, f"{found.name} window: {model} is not in the {TABLE_DATE} table, its family's newest taken"
+
+
+def _listed_window(model: str) -> tuple[int, str] | None:
+    """(window, source) from the providers' catalog (`catalog.py`), for a model the table does
+    not name; None where the catalog gives no window for it either."""
+    from . import catalog
+
+    entry = catalog.lookup(model)
+    if entry is None or not entry.window:
+        return None
+    return entry.window, f"{entry.name} window ({catalog.describe_source()})"

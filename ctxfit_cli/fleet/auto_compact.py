@@ -32,4 +32,7 @@ def compaction_at(format: str, window: int) -> int | None:
         return int(window * CODEX_SHARE)
     if format == "gemini-cli":
         return int(window * GEMINI_CLI_SHARE)
-    return None
+    from ..agents import BY_NAME
+
+    agent = BY_NAME.get(format)
+    return agent.compaction_at(window) if agent is not None else None

@@ -5,9 +5,14 @@ the combined report is the same. A session read twice (the same log copied to tw
 resumed Claude Code session whose new log repeats the old one's replies) is counted once:
 
 - two sessions with the same agent and id are one; the one with more replies is kept (the first
-  on a tie);
+  on a tie); one read from a log of usage only (Cline's `ui_messages.json`, beside the task's
+  conversation in `api_conversation_history.json`) gives way to the conversation's, which
+  takes its recorded cost and tokens where it records none (and its dates);
 - a session whose reply ids all appear, in the same order from the start, in a longer session of
-  the same agent is a copy of that session's beginning, and is left out.
+  the same agent is a copy of that session's beginning, and is left out;
+- a sub-agent whose replies its parent's log holds inline (Claude Code 2.1's `agent_progress`)
+  and whose own log is read too is counted in its own log's row: its cost is taken off the
+  parent's.
 """
 
 from __future__ import annotations
@@ -69,7 +74,27 @@ def combine(results: list[FileResult]) -> Combined:
             candidates.extend(Kept(result.path, unit) for unit in result.units)
     chosen = _one_per_key(candidates, combined)
     combined.kept = _without_copies(chosen, combined)
+    _subagents_once(combined.kept)
     return combined
+
+
+def _subagents_once(kept: list[Kept]) -> None:
+    """Take off a parent session's spend what its sub-agents cost where their own logs are read
+    too (their sessions are named `<parent id>/<agent id>`, `meta.py`)."""
+    by_key = {(k.unit.meta.agent, k.unit.meta.id): k.unit.meta for k in kept if k.unit.meta is not None}
+    for agent, name in list(by_key):
+        parent_id, _, agent_id = name.rpartition("/")
+        parent = by_key.get((agent, parent_id)) if parent_id else None
+        inline = getattr(parent, "inline_agents", None) or {}
+        if parent is None or agent_id not in inline:
+            continue
+        spend = {key: list(counts) for key, counts in parent.spend.items()}
+        for key, counts in inline[agent_id].items():
+            left = spend.get(key)
+            if left is not None:
+                spend[key] = [max(0, a - b) for a, b in zip(left, counts)]
+        parent.spend = {key: counts for key, counts in spend.items() if any(counts)}
+        parent.inline_agents = {a: t for a, t in inline.items() if a != agent_id}
 
 
 def _one_per_key(candidates: list[Kept], combined: Combined) -> list[Kept]:
@@ -80,16 +105,42 @@ def _one_per_key(candidates: list[Kept], combined: Combined) -> list[Kept]:
             best[("", id(kept))] = kept
             continue
         other = best.get(meta.key)
-        if other is None or len(meta.message_ids) > len(_meta(other).message_ids):
+        if other is None or _rank(kept) > _rank(other):
             best[meta.key] = kept
     result = [kept for kept in candidates if any(kept is b for b in best.values())]
     for kept in candidates:
         if not any(kept is r for r in result):
             winner = best[_meta(kept).key]
-            combined.skipped.append(
-                (kept.path, f"the same session as {winner.path} ({_meta(kept).agent} {_meta(kept).id}): counted once")
-            )
+            named = f"{_meta(kept).agent} {_meta(kept).id}"
+            if _usage_only(kept) and not _usage_only(winner):
+                _take_usage(_meta(winner), _meta(kept))
+                combined.skipped.append((kept.path, f"the usage of the session in {winner.path} ({named}): one row"))
+            else:
+                combined.skipped.append((kept.path, f"the same session as {winner.path} ({named}): counted once"))
     return result
+
+
+def _rank(kept: Kept) -> tuple[bool, int]:
+    """Which of two readings of one session is kept: a conversation before a log of usage only,
+    then the one with more replies."""
+    return not _usage_only(kept), len(_meta(kept).message_ids)
+
+
+def _usage_only(kept: Kept) -> bool:
+    """Read from a log of usage only: nothing was estimated (`session_file.usage_part`)."""
+    items = kept.unit.items
+    return bool(items) and all(isinstance(item, dict) and item.get("estimated_peak", 0) is None for item in items)
+
+
+def _take_usage(conversation: SessionMeta, usage: SessionMeta) -> None:
+    """The recorded usage of a session's log of usage only, given to its conversation's row
+    where that records none; the dates of both."""
+    if not conversation.spend and getattr(conversation, "usd", None) is None:
+        conversation.spend, conversation.usd = usage.spend, getattr(usage, "usd", None)
+    for moment in (usage.started, usage.last):
+        if moment is not None:
+            conversation.started = moment if conversation.started is None else min(conversation.started, moment)
+            conversation.last = moment if conversation.last is None else max(conversation.last, moment)
 
 
 def _meta(kept: Kept) -> SessionMeta:

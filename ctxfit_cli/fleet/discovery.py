@@ -11,14 +11,17 @@
 |             | and `globalStorage/saoudrizwan.claude-dev/tasks` of VS Code (and its forks)    |
 | Roo Code    | `globalStorage/rooveterinaryinc.roo-cline/tasks` of VS Code (and its forks)      |
 | OpenCode    | `$XDG_DATA_HOME/opencode/storage`; otherwise `~/.local/share/opencode/storage`   |
+|             | (before 1.2); its database, `opencode.db` there or `$OPENCODE_DB` (`agents/opencode_db.py`) |
 
 VS Code's user folder is `~/.config/<app>/User` on Linux and `~/Library/Application Support/<app>/User`
 on macOS, for each of Code, Code - Insiders, VSCodium, Cursor and Windsurf. aider writes its
 history into the project folder, so it has no default folder: give the project folder (or its
 `.aider.chat.history.md`).
 
-In a folder, a Cline task folder is read as its `api_conversation_history.json` (not its other
-files), and an OpenCode storage folder as its session files (each reads its messages and parts).
+In a folder, a Cline task folder is read as its `api_conversation_history.json` and its
+`ui_messages.json` (usage: one session with the history's, `fleet/combine.py`), not its other
+files; an OpenCode storage folder as its session files (each reads its messages and parts); and
+Continue's index of its sessions (`sessions/sessions.json`) is left out.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+
+from ..agents import REGISTRY, cline_ui, continue_dev
 
 #: What a directory is searched for, recursively.
 LOG_SUFFIXES = (".jsonl", ".json", ".traj")
@@ -53,11 +58,17 @@ def default_folders(environ: Mapping[str, str] | None = None) -> list[str]:
     gemini = sorted((gemini_home / ".gemini" / "tmp").glob("*/chats"))
     folders = [c / "projects" for c in claude] + [codex / "sessions"] + gemini
     folders += _cline_folders(environ, home) + [_opencode_storage(environ, home)]
+    folders += [folder for agent in REGISTRY for folder in agent.folders(environ, home)]
     seen: list[str] = []
-    for folder in folders:
-        if folder.is_dir() and str(folder) not in seen:
+    for folder in folders:  # (or a file: an agent's database)
+        if (folder.is_dir() or folder.is_file()) and str(folder) not in seen:
             seen.append(str(folder))
     return seen
+
+
+def _file_names() -> frozenset[str]:
+    """Files found by their name in a folder (beside those ending as logs do)."""
+    return frozenset((AIDER_HISTORY, *(name for agent in REGISTRY for name in agent.file_names)))
 
 
 def _cline_folders(environ: Mapping[str, str], home: Path) -> list[Path]:
@@ -98,15 +109,21 @@ def _walk(folder: str) -> list[str]:
     """The logs under `folder`: regular files only (a symlink to one included). A FIFO or a
     device named like a log (`live.jsonl`) is no log to survey: opening it would wait for a
     writer forever. Named directly, it is read as a stream."""
-    found = []
+    found: list[str] = []
+    by_name = _file_names()
     for root, dirs, names in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         if _is_opencode_storage(root, dirs):
             dirs[:] = ["session"]  # each session file reads its own messages and parts
             continue
-        if CLINE_HISTORY in names:  # a Cline task: its other files are the agent's bookkeeping
-            if os.path.isfile(os.path.join(root, CLINE_HISTORY)):
-                found.append(os.path.join(root, CLINE_HISTORY))
+        if CLINE_HISTORY in names or cline_ui.FILE_NAME in names:
+            # A Cline task: its conversation, and its usage (`agents/cline_ui.py`: one session,
+            # `combine.py`); its other files are the agent's bookkeeping.
+            found.extend(
+                path
+                for path in (os.path.join(root, n) for n in (CLINE_HISTORY, cline_ui.FILE_NAME) if n in names)
+                if os.path.isfile(path)
+            )
             continue
         # Regular files only: a FIFO (or a device) in a log folder would block the read forever.
         found.extend(
@@ -114,7 +131,8 @@ def _walk(folder: str) -> list[str]:
             for path in (
                 os.path.join(root, n)
                 for n in sorted(names)
-                if (n.endswith(LOG_SUFFIXES) and not n.startswith(".")) or n == AIDER_HISTORY
+                if ((n.endswith(LOG_SUFFIXES) and not n.startswith(".")) or n in by_name)
+                and not continue_dev.is_index(root, n)
             )
             if os.path.isfile(path)
         )

@@ -41,7 +41,7 @@ from .auto_compact import compaction_at
 from .discovery import default_folders, expand
 from .follow import Follower
 from .live_records import HANDLERS, Records
-from .meta import AGENTS
+from .meta import agent_title
 from .tally import Tally, calls_left
 
 #: A window no log names and no model table gives (as the other commands assume).
@@ -180,7 +180,7 @@ def _sizes(
     window = window or DEFAULT_WINDOW
     compacts_at = compaction_at(format, window)
     return {
-        "agent": AGENTS.get(format, format),
+        "agent": agent_title(format),
         "format": format,
         **described,
         "tokens": tokens,

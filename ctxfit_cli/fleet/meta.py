@@ -23,15 +23,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import PurePath
 
 import orjson
 
+from ..agents import BY_NAME, cline_ui
+from ..agents.session import SessionMeta, from_epoch_ms, utc  # noqa: F401 (re-exported)
 from ..formats.common import json_object
 from ..formats.reading import Record
-from .spend import Spend, Tally
+from .spend import Spend
 
 AGENTS = {
     "claude-code": "Claude Code",
@@ -43,63 +43,12 @@ AGENTS = {
     "opencode": "OpenCode",
     "gemini-cli": "Gemini CLI",
 }
-#: Roo Code's folder in VS Code's global storage: its task histories are Cline's format.
-ROO_CODE_FOLDER = "rooveterinaryinc.roo-cline"
 
 
-@dataclass
-class SessionMeta:
-    """One session as its log describes it. `line` is the line its transcript starts at when a
-    file holds several sessions (OpenHands evaluation output), else 0 (the whole file)."""
-
-    id: str
-    agent: str
-    project: str = ""
-    models: list[str] = field(default_factory=list)
-    started: str | None = None
-    last: str | None = None
-    compactions: int = 0
-    #: Ids of the model's replies, in order: a copy of a session repeats them.
-    message_ids: list[str] = field(default_factory=list)
-    line: int = 0
-    #: For a log that names no id: a digest of its bytes, which is then what identifies it.
-    digest: str = ""
-    #: Whether `id` names this one run (False: it names the task, so the digest is added).
-    unique: bool = True
-    #: The tokens the log records it was billed for, per model (`spend.py`; empty: none recorded).
-    spend: Tally = field(default_factory=dict)
-
-    @property
-    def key(self) -> tuple[str, str]:
-        return (self.agent, self.digest or self.id)
-
-    def saw(self, timestamp: object) -> None:
-        timestamp = utc(timestamp)
-        if timestamp is not None:
-            self.started = timestamp if self.started is None else min(self.started, timestamp)
-            self.last = timestamp if self.last is None else max(self.last, timestamp)
-
-    def model(self, name: object) -> None:
-        if isinstance(name, str) and name and not name.startswith("<") and name not in self.models:
-            self.models.append(name)
-
-
-def utc(timestamp: object) -> str | None:
-    """An ISO 8601 time as UTC with milliseconds ('2026-02-12T16:02:48.183Z'), so that times
-    from every agent compare as strings; None for anything else (no time is made up).
-
-    >>> utc("2025-01-27T22:44:56.900854"), utc("2026-02-12T17:02:48+01:00"), utc("[trimmed]")
-    ('2025-01-27T22:44:56.900Z', '2026-02-12T16:02:48.000Z', None)
-    """
-    if not isinstance(timestamp, str) or not timestamp[:4].isdigit():
-        return None
-    try:
-        moment = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if moment.tzinfo is not None:  # a time without a zone is taken as UTC, as the agents write them
-        moment = moment.astimezone(UTC).replace(tzinfo=None)
-    return moment.isoformat(timespec="milliseconds") + "Z"
+def agent_title(format: str) -> str:
+    """The name of the agent that writes logs of `format` (the format's name if none does)."""
+    agent = BY_NAME.get(format)
+    return agent.title if agent is not None else AGENTS.get(format, format)
 
 
 def describe(path: str, format: str, records: Iterable[Record]) -> list[SessionMeta]:
@@ -109,10 +58,11 @@ def describe(path: str, format: str, records: Iterable[Record]) -> list[SessionM
     >>> s.agent, s.id, s.project
     ('SWE-agent', '', 'runs')
     """
+    agent = BY_NAME.get(format)
     reader = _READERS.get(format)
-    sessions = reader(records) if reader else []
+    sessions = agent.describe(path, records) if agent else reader(records) if reader else []
     if not sessions:
-        sessions = [SessionMeta("", AGENTS.get(format, format))]
+        sessions = [SessionMeta("", agent.title if agent else AGENTS.get(format, format))]
     for session in sessions:
         if not session.project and path not in ("-", "<stdin>"):
             session.project = _project_folder(PurePath(path), format)
@@ -137,6 +87,7 @@ def _project_folder(path: PurePath, format: str) -> str:
 def _claude_code(records: Iterable[Record]) -> list[SessionMeta]:
     session = SessionMeta("", AGENTS["claude-code"])
     spend = Spend()
+    inline: dict[str, Spend] = {}  # each sub-agent's replies written inline, by its id
     sidechain = None
     for record in records:
         value = record.value
@@ -148,6 +99,10 @@ def _claude_code(records: Iterable[Record]) -> list[SessionMeta]:
             session.compactions += 1
         if kind == "progress":  # a sub-agent's traffic written inline: its usage is the session's cost
             spend.claude_code_subagent(value)
+            data = value.get("data")
+            agent = data.get("agentId") if isinstance(data, dict) else None
+            if isinstance(agent, str) and agent:
+                inline.setdefault(agent, Spend()).claude_code_subagent(value)
         if kind not in ("user", "assistant"):
             continue
         if sidechain is None:
@@ -163,6 +118,7 @@ def _claude_code(records: Iterable[Record]) -> list[SessionMeta]:
             if isinstance(reply, str) and (not session.message_ids or session.message_ids[-1] != reply):
                 session.message_ids.append(reply)
     session.spend = spend.totals()
+    session.inline_agents = {agent: replies.totals() for agent, replies in inline.items()}
     for model, _ in session.spend:  # (a sub-agent's, or a model's fast mode: its cost is grouped by it)
         session.model(model)
     return [session]
@@ -261,7 +217,7 @@ def _cline(records: Iterable[Record]) -> list[SessionMeta]:
         for message in history:
             if not isinstance(message, dict):
                 continue
-            session.saw(_from_epoch_ms(message.get("ts")))
+            session.saw(from_epoch_ms(message.get("ts")))
             info = message.get("modelInfo")
             if isinstance(info, dict):
                 session.model(info.get("modelId"))
@@ -271,13 +227,12 @@ def _cline(records: Iterable[Record]) -> list[SessionMeta]:
 
 
 def _cline_task(session: SessionMeta, path: str) -> None:
-    """Cline's task id is the name of the folder holding the history; Roo Code's are the same."""
+    """Cline's task id is the name of the folder holding the history; its forks' are the same."""
     if path in ("-", "<stdin>"):
         return
     where = PurePath(path)
     session.id = session.id or where.parent.name
-    if ROO_CODE_FOLDER in where.parts:
-        session.agent = "Roo Code"
+    session.agent = cline_ui.agent_of(path)  # Roo Code's and Kilo Code's folders: theirs
 
 
 def _working_directory(content: object) -> str:
@@ -313,19 +268,9 @@ def _opencode(records: Iterable[Record]) -> list[SessionMeta]:
         session = SessionMeta(str(value.get("id") or ""), AGENTS["opencode"], str(value.get("directory") or ""))
         times = json_object(value, "time")
         for key in ("created", "updated"):
-            session.saw(_from_epoch_ms(times.get(key)))
+            session.saw(from_epoch_ms(times.get(key)))
         sessions.append(session)
     return sessions
-
-
-def _from_epoch_ms(value: object) -> str | None:
-    """A time in milliseconds since 1970 (as Cline and OpenCode write them), as ISO 8601 UTC."""
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
-        return None
-    try:
-        return datetime.fromtimestamp(value / 1000, UTC).isoformat()
-    except (OverflowError, OSError, ValueError):
-        return None
 
 
 def _gemini_cli(records: Iterable[Record]) -> list[SessionMeta]:
@@ -337,12 +282,30 @@ def _gemini_cli(records: Iterable[Record]) -> list[SessionMeta]:
     if isinstance(directories, list) and directories and isinstance(directories[0], str):
         session.project = directories[0]
     session.saw(metadata.get("startTime"))
+    spend = Spend()
     for message, _ in messages:
         session.saw(message.get("timestamp"))
         if message.get("type") == "gemini":
             session.model(message.get("model"))
             session.message_ids.append(message["id"])
+            _gemini_tokens(spend, message)
+    session.spend = spend.totals()
     return [session]
+
+
+def _gemini_tokens(spend: Spend, message: dict) -> None:
+    """A Gemini CLI reply's `tokens` (its `usageMetadata`): cached input is a cache read, the
+    rest of the prompt (tool-use prompts with it) uncached input, thoughts are billed as output.
+    A reply recorded again as it streams counts once, as last recorded."""
+    tokens = message.get("tokens")
+    if not isinstance(tokens, dict):
+        return
+    count = {k: v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0 for k, v in tokens.items()}
+    cached = min(count.get("cached", 0), count.get("input", 0))
+    uncached = count.get("input", 0) - cached + count.get("tool", 0)
+    output = count.get("output", 0) + count.get("thoughts", 0)
+    model = message.get("model")
+    spend.call(model if isinstance(model, str) else "", uncached, 0, cached, output, reply=str(message.get("id") or ""))
 
 
 _READERS = {

@@ -13,6 +13,7 @@ if TYPE_CHECKING:  # (the view reads STAGES without loading the library)
     from ..core.model import Transcript
     from ..core.options import FitOptions
     from ..counters.seed import Counter
+    from .meta import SessionMeta
 
 #: Stages in the order a fitter tries them.
 STAGES = ("none", "clear", "turns", "rounds")
@@ -47,6 +48,36 @@ def session_part(transcript: Transcript, path: str, job: Job, given: Counter | N
         "window_source": chosen.window_source,
         "counter": chosen.counter.name,
         "still_being_written": list(transcript.open_end),
+    }
+
+
+def usage_part(meta: SessionMeta, name: str, format: str, job: Job) -> dict:
+    """The share of a session row of a log that records usage but no conversation (Cline's
+    `ui_messages.json`): its calls and their largest prompt as recorded, against its model's
+    window. Nothing is estimated or replayed (there is no conversation): the estimate and what
+    ctxfit would send are left empty (None), and no call is said to be rejected by ctxfit."""
+    from ..core.options import DEFAULT_WINDOW
+    from ..counters.models import window_for
+
+    window, source = (job.window, "given (--window)") if job.window else window_for(meta.models)
+    window, source = (window, source) if window else (DEFAULT_WINDOW, "default")
+    return {
+        "name": name,
+        "format": format,
+        "messages": 0,
+        "models": [],
+        "recorded_peak": max(meta.prompts, default=0),
+        "estimated_peak": None,
+        "calls": len(meta.prompts),
+        "rejected_agent": sum(prompt > window for prompt in meta.prompts),
+        "rejected_ctxfit": 0,
+        "ctxfit_peak": None,
+        "stage": "none",
+        "cleared": 0,
+        "window": window,
+        "window_source": source,
+        "counter": "none (usage only: no conversation to count)",
+        "still_being_written": [],
     }
 
 

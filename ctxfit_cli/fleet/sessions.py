@@ -17,7 +17,7 @@ A row (`session_row`):
 | `counter` | the counter the estimates used (the model family's profile, or the one given) |
 | `ctxfit` | at the budget: `stage` reached (none/clear/turns/rounds), `cleared` results in the last request, `peak` request, `rejected` calls |
 | `agent_rejected` | calls the window would reject when everything is sent (the agent's own behaviour) |
-| `cost` | what the log records it was billed for: `usd` (null when it records no usage, or only for unpriced models), the tokens of each kind (`input` uncached, `cache_write`, `cache_read`, `output`, `cache_write_1h`), `by_model` (dollars), `unpriced` (models the price table lacks) |
+| `cost` | what the log records it was billed for: `usd` (null when it records no usage, or only for unpriced models), the tokens of each kind (`input` uncached, `cache_write`, `cache_read`, `output`, `cache_write_1h`), `by_model` (dollars), `unpriced` (models no price was found for), `priced_by` (models the price table lacks, with where their price came from: the providers' catalog or a family's newest model) |
 | `still_being_written` | why the log looks still being written (its last line cut, its last reply or calls open), or an empty list: it was read up to its last complete record |
 
 A group (`group_rows`, for `--by`): `key`, `sessions`, `messages`, `calls`, `compactions`,
@@ -81,16 +81,19 @@ def session_row(kept: Kept, *, budget: int, prices: PriceTable | None = None) ->
             "rejected": sum(p["rejected_ctxfit"] for p in parts),
         },
         "agent_rejected": sum(p["rejected_agent"] for p in parts),
-        "cost": session_cost(meta.spend, prices),
+        "cost": session_cost(meta.spend, prices, getattr(meta, "usd", None)),
         "still_being_written": parts[-1]["still_being_written"],
     }
 
 
-def session_cost(spend: Tally, prices: PriceTable | None) -> dict:
-    """What a session's recorded usage cost: dollars (per model too) and tokens of each kind."""
+def session_cost(spend: Tally, prices: PriceTable | None, recorded: float | None = None) -> dict:
+    """What a session's recorded usage cost: dollars (per model too) and tokens of each kind.
+    `recorded`: the dollars the log itself records (Cline's UI messages, OpenCode): taken as the
+    cost, as ccusage takes them, rather than the tokens priced by the table."""
     kinds = {"input": 0, "cache_write": 0, "cache_read": 0, "output": 0, "cache_write_1h": 0}
     by_model: dict[str, float] = {}
     unpriced: list[str] = []
+    priced_by: dict[str, str] = {}  # models not in the price table: where their price came from
     for (model, long), counts in spend.items():
         for kind, count in zip(kinds, counts):
             kinds[kind] += count
@@ -99,9 +102,16 @@ def session_cost(spend: Tally, prices: PriceTable | None) -> dict:
             if model not in unpriced and any(counts):
                 unpriced.append(model or "(unnamed)")
             continue
+        if price.source:
+            priced_by[model] = price.source
         by_model[model] = by_model.get(model, 0.0) + price.cost(**dict(zip(kinds, counts)), long=long)
     usd = round(sum(by_model.values()), 6) if by_model else None
-    return {"usd": usd, **kinds, "by_model": {m: round(v, 6) for m, v in by_model.items()}, "unpriced": unpriced}
+    if recorded is not None:
+        usd, unpriced = round(recorded, 6), []
+        models = sorted({model for model, _ in spend if model})
+        by_model = {models[0]: recorded} if len(models) == 1 else {}
+    by_model = {m: round(v, 6) for m, v in by_model.items()}
+    return {"usd": usd, **kinds, "by_model": by_model, "unpriced": unpriced, "priced_by": priced_by}
 
 
 def within(rows: Iterable[dict], since: str | None, until: str | None) -> list[dict]:

@@ -78,6 +78,8 @@ def identity(path: str) -> Identity | None:
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             return None
+        if os.path.exists(path + "-wal"):  # an agent's SQLite database being written: its news is there
+            return None
         with open(path, "rb") as stream:
             status = os.fstat(stream.fileno())
             if not stat.S_ISREG(status.st_mode):

@@ -25,7 +25,7 @@ from pathlib import PurePath
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, BinaryIO, cast
 
-from ..errors import EXIT_BAD_INPUT, BadInput, CtxfitError, NoConversation
+from ..errors import EXIT_BAD_INPUT, BadInput, CtxfitError, NoConversation, UsageOnly
 from . import summary_cache
 from .job import Job, open_path
 
@@ -200,9 +200,14 @@ def _read(path: str, data: bytes | None, job: Job) -> list[Unit]:
     watch = Watch() if job.command == "estimate" and not job.describe and path != "-" else None
     skipped = Skipped()  # what the log holds that its reader does not know, for every item of it
     with stream as stream:
-        for transcript in read_transcripts(name, stream, job.format, watch, skipped) if split is None else ():
-            format = transcript.format
-            items.append((transcript.line, handlers()[job.command](transcript, path, job, counter)))
+        try:
+            for transcript in read_transcripts(name, stream, job.format, watch, skipped) if split is None else ():
+                format = transcript.format
+                items.append((transcript.line, handlers()[job.command](transcript, path, job, counter)))
+        except UsageOnly as usage:
+            if job.command != "sessions":
+                raise
+            return _usage_only(name, path, data, usage.format, job)
     for _, item in items if job.command == "estimate" else ():
         if isinstance(item, dict) and "unread" not in item:  # (a log read in pieces counted its own)
             item["unread"] = skipped.as_dict()
@@ -219,6 +224,14 @@ def _read(path: str, data: bytes | None, job: Job) -> list[Unit]:
         owner = max((k for start, k in starts if start <= line), default=0)
         units[owner].items.append(item)
     return [unit for unit in units if unit.items]
+
+
+def _usage_only(name: str, path: str, data: bytes | None, format: str, job: Job) -> list[Unit]:
+    """A log of usage only (no conversation to replay): each session's share of its row made
+    from the calls it records (`session_file.usage_part`)."""
+    from .session_file import usage_part
+
+    return [Unit(meta, [usage_part(meta, name, format, job)]) for meta in _describe(name, path, data, format, job)]
 
 
 def _describe(name: str, path: str, data: bytes | None, format: str, job: Job) -> list[SessionMeta]:

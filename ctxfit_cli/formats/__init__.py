@@ -25,9 +25,10 @@ from typing import Any, BinaryIO, cast
 
 import orjson
 
+from ..agents import BY_NAME
 from ..core.model import Dialect, Message, Part, PartKind, RecordedCall, Role, Transcript
 from ..core.repair import MADE_FROM, repair
-from ..errors import BadInput, NoConversation
+from ..errors import BadInput, NoConversation, UsageOnly
 from ..input_formats import FORMATS as FORMATS  # re-exported (apart: the CLI's help needs no reader)
 from . import (
     aider,
@@ -110,13 +111,16 @@ def read_transcripts(
     records = chain([first], records)
     if isinstance(first, CutDocument):
         format = format or _cut_format(name, first)
-        if format not in LIVE_DOCUMENTS:
+        if not _live_document(format):
             raise first.refused
     if not format:
         format, records = detect_records(name, records)
     skipped = skipped if skipped is not None else Skipped()
     if watch is not None:
         records = watch(format, records)
+    if format in BY_NAME:
+        yield from _agent_transcripts(name, format, records, open_end, skipped)
+        return
     if format in DOCUMENT_READERS:
         ahead = _one_ahead(records)
         # (of the document readers, Gemini CLI's reads records appended as its agent runs: it counts)
@@ -180,13 +184,39 @@ def _cut_format(name: str, first: CutDocument) -> str:
         found = detect(name, first)
     except BadInput:
         found = ""
-    if found in LIVE_DOCUMENTS:
+    if _live_document(found):
         return found
     beginning = first.cut.beginning() if first.cut is not None else first.raw
     try:
         return detect(name, Record(first.line, orjson.loads(beginning), beginning))
     except (BadInput, orjson.JSONDecodeError):
         raise first.refused from None
+
+
+def _live_document(format: str) -> bool:
+    """Whether a log of `format` is one document its agent rewrites as it runs."""
+    agent = BY_NAME.get(format)
+    return format in LIVE_DOCUMENTS or (agent is not None and agent.document)
+
+
+def _agent_transcripts(
+    name: str, format: str, records: Iterator[Record], open_end: list[str], skipped: Skipped
+) -> Iterator[Transcript]:
+    """The transcripts of an agent's log read by its module (`agents/`)."""
+    agent = BY_NAME[format]
+    if agent.read is None:  # a file of usage only
+        raise UsageOnly(name, format, f"this is {agent.looks_like}: {agent.conversation_elsewhere}")
+    if agent.document:
+        records = _one_ahead(records)
+    found = False
+    for transcript in described(format, agent.read(name, records, skipped)):
+        # (the reader's own notes, an open call at the end, join the input's)
+        open_end.extend(why for why in transcript.open_end if why not in open_end)
+        transcript.open_end = open_end
+        found = True
+        yield transcript
+    if not found:  # only bookkeeping records (a session with a title and nothing said yet)
+        raise NoConversation(name, None, f"{NO_MESSAGES} ({agent.looks_like}, with no conversation yet)")
 
 
 def _one_ahead(records: Iterator[Record]) -> Iterator[Record]:

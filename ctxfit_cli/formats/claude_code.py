@@ -176,7 +176,8 @@ def sniff(value: object) -> bool:
     return (
         isinstance(value, dict)
         and "role" not in value
-        and value.get("type") in RECORD_TYPES
+        and isinstance(value.get("type"), str)
+        and value["type"] in RECORD_TYPES
         and ("uuid" in value or "sessionId" in value or "leafUuid" in value or "messageId" in value)
     )
 
@@ -192,6 +193,7 @@ def to_anthropic(records: Iterator[Record], path: str, skipped: Skipped | None =
         if not isinstance(value, dict):
             raise Where(path, record.line).fail("a Claude Code record must be a JSON object")
         kind = value.get("type")
+        kind = kind if isinstance(kind, str) else None  # (a list there is no type, and no key)
         if kind not in CONVERSATION:
             if kind == "system" and value.get("subtype") == COMPACT_BOUNDARY:
                 yield from builder.flush()

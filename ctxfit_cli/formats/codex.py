@@ -100,6 +100,7 @@ def _known(records: Iterator[Record], skipped: Skipped) -> Iterator[Record]:
     for record in records:
         value = record.value
         kind = value.get("type") if isinstance(value, dict) else None
+        kind = kind if isinstance(kind, str) else None  # (a list there is no type, and no key)
         if kind in ITEM_TYPES or not isinstance(value, dict):  # (not an object: refused by `_items`)
             if isinstance(value, dict):
                 skipped.keys(value, RECORD_KEYS)

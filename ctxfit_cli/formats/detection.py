@@ -3,11 +3,10 @@ which dialect.
 
 `recognise` asks each format's own `sniff` in a fixed order: the most specific shapes first (an
 OpenHands event list and a SWE-agent trajectory are also lists or objects with messages inside),
-plain chat messages last. A new format adds its `sniff` to that order and nothing else.
+then the agents of the registry (`ctxfit_cli/agents/`), plain chat messages last.
 `detect_records` reads records until one is recognised (at most `DETECT_RECORDS` records or
 `DETECT_BYTES`): agents start their logs with records of types they added last week. An input
-none of whose first records is recognised is refused naming the agent that wrote it, where it is
-one ctxfit recognises but does not read yet (`UNREAD_AGENTS`), else the record types it saw.
+none of whose first records is recognised is refused naming the record types it saw.
 
 A chat transcript (`role` on the first line) is OpenAI or Anthropic: the first message only one
 dialect can have decides (`chat_dialect`), scanning ahead in a seekable file rather than holding
@@ -16,12 +15,13 @@ thousands of records that could be either.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from itertools import chain
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 import orjson
 
+from ..agents import BY_NAME, recognised
 from ..core.model import Dialect
 from ..errors import BadInput, NoConversation
 from . import aider, claude_code, cline, codex, gemini_cli, openai, opencode, openhands, responses, swe_agent
@@ -75,14 +75,14 @@ def recognise(name: str, record: Record) -> str | None:
         return "swe-agent"
     if cline.sniff(value, name):
         return "cline"
+    if (agent := recognised(value)) is not None:
+        return agent.name
     if isinstance(value, list):
-        return None if unread_agent(value) else "request"
+        return "request"
     if not isinstance(value, dict):
         raise BadInput(name, record.line, f"expected a JSON object per line, got {type_name(value)}")
     if gemini_format := gemini_cli.detect(value):  # (a recording holds "messages": asked first)
         return gemini_format
-    if unread_agent(value):
-        return None
     if isinstance(value.get("messages"), list) or responses.is_request(value):
         return "request"
     if opencode.sniff(value):
@@ -96,61 +96,9 @@ def recognise(name: str, record: Record) -> str | None:
     return None
 
 
-#: Agents whose logs ctxfit recognises but does not read yet, each with a test of one of its
-#: records: an input of theirs is refused naming the agent, not as "not a transcript".
-UNREAD_AGENTS: tuple[tuple[str, Callable[[Any], bool]], ...] = (
-    (
-        "GitHub Copilot CLI's session events",
-        lambda v: isinstance(v, dict) and str(v.get("type", "")).startswith("session.") and "data" in v,
-    ),
-    ("a Pi coding agent session", lambda v: isinstance(v, dict) and v.get("type") == "session" and "version" in v),
-    (
-        "a Cursor agent transcript (text only)",
-        lambda v: isinstance(v, dict) and "role" in v and isinstance(v.get("message"), dict) and "content" not in v,
-    ),
-    (
-        "a Continue session (.continue/sessions/*.json)",
-        lambda v: isinstance(v, dict) and isinstance(v.get("history"), list) and "sessionId" in v,
-    ),
-    (
-        "an OpenCode export (opencode export)",
-        lambda v: (
-            isinstance(v, dict)
-            and isinstance(v.get("info"), dict)
-            and isinstance(v.get("messages"), list)
-            and all(isinstance(m, dict) and "parts" in m for m in v["messages"][:3])
-        ),
-    ),
-    (
-        "Cline's UI messages (ui_messages.json: its conversation is in api_conversation_history.json beside it)",
-        lambda v: (
-            isinstance(v, list)
-            and bool(v)
-            and isinstance(v[0], dict)
-            and "ts" in v[0]
-            and v[0].get("type") in ("say", "ask")
-        ),
-    ),
-)
-
-
-def unread_agent(value: object) -> str | None:
-    """Which agent ctxfit does not read yet wrote a record like this, or None."""
-    for agent, test in UNREAD_AGENTS:
-        if test(value):
-            return agent
-    return None
-
-
 def _not_a_transcript(name: str, held: list[Record]) -> BadInput:
-    """The refusal of an input none of whose first records a format recognises: which agent
-    wrote it where that is known, else what its records look like."""
-    for record in held:
-        agent = unread_agent(record.value)
-        if agent is not None:
-            return BadInput(
-                name, record.line, f"this looks like {agent}, which ctxfit does not read yet (no conversation it reads)"
-            )
+    """The refusal of an input none of whose first records a format recognises: what its
+    records look like."""
     kinds = sorted({str(r.value.get("type")) for r in held if isinstance(r.value, dict) and "type" in r.value})
     seen = f" (its records are of types {', '.join(kinds[:8])}{', …' if len(kinds) > 8 else ''})" if kinds else ""
     return BadInput(
@@ -163,8 +111,10 @@ def _not_a_transcript(name: str, held: list[Record]) -> BadInput:
 
 def detect_text(name: str, stream: BinaryIO) -> str | None:
     """The format of an input that is not JSON, from its first bytes (the stream is left where
-    it was), or None: aider's markdown history, or a file named as one."""
-    if aider.sniff_bytes(_head(stream)) or name.endswith(aider.FILE_NAME):
+    it was), or None: aider's markdown history, or a file named as one. (An agent's SQLite
+    database is read as records: `formats/database.py`.)"""
+    head = _head(stream)
+    if aider.sniff_bytes(head) or name.endswith(aider.FILE_NAME):
         return "aider"
     return None
 
@@ -180,16 +130,21 @@ LOOKS_LIKE = {
 }
 
 
+def looks_like(format: str) -> str | None:
+    """What a log of `format` looks like, for messages; None for a plain request or chat."""
+    agent = BY_NAME.get(format)
+    return agent.looks_like if agent is not None else LOOKS_LIKE.get(format)
+
+
 def described(format: str, transcripts: Iterator) -> Iterator:
     """The transcripts of a reader, its problems saying which agent's log the input looked like."""
     try:
         yield from transcripts
     except BadInput as error:
-        if format not in LOOKS_LIKE or error.problem.startswith("this looks like"):
+        look = looks_like(format)
+        if look is None or error.problem.startswith("this looks like"):
             raise
-        raise type(error)(
-            error.path, error.line, f"this looks like {LOOKS_LIKE[format]}, but {error.problem}"
-        ) from None
+        raise type(error)(error.path, error.line, f"this looks like {look}, but {error.problem}") from None
 
 
 def _head(stream: BinaryIO, size: int = 64) -> bytes:

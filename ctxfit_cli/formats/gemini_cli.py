@@ -153,6 +153,7 @@ def _contents(messages: list[tuple[dict, int]], skipped: Skipped) -> Iterator[tu
     answered: set[str] = set()  # call ids whose results the last reply's calls hold
     for message, line in messages:
         kind = message.get("type")
+        kind = kind if isinstance(kind, str) else None  # (a list there is no type, and no key)
         if kind not in MESSAGE_TYPES:
             skipped.record(kind)
             continue

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from .cut import Cut  # (loaded only for a document cut short)
 
 _BOM = b"\xef\xbb\xbf"
+#: The first bytes of every SQLite 3 database: an agent's database, read by `formats.database`.
+SQLITE_HEADER = b"SQLite format 3\x00"
 #: Read buffer: transcript lines run to tens of kilobytes, and with the default 8 KB buffer
 #: reading them line by line costs a third as much as parsing them.
 BUFFER = 1 << 20
@@ -80,6 +82,11 @@ def read_records(name: str, stream: BinaryIO, torn: list[str] | None = None) -> 
     still an error); one document cut short is read up to its last complete element
     (`formats.cut`) as a `CutDocument`, also named in `torn`.
     """
+    if _is_database(stream):  # an agent's SQLite database: its agent makes records of it
+        from .database import database_records
+
+        yield from database_records(name, stream)
+        return
     lines = numbered_lines(name, stream)
     for number, line in lines:
         try:
@@ -96,6 +103,18 @@ def read_records(name: str, stream: BinaryIO, torn: list[str] | None = None) -> 
         yield _document(name, number, line, lines, torn, failure)
         return
     raise NoConversation(name, None, "is empty: no JSON records found")
+
+
+def _is_database(stream: BinaryIO) -> bool:
+    """Whether the stream starts with SQLite's header (`formats.database`), without consuming it."""
+    if not hasattr(stream, "peek"):
+        from .database import is_database  # (a stream that cannot peek, an in-memory one: seeks)
+
+        return is_database(stream)
+    try:
+        return stream.peek(len(SQLITE_HEADER))[: len(SQLITE_HEADER)] == SQLITE_HEADER
+    except (OSError, ValueError):
+        return False  # reading it says what is wrong
 
 
 def _json_lines(name: str, lines: Iterator[tuple[int, bytes]], torn: list[str] | None) -> Iterator[Record]:

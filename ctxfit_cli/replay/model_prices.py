@@ -15,6 +15,10 @@ were read and how ctxfit's costs compare with ccusage's.
 ('claude-sonnet-4-5', 0.01455)
 >>> table.price("anthropic/claude-opus-4-6").name, table.price("my-own-model") is None
 ('claude-opus-4-6', True)
+>>> table.price("deepseek-chat").source
+'deepseek-chat in genai-prices 0.2.5, 2026-12-07'
+>>> table.price("claude-opus-9-1").source
+"priced as claude-opus-5-5, its family's newest (not in the table or the catalog)"
 """
 
 from __future__ import annotations
@@ -47,6 +51,9 @@ class ModelPrice(NamedTuple):
     name: str
     rates: Rates
     long: Rates | None = None
+    #: Where the price came from when not the table itself: the providers' catalog, or a
+    #: family's newest model (`PriceTable.price`); "" for the table's own entry.
+    source: str = ""
 
     def cost(
         self, *, input: int, cache_write: int, cache_read: int, output: int, cache_write_1h: int = 0, long: bool = False
@@ -70,9 +77,55 @@ class PriceTable(NamedTuple):
     source: str = "shipped"
 
     def price(self, model: str) -> ModelPrice | None:
-        """The price of a model as logs name it (provider prefix, date suffix), or None."""
+        """The price of a model as logs name it (provider prefix, date suffix): the table's own,
+        else the providers' catalog's (`counters/catalog.py`), else its family's newest model's
+        (`claude-opus-9` as the newest `claude-opus-*`), the source said; None for a model of no
+        known family."""
+        return self._own(model) or _listed(model) or self._family_newest(model)
+
+    def _own(self, model: str) -> ModelPrice | None:
         name = model_key(model)
         return self.models.get(name) or self.models.get(re.sub(r"-\d{4}-?\d{2}-?\d{2}$", "", name))
+
+    def _family_newest(self, model: str) -> ModelPrice | None:
+        from ..counters import catalog
+
+        name = catalog.key(model)
+        version = _VERSION.search(name)
+        if version is None:
+            return None
+        shape = re.compile(
+            re.escape(name[: version.start()]) + _VERSION.pattern + re.escape(name[version.end() :]) + "$"
+        )
+        listed = {n for n, e in catalog.load().models.items() if e.prices}
+        kin = [n for n in {*self.models, *listed} if shape.match(n) and n != name]
+        if not kin:
+            return None
+        newest = max(kin, key=_version_order)
+        price = self._own(newest) or _listed(newest)
+        assert price is not None  # (a name of the table or a priced catalog entry)
+        return price._replace(source=f"priced as {newest}, its family's newest (not in the table or the catalog)")
+
+
+#: A model's version inside its name: "4-8" of claude-opus-4-8, "5.4" of gpt-5.4, "3.1" of gemini-3.1-pro.
+_VERSION = re.compile(r"(?<![a-z])\d+(?:[.-]\d+)*(?![a-z])")
+
+
+def _version_order(name: str) -> tuple[int, ...]:
+    found = _VERSION.search(name)
+    return tuple(int(n) for n in re.split(r"[.-]", found[0])) if found else ()
+
+
+def _listed(model: str) -> ModelPrice | None:
+    """A model's price from the providers' catalog, with the catalog named as its source."""
+    from ..counters import catalog
+
+    entry = catalog.lookup(model)
+    if entry is None or not entry.prices:
+        return None
+    prices = entry.prices
+    long = _rates(prices["above_200k"], entry.name) if "above_200k" in prices else None
+    return ModelPrice(entry.name, _rates(prices, entry.name), long, f"{entry.name} in {catalog.describe_source()}")
 
 
 def model_key(model: str) -> str:
@@ -120,10 +173,11 @@ def _parse(document: object, where: str) -> PriceTable:
 def _rates(entry: object, where: str) -> Rates:
     if not isinstance(entry, dict):
         raise UsageProblem(f"{where}: expected an object with {', '.join(KINDS)}")
-    values = []
+    values: dict[str, float] = {}
     for kind in KINDS:
-        value = entry.get(kind, entry.get({"cache_write": "input", "cache_write_1h": "cache_write"}.get(kind, kind)))
+        # (a cache write not given costs the input price; an hour's write, the cache write's)
+        value = entry.get(kind, values.get({"cache_write": "input", "cache_write_1h": "cache_write"}.get(kind, kind)))
         if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
             raise UsageProblem(f"{where}: {kind} must be a price in dollars per million tokens (a number ≥ 0)")
-        values.append(float(value))
-    return Rates(*values)
+        values[kind] = float(value)
+    return Rates(**values)

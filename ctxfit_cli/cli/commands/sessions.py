@@ -186,7 +186,7 @@ def sessions(
             else [sessions_view.session_cells(r) for r in rows]
         )
         lines = sessions_view.render(cells, width) or ["no sessions in that range"]
-        priced = sessions_view.prices_label(table.date, table.source)
+        priced = sessions_view.prices_label(table.date, table.source, rows)
         lines += [""] + sessions_view.legend(width, grouped=groups is not None, prices=priced) if cells else []
         lines += sessions_view.being_written(rows)
         write_stdout(("\n".join(lines) + "\n").encode())
