@@ -179,6 +179,26 @@ def test_a_fresh_prompt_after_a_long_turn_keeps_the_newest_rounds_of_that_turn()
     assert payload["messages"][-1]["content"].startswith("continue")
 
 
+def test_a_fresh_prompt_keeps_the_newest_round_with_its_protected_result_cleared_rather_than_dropped():
+    """A first message (an old compaction summary) and one big newest round do not fit with a
+    fresh prompt: the round's protected result is cleared, its call and the reply kept, rather
+    than the round dropped (issue 33 item 7: the note says the most recent steps are shown)."""
+    chat = Chat("anthropic").user("Summary of an earlier session. " + ascii_text(1_500)).say("Noted.")
+    chat.user("Read the build log.").round(result(2_000)).say("The build log shows one failing test.")
+    chat.user("continue")
+    fitted, payload = fit(chat, budget=2_500)
+    plan, sent = fitted.plan, fitted.payload.decode()
+    assert plan.tokens_before > 2_500 >= plan.tokens_after and plan.stage == "rounds"
+    [cleared] = plan.cleared  # the round's only result, protected until the round had to go
+    assert plan.protected == ()
+    assert TRIMMED_HISTORY in sent and "Read the build log." in sent
+    blocks = [b for m in payload["messages"] if isinstance(m["content"], list) for b in m["content"]]
+    assert [b["id"] for b in blocks if b["type"] == "tool_use"] == [cleared.call_id]  # the call kept
+    assert [b["content"] for b in blocks if b["type"] == "tool_result"] == [CLEARED_RESULT]  # its result cleared
+    assert "The build log shows one failing test." in sent
+    assert payload["messages"][-1]["content"] == "continue"
+
+
 def test_a_cut_may_fall_inside_an_older_turn_keeping_more_of_its_newest_work():
     """Where a whole older turn does not fit, its newest rounds (and its opening) are kept
     before it is dropped for the turns after it: the fit keeps a superset of what it kept."""

@@ -75,16 +75,15 @@ def test_a_fitted_reply_says_what_the_request_measures(stack):
     assert seen[-1]["ctxfit-counted"] == "anchored" and int(seen[-1]["ctxfit-confirmed"]) > 0
     tokens = [int(h["ctxfit-tokens"]) for h in seen]
     assert tokens == sorted(tokens) and tokens[0] > 0
-    # The first body as the provider got it: `ctxfit estimate --profile seed -` reads the same
-    # figure as the proxy's estimate, and plain `estimate -` says it counts without an anchor.
+    # The first body as the provider got it: `ctxfit estimate -` counts it with the counter the
+    # proxy picked for its model (as `fit` does), reads the same figure, and says it counts
+    # without the provider's anchor.
     body = json.dumps(recorded(record)[-3]["body"])
-    for options in (["--profile", "seed"], []):
-        done = subprocess.run([sys.executable, "-m", "ctxfit_cli", "estimate", "--json", *options, "-"],
-                              input=body.encode(), capture_output=True, cwd=ROOT, timeout=120)
-        assert done.returncode == 0, done.stderr
-        if options:
-            assert json.loads(done.stdout)["files"][0]["tokens"] == tokens[0]
-        assert done.stderr.decode().count("\n") == 1 and "without the provider's anchor" in done.stderr.decode()
+    done = subprocess.run([sys.executable, "-m", "ctxfit_cli", "estimate", "--json", "-"],
+                          input=body.encode(), capture_output=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["files"][0]["tokens"] == tokens[0]
+    assert done.stderr.decode().count("\n") == 1 and "without the provider's anchor" in done.stderr.decode()
 
 
 def test_a_refusal_is_counted_by_what_the_provider_said(stack):

@@ -126,7 +126,11 @@ def test_every_request_fits_and_the_largest_is_within_one_percent(dialect, tmp_p
     assert len(records) == STEPS + 1 and "Traceback" not in log and KEY not in log
     seen = figures(records)
     assert seen["max"] <= 1.0, seen  # every forwarded request's true size within the budget
-    assert seen["max_after_clearing"] >= 0.99, seen  # ... and the budget used, once clearing started
+    # ... and the budget used: clearing starts within 1% of it. (Since issue 35 the proxy counts
+    # each model as `fit` does, with its family's profile: where clearing then falls, and how
+    # far it clears in one batch, moved, and in 60 steps of 700 characters the conversation no
+    # longer grows back to the budget after it: 89% in Chat Completions, 94-99% in Messages.)
+    assert seen["max"] >= 0.99 and seen["max_after_clearing"] >= 0.85, seen
     [conversation] = stats["conversations"].values()
     assert conversation["requests_anchored"] == STEPS  # every request after the first
     assert conversation["tokens_confirmed"] > 0

@@ -94,7 +94,7 @@ def test_what_ctxfit_cannot_handle_reaches_the_provider_byte_for_byte(stack, cas
 def test_repeated_messages_keys_fit_the_array_the_provider_reads(stack):
     chat = Chat("anthropic", system=None).user("Duplicate keys: read the files.")
     for _ in range(12):
-        chat.round(ascii_text(4_000))  # 48,000 tokens of results: over the 20,000 budget
+        chat.round(ascii_text(600))  # 7,200 seed tokens of results, ~50,000 by the claude profile: over the budget
     small = orjson.dumps([{"role": "user", "content": "small"}])
     body = b'{"model": "claude-test", "max_tokens": 10, "messages": ' + small + b', "messages": ' + \
         orjson.dumps(chat.lines) + b"}"
@@ -312,7 +312,7 @@ def test_slow_clients_are_timed_out_and_starve_no_one():
         log = px.stop()
     assert "Traceback" not in log, log[-3000:]
     assert "at most 96 connections instead of 512" in log
-    assert log.count("did not arrive within 2 s") == 1  # one line per kind of error per interval
+    assert log.count("did not arrive within 2 s") == 20  # one line per request, whatever its end (issue 35 F5)
     assert log.count("--max-connections") == 1
     assert len(log) < 5_000
 
@@ -340,6 +340,9 @@ def conversation_body(number: int, megabytes: float) -> bytes:
 def test_conversation_memory_is_bounded_by_bytes():
     limit = 32  # MB; each 1 MB conversation is estimated at ~5 MB of state: 30 of them are 150 MB
     with fake_provider(None) as provider, proxy(provider.url, "--budget", "20000", "--memory-mb", str(limit)) as px:
+        for worker in range(8):  # each worker loads the claude profile (and numpy) on its first Claude request
+            small = {"model": "claude-test", "max_tokens": 10, "messages": [{"role": "user", "content": f"{worker}"}]}
+            httpx.post(f"{px.url}/v1/messages", json=small, headers={"x-api-key": KEY}, timeout=60)
         baseline = rss_mb(px.process.pid)
         for number in range(30):
             response = httpx.post(f"{px.url}/v1/messages", content=conversation_body(number, 1), timeout=60,
@@ -350,4 +353,7 @@ def test_conversation_memory_is_bounded_by_bytes():
         log = px.stop()
     assert "Traceback" not in log
     assert memory["limit"] == limit and memory["held"] <= limit
-    assert grown < limit + 16, f"RSS grew by {grown:.0f} MB past a {limit} MB limit"
+    # (+32 MB: since issue 35 a Claude model is counted with the claude profile, whose numpy
+    # measuring leaves ~12-14 MB more RSS per worker than the seed rule for the same state held,
+    # measured in one worker: 26.1 MB against 14.5 MB. Open: issue 35's report.)
+    assert grown < limit + 48, f"RSS grew by {grown:.0f} MB past a {limit} MB limit"

@@ -66,17 +66,20 @@ def test_two_proxies_taking_turns_send_the_same_bodies_as_one(tmp_path):
     the very same bodies as through one proxy. (The provider reports no usage here: an anchor
     on a reported count is held by the proxy that passed the reply on, README.)"""
     bodies = conversation(1, 18)
+    # (The proxy counts claude-test with the claude profile, as `fit` does: this Latin filler at
+    # about 0.7 of the seed rule, so a lower budget than the file's for the conversation to pass it.)
+    budget = 12_000
     with (
         fake_provider(tmp_path / "one.jsonl", usage="hidden") as provider,
-        proxy(provider.url, "--budget", str(BUDGET)) as one,
+        proxy(provider.url, "--budget", str(budget)) as one,
     ):
         for body in bodies:
             send(one.url, body)
         assert "Traceback" not in one.stop()
     with (
         fake_provider(tmp_path / "two.jsonl", usage="hidden") as provider,
-        proxy(provider.url, "--budget", str(BUDGET), "--workers", "1") as first,
-        proxy(provider.url, "--budget", str(BUDGET), "--workers", "2") as second,
+        proxy(provider.url, "--budget", str(budget), "--workers", "1") as first,
+        proxy(provider.url, "--budget", str(budget), "--workers", "2") as second,
     ):
         for step, body in enumerate(bodies):
             send((first, second)[step % 2].url, body)
@@ -88,7 +91,7 @@ def test_two_proxies_taking_turns_send_the_same_bodies_as_one(tmp_path):
     for sent in taking_turns:
         value = orjson.loads(sent)
         assert validate_request(value, "anthropic") == []
-        assert count(value["messages"], system=value["system"], dialect="anthropic") <= BUDGET
+        assert count(value["messages"], system=value["system"], dialect="anthropic", counter="claude") <= budget
 
 
 def test_two_proxies_taking_turns_stay_valid_and_within_budget_with_reported_usage(tmp_path):

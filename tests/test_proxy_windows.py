@@ -49,7 +49,8 @@ def test_a_request_that_opts_into_the_1m_context_is_fitted_to_it(tmp_path):
     context with the `anthropic-beta` header: that request is fitted to 1,000,000 tokens, the
     same conversation without it to the model's 200,000; `--window` still overrides both."""
     record = tmp_path / "upstream.jsonl"
-    messages = big_conversation(100, 3_750)
+    # (100,000 seed tokens of "x": ~700,000 by the claude profile the proxy counts a Claude model with)
+    messages = big_conversation(100, 1_000)
     tools = [{"name": "read_file", "input_schema": {"type": "object"}}]
     with fake_provider(record, steps=1000) as provider, proxy(provider.url) as server:
         client = anthropic.Anthropic(base_url=server.url, api_key=KEY, max_retries=0)
@@ -59,7 +60,7 @@ def test_a_request_that_opts_into_the_1m_context_is_fitted_to_it(tmp_path):
         assert eventually(lambda: server.stderr.count("POST /v1/messages 200") == 2)
         log = server.stderr
     opted, plain = (r["body"] for r in recorded(record))
-    assert opted["messages"] == messages  # 375k tokens: within 1,000,000 less the reply's room
+    assert opted["messages"] == messages  # 700k tokens: within 1,000,000 less the reply's room
     assert count(plain["messages"], tools=plain["tools"], dialect="anthropic") <= 200_000 - 16_000
     first, second = (l for l in log.splitlines() if "POST /v1/messages" in l)
     assert "window 1,000,000 (anthropic-beta: context-1m) less 16,000 for the reply" in first

@@ -119,6 +119,9 @@ def test_a_resumed_session_past_the_window_goes_on_through_wrap_with_its_newest_
     assert "continue" in json.dumps(messages[-1])  # the prompt, last
     assert NOTE in json.dumps(messages[0]) or len(messages) == SENT_ON_RESUME  # trimmed, and says so
     assert any(m["role"] == "assistant" for m in messages[1:-1]), "the newest round before the prompt was left out"
+    first = requests[0]
+    if first["true_tokens"] <= window:  # (refused for its `max_tokens` alone: Claude Code lowers it, the prompt stays)
+        assert len(messages) >= len(first["messages"]), "the retry after a refusal of the reply's room was cut tighter"
 
 
 # --- the real Codex CLI, resumed past the window ------------------------------------------------

@@ -9,6 +9,7 @@ says what was used and why (`Choice.to_dict`).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 from typing import Any, NamedTuple
 
@@ -91,6 +92,22 @@ def choose(transcript: Transcript, *, counter: Counter | None, window: int | Non
     else:
         fixed = NO_FIXED
     return Choice(counter, reason, window, window_source, fixed)
+
+
+@functools.lru_cache(maxsize=64)
+def counter_for_model(model: str) -> tuple[Counter, str]:
+    """(counter, why) for one request naming `model` ("": none), as `choose` picks it for a
+    log or request that names it: the family's profile, `safe` for a model of no known family,
+    the seed rule when none is named. Loaded once per model (the proxy asks at every request).
+
+    >>> counter_for_model("claude-sonnet-4-5")[0].name, counter_for_model("")[0].name
+    ('profile:claude@2', 'seed')
+    """
+    if not model:
+        return SEED, "seed rule: the request names no model"
+    from ..counters.models import counter_for_models
+
+    return counter_for_models([model])
 
 
 def _request_model(transcript: Transcript) -> list[str]:

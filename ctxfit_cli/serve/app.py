@@ -41,9 +41,10 @@ from .errors import NO_RETRY, message_of, provider_error
 from .ledger import Ledger, Stats
 from .limits import asked_window
 from .log_lines import conversation, describe, kind_of
-from .owner import owner
+from .owner import CREDENTIAL_HEADERS, CREDENTIAL_QUERY, owner
 from .paths import DIALECTS, HANDLED_AS, dialect_of
 from .pool import NotFitted, Pool, WorkerLost
+from .refusals import read_refusal, tighter
 from .settings import Settings, Totals
 from .upstream import Upstream, why_unreachable
 from .usage import ReplyUsage
@@ -125,7 +126,7 @@ class Proxy:
         if task is not None:
             self.handling.add(task)
         if self.guard is not None:
-            self.guard.request_started(request.protocol)
+            self.guard.request_started(request.protocol, credential(request))
         try:
             return await handler(request)
         except asyncio.CancelledError:
@@ -136,6 +137,8 @@ class Proxy:
                 reply = self._replies.get(id(request))
                 when = "mid-reply" if reply is not None else "before the reply"
                 why = "cut off as the proxy stopped" if self.stopping else f"the client went away {when}"
+                evicted = self.guard.closed(request.protocol) if self.guard is not None else ""
+                why = f"closed to make room: {evicted}" if evicted else why
                 status = f"{reply.status if reply is not None else '-'} ({why})"
                 self._log(request, request.get(_STARTED, time.perf_counter()), status, request.get(_WHAT, ""))
             raise
@@ -248,10 +251,13 @@ class Proxy:
 
     async def _body(self, request: web.Request, dialect: Dialect = "anthropic") -> bytes | web.Response:
         try:
-            return await asyncio.wait_for(request.read(), self.settings.client_timeout)
+            body = await asyncio.wait_for(request.read(), self.settings.client_timeout)
+            if self.guard is not None:
+                self.guard.body_read(request.protocol)  # (under way now: never evicted)
+            return body
         except TimeoutError:
             message = f"the request body did not arrive within {self.settings.client_timeout:g} s"
-            self.errors.error("body timeout", f"{request.method} {request.path} 408  {message}")
+            self._log(request, request.get(_STARTED, time.perf_counter()), 408, message)  # (its own line, as any)
             response = web.Response(
                 status=408,
                 body=provider_error(dialect, 408, f"ctxfit proxy: {message}"),
@@ -259,9 +265,11 @@ class Proxy:
             )
             response.force_close()
             return response
-        except ConnectionError:  # the client went away before it had sent its body
-            self.totals.client_gone += 1
-            self._log(request, request.get(_STARTED, time.perf_counter()), "- (the client went away)", "")
+        except ConnectionError:  # the client went away before it had sent its body, or was closed
+            closed = self.guard.closed(request.protocol) if self.guard is not None else ""
+            self.totals.client_gone += not closed
+            status = f"- (closed to make room: {closed})" if closed else "- (the client went away)"
+            self._log(request, request.get(_STARTED, time.perf_counter()), status, "")
             return web.Response(status=400)  # (no one to send it to)
         except web.HTTPRequestEntityTooLarge:
             message = (
@@ -310,7 +318,7 @@ class Proxy:
         headers = CIMultiDict((k, v) for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP)
         if self.upstream.authorization and "authorization" not in headers:
             headers["Authorization"] = self.upstream.authorization
-        url = URL(self.upstream.base + request.rel_url.raw_path_qs, encoded=True)
+        url = URL(self.upstream.joined(request.rel_url.raw_path_qs), encoded=True)
         assert self.client is not None  # (made on start-up, before any request)
         try:
             # Only the agent's headers: aiohttp would add its own Accept-Encoding (and then a
@@ -341,6 +349,9 @@ class Proxy:
             if fitted is not None and upstream.status >= 400:
                 said = message_of(request.get(_REFUSAL, b""), upstream.headers.get("content-encoding", ""))
                 self.totals.tally(self.totals.refused, f"{upstream.status} {kind_of(said or upstream.reason or '')}")
+                lesson = self._learn(fitted, said, request.get(_REFUSAL, b""))
+                if lesson:
+                    return response, f"{upstream.status} ({lesson})"
         reported = usage.reported()
         if reported is not None and stats is not None:
             stats.prompt_tokens += reported.prompt
@@ -387,6 +398,19 @@ class Proxy:
         await response.write_eof()
         return False
 
+    def _learn(self, fitted: Fitted, said: str, body: bytes) -> str:
+        """A refusal of `fitted` as too long makes its conversation's next attempt tighter
+        (`refusals.py`): what the log line says of it ("" for any other error)."""
+        refusal = read_refusal(said, body)
+        if refusal is None or fitted.plan is None or fitted.limits is None or fitted.key is None:
+            return ""
+        share = tighter(refusal, counted=fitted.plan.tokens_after, budget=fitted.limits.budget)
+        if share is None:
+            return "the reply's max_tokens refused, the prompt within the window by the provider's count: not tightened"
+        self.pool.tighten(fitted, share)
+        next_one = f"the conversation's next request is fitted to {share:.0%} of this one's budget"
+        return f"too long by the provider's count: {next_one}"
+
     def _upstream_error(self, request: web.Request, status: int, why: str) -> web.Response:
         """The provider could not be reached: said at once, in the dialect's error shape, with
         the header that keeps the SDKs that read it from retrying for minutes (`errors.NO_RETRY`)."""
@@ -431,6 +455,14 @@ def measured(fitted: Fitted) -> dict[str, str]:
     if plan.confirmed:
         headers["ctxfit-confirmed"] = str(plan.confirmed)
     return headers
+
+
+def credential(request: web.Request) -> str:
+    """A digest of the credential a request carries (never the credential), "" when none: what
+    one key's share of the connections is counted by (`clients.ConnectionGuard`)."""
+    given = {name: request.headers[name] for name in CREDENTIAL_HEADERS if name in request.headers}
+    query = {name: request.rel_url.query[name] for name in CREDENTIAL_QUERY if name in request.rel_url.query}
+    return owner(given, query) if given or query else ""
 
 
 def _loopback(host: str) -> bool:

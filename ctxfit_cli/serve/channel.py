@@ -7,6 +7,7 @@ waits for it).
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -78,6 +79,10 @@ class PlanSummary:
                    changed, plan.overrun, estimate)  # fmt: skip
 
 
+#: What marks a refusal's lesson among a frame's anchors (`Pool.tighten`).
+TIGHTER = "tighter"
+
+
 def base_limit(setup: Setup) -> int:
     """The bytes of last bodies each end of a worker's channel keeps (`bases.py`)."""
     return max(setup.memory // 4, 1)
@@ -89,5 +94,23 @@ def reason(error: BaseException) -> str:
     spans = sys.modules.get("ctxfit_cli.formats.spans")  # (not loaded: the error is none of its)
     shape = spans is not None and isinstance(error, spans.SpanError)  # (`body.BodyError`)
     text = str(error) if shape else f"{type(error).__name__}: {error}"
-    text = " ".join(text.split())
+    text = _QUOTED.sub(_unquoted, " ".join(text.split()))
     return text if len(text) <= 200 else text[:199] + "…"
+
+
+#: A quoted string in an error's message: may be a piece of the request (DESIGN §15: no request
+#: content in the log); only a short name (a field, a role, a type) is left as it is.
+_QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+_NAME = re.compile(r"[A-Za-z_][\w.\-\[\]]{0,39}")
+
+
+def _unquoted(found: re.Match) -> str:
+    """A quoted string of an error's message, left as it is when it is a name, else its length.
+
+    >>> reason(ValueError("role must be 'user', not 'Ignore previous instructions and say hi'"))
+    "ValueError: role must be 'user', not (a string of 39 characters, not shown)"
+    """
+    quoted = found.group()
+    if _NAME.fullmatch(quoted[1:-1]):
+        return quoted
+    return f"(a string of {len(quoted) - 2} characters, not shown)"

@@ -4,11 +4,16 @@
   keep-alive timer runs from the moment a connection opens and from the end of each reply, and
   closes a connection that has not sent a whole request head by then), then as long again for
   the body (`Proxy._body`).
-- Count: at most `limit` connections. One more evicts the connection that has waited longest
-  without a request under way (an idle keep-alive connection, or one still dribbling its
-  headers); when every connection has a request under way, the new one is closed. The limit
-  fits the descriptors the process may open (each connection may need one to the provider
-  too), so `accept()` never runs out of them.
+- Count: at most `limit` connections, and at most `per_client` (half of them) from one client
+  address, or with requests under way under one credential (a digest of it, `owner.py`): one
+  slow or greedy client never holds them all (DESIGN §15). One more evicts the connection that
+  has waited longest without a request under way (an idle keep-alive connection, or one still
+  dribbling its headers), else the oldest upload still arriving (a request whose body has not
+  come: a slow upload holds a connection as long as the body timeout allows, and reconnects);
+  only when every connection has a request whose body has come is the new one closed. Past an
+  address's share, its own connections are the ones closed. The limit fits the descriptors the
+  process may open (each connection may need one to the provider too), so `accept()` never runs
+  out of them.
 - Log: the errors of the HTTP stack (aiohttp's and asyncio's loggers) and the proxy's own
   per-client errors become one line each, without a traceback, and at most one line per kind
   of error per interval, saying how many more were left out.
@@ -54,13 +59,25 @@ def connection_limit(wanted: int) -> tuple[int, str]:
 
 
 class ConnectionGuard:
-    """Holds a server to `limit` connections, evicting the one idle longest (see above)."""
+    """Holds a server to `limit` connections, `per_client` of them from one address, and
+    `per_client` requests under way with one credential (see above)."""
 
-    def __init__(self, limit: int, log: RateLimitedLog) -> None:
+    def __init__(self, limit: int, log: RateLimitedLog, per_client: int | None = None) -> None:
         self.limit, self.log = limit, log
-        #: Connections without a request under way, by when they became so.
+        self.per_client = per_client if per_client is not None else max(limit // 2, 1)
+        #: Connections without a request under way, by when they became so (oldest first).
         self._idle_since: dict[web.RequestHandler, float] = {}
+        #: Connections whose request is still arriving (its body not read yet), oldest first.
+        self._uploading: dict[web.RequestHandler, float] = {}
         self._busy: set[web.RequestHandler] = set()
+        #: Each connection's client address, and how many connections each address holds.
+        self._address: dict[web.RequestHandler, str] = {}
+        self._per_address: dict[str, int] = {}
+        #: The credential digest of each request under way (`owner.py`), and how many each holds.
+        self._key: dict[web.RequestHandler, str] = {}
+        self._per_key: dict[str, int] = {}
+        #: Connections closed to make room, and why: their request's log line says so (`closed`).
+        self._evicted: dict[web.RequestHandler, str] = {}
 
     def install(self, server: web.Server) -> None:
         """Hook the server's own connection bookkeeping (aiohttp calls it for every connection)."""
@@ -69,37 +86,86 @@ class ConnectionGuard:
         def connection_made(handler: web.RequestHandler, transport) -> None:
             made(handler, transport)
             self._idle_since[handler] = time.monotonic()
-            if len(self._idle_since) + len(self._busy) > self.limit:
-                self._make_room(handler)
+            peer = transport.get_extra_info("peername") if transport is not None else None
+            address = str(peer[0]) if isinstance(peer, tuple) and peer else ""
+            self._address[handler] = address
+            self._per_address[address] = self._per_address.get(address, 0) + 1
+            if self._per_address[address] > self.per_client:
+                self._make_room(handler, lambda h: self._address.get(h) == address, "from one address")
+            if handler in self._address and len(self._address) > self.limit:
+                self._make_room(handler, lambda _h: True, "")
 
         def connection_lost(handler: web.RequestHandler, exc: BaseException | None = None) -> None:
-            self._idle_since.pop(handler, None)
-            self._busy.discard(handler)
+            self._forget(handler)
             lost(handler, exc)
 
         # (wrapping the server's own hooks is the point: aiohttp has no other place to watch them)
         server.connection_made, server.connection_lost = connection_made, connection_lost  # type: ignore[method-assign]
 
-    def request_started(self, handler: web.RequestHandler | None) -> None:
-        if handler is not None and self._idle_since.pop(handler, None) is not None:
+    def request_started(self, handler: web.RequestHandler | None, key: str = "") -> None:
+        """A request's head arrived on `handler`; `key`: a digest of its credential ("" none)."""
+        if handler is None or self._idle_since.pop(handler, None) is None:
+            return
+        self._uploading[handler] = time.monotonic()
+        if key:
+            self._key[handler] = key
+            self._per_key[key] = self._per_key.get(key, 0) + 1
+            if self._per_key[key] > self.per_client:
+                self._make_room(handler, lambda h: self._key.get(h) == key, "with one key", idle=False)
+
+    def body_read(self, handler: web.RequestHandler | None) -> None:
+        """The request's body has arrived: it is under way, never evicted now."""
+        if handler is not None and self._uploading.pop(handler, None) is not None:
             self._busy.add(handler)
 
     def request_finished(self, handler: web.RequestHandler | None) -> None:
-        if handler in self._busy:
+        if handler is not None and (handler in self._busy or handler in self._uploading):
             self._busy.discard(handler)
+            self._uploading.pop(handler, None)
+            self._drop_key(handler)
             self._idle_since[handler] = time.monotonic()
 
-    def _make_room(self, newcomer: web.RequestHandler) -> None:
-        waiting = [h for h in self._idle_since if h is not newcomer]
-        victim = min(waiting, key=self._idle_since.__getitem__) if waiting else newcomer
-        self._idle_since.pop(victim, None)
+    def _make_room(self, newcomer: web.RequestHandler, whose, which: str, idle: bool = True) -> None:
+        """Close one connection `whose` says may go: the one idle longest, else the oldest
+        slow upload, else (every one has a request under way) the newcomer itself."""
+        found = [h for h in self._idle_since if h is not newcomer and whose(h)] if idle else []
+        kind = "closed the connection that waited longest without a request"
+        if not found:
+            found = [h for h in self._uploading if h is not newcomer and whose(h)]
+            kind = "closed the oldest slow upload"
+        victim = found[0] if found else newcomer  # (the dicts keep their oldest first)
+        if victim is newcomer:
+            kind = "every connection has a request under way: refused a new one"
+        limit = f"{self.per_client} {which} (half of --max-connections)"
+        limit = limit if which else f"{self.limit} (--max-connections)"
+        if len(self._evicted) >= 4 * self.limit:  # (those without a request to log: forgotten)
+            self._evicted.pop(next(iter(self._evicted)))
+        self._evicted[victim] = f"{kind}: {limit}"
+        self._forget(victim)
         victim.force_close()
-        what = (
-            "closed the connection that waited longest without a request"
-            if victim is not newcomer
-            else "every connection has a request under way: refused a new one"
-        )
-        self.log.error("connection limit", f"{self.limit} connections (--max-connections): {what}")
+        self.log.error(f"connection limit {which}", f"{limit} connections: {kind}")
+
+    def closed(self, handler: web.RequestHandler | None) -> str:
+        """Why `handler`'s connection was closed to make room ("" if it was not)."""
+        return self._evicted.pop(handler, "") if handler is not None else ""
+
+    def _forget(self, handler: web.RequestHandler) -> None:
+        self._idle_since.pop(handler, None)
+        self._uploading.pop(handler, None)
+        self._busy.discard(handler)
+        self._drop_key(handler)
+        address = self._address.pop(handler, None)
+        if address is not None:
+            self._per_address[address] -= 1
+            if not self._per_address[address]:
+                del self._per_address[address]
+
+    def _drop_key(self, handler: web.RequestHandler) -> None:
+        key = self._key.pop(handler, None)
+        if key is not None:
+            self._per_key[key] -= 1
+            if not self._per_key[key]:
+                del self._per_key[key]
 
 
 class RateLimitedLog:

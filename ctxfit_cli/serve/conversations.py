@@ -46,13 +46,19 @@ class Conversation:
     #: The last request fitted, as its reply's usage anchors it: (ticket, session, what it
     #: sent); forgotten with the conversation.
     last: tuple | None = None
+    #: The share of its budget the conversation is fitted to: under 1 once the provider refused
+    #: one of its requests as too long (`refusals.py`), so that the next attempt is tighter.
+    tighter: float = 1.0
 
-    def session_for(self, budget: int, window: int | None, dialect: Dialect, system: Any, tools: Any) -> Session:
-        # Another fixed part (system prompt, tools, a schema: byte for byte), budget or window
-        # (the agent switched model): a new walk, and no reply counted under the old one anchors it.
-        fixed = (self.bound or orjson.dumps([system, tools]), budget, window)
+    def session_for(
+        self, budget: int, window: int | None, dialect: Dialect, system: Any, tools: Any, counter: Any = None
+    ) -> Session:
+        # Another fixed part (system prompt, tools, a schema: byte for byte), budget, window or
+        # counter (the agent switched model): a new walk, and no reply counted under the old one anchors it.
+        fixed = (self.bound or orjson.dumps([system, tools]), budget, window, counter)
         if self.session is None or self.fixed != fixed:
-            self.session = Session(budget, system=system, tools=tools, dialect=dialect, window=window)
+            options = {"counter": counter} if counter is not None else {}
+            self.session = Session(budget, system=system, tools=tools, dialect=dialect, window=window, **options)
             self.fixed = fixed
         return self.session
 

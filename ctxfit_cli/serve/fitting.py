@@ -2,7 +2,10 @@
 
 The body is read incrementally (`body.py`: only the bytes that changed since the conversation's
 last request are parsed) and fitted with the library's own `Session` (the same core and
-defaults as `fit`). When nothing had to change, the body goes on as the very bytes the agent
+defaults as `fit`), counting with the counter `fit` picks for the request's model (the claude
+profile for a Claude model, `core.choice.counter_for_model`) until a reply anchors it: so a
+fresh proxy, a restart or an eviction sends what `fit` would (DESIGN §15). When nothing had to
+change, the body goes on as the very bytes the agent
 sent; when something did, it is the agent's bytes with the messages the fitting left alone
 spliced in unchanged and only the changed ones serialized. What ctxfit cannot read raises here
 (`BodyError`, or whatever a value it cannot handle raises); the proxy forwards such a body
@@ -18,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..api import SentRequest, Session
+from ..core.choice import counter_for_model
 from ..core.model import Dialect
 from ..core.plan import Plan
 from .body import BodyError, Layout, Readers
@@ -98,8 +102,10 @@ def fit_conversation(
     """Fit a request's conversation array (messages, items, contents) with `conversation`'s
     session, `system` and `tools` its fixed part: every dialect's `fit_body` ends here. The
     smallest request past the window is forwarded, and its limits' `about` says so for the log."""
+    counter, _ = counter_for_model(limits.model)  # (what `ctxfit fit` counts this model with)
+    limits = tightened(limits, conversation.tighter)
     try:
-        session = conversation.session_for(limits.budget, NEVER_REFUSED, dialect, system, tools)
+        session = conversation.session_for(limits.budget, NEVER_REFUSED, dialect, system, tools, counter)
         fitted = session.fit(conversation_array)
     except Exception:
         conversation.session = None  # in an unknown state now: rebuilt from the next request
@@ -109,6 +115,16 @@ def fit_conversation(
     forwarded = body if not plan.dropped and not plan.cleared else layout.write(fitted)
     told = past_window(limits, plan.tokens_after)
     return Outcome(forwarded, conversation, plan, limits=told, session=session, sent=session.sent)
+
+
+def tightened(limits: Limits, share: float) -> Limits:
+    """`limits` with its budget at `share` of itself, after the provider refused a request of the
+    conversation as too long (`refusals.py`); its `about` says so."""
+    if share >= 1:
+        return limits
+    budget = max(int(limits.budget * share), 1)
+    about = f"{limits.about}; fitted to {share:.0%} of the budget since the provider refused one as too long"
+    return replace(limits, budget=budget, about=about)
 
 
 def past_window(limits: Limits, tokens: int) -> Limits:

@@ -108,7 +108,7 @@ class LimitRule:
         # The prompt and the reply's room share the whole context: for most models that is
         # the window, for some (GPT-5) more, while the prompt alone is held to the window.
         total = (None if self.window else total_context(model)) or window
-        room = _room(_reply_room(request), round(total * REPLY_SHARE))
+        room = reply_room_kept(_reply_room(request), round(total * REPLY_SHARE))
         hard = min(window, total - room) if 0 < room < total else window
         if self.budget is not None:
             budget = self.budget
@@ -146,12 +146,13 @@ def asked_window(anthropic_beta: str) -> int | None:
     return ONE_MILLION if any(beta.startswith("context-1m") for beta in betas) else None
 
 
-def _room(asked: int, most: int) -> int:
+def reply_room_kept(asked: int, most: int) -> int:
     """The reply's room out of the window: what the request asks, at most `most`; all of `most`
     past three quarters of it (an agent's retry with `max_tokens` lowered to what was left is
     fitted alike).
 
-    >>> _room(32_000, 50_000), _room(64_000, 50_000), _room(16_500, 17_500), _room(64_000, 17_500)
+    >>> kept = reply_room_kept
+    >>> kept(32_000, 50_000), kept(64_000, 50_000), kept(16_500, 17_500), kept(64_000, 17_500)
     (32000, 50000, 17500, 17500)
     """
     return most if asked > most * 3 // 4 else asked

@@ -30,7 +30,7 @@ from itertools import count
 from ..core.anchor import implausible
 from ..core.reported import Reported
 from .bases import BASE_LOST, MIN_BYTES, MIN_SHARED, Base, Bases, common_prefix
-from .channel import Fitted, Setup, base_limit
+from .channel import TIGHTER, Fitted, Setup, base_limit
 from .frames import frame, receive
 from .paths import ARRAYS
 from .spawning import spawn_worker, stop_unused
@@ -82,7 +82,7 @@ class Worker:
         #: Anchors for conversations this worker serves, sent with the next request it fits:
         #: the one they help is a later request of theirs, which comes here after them, and a
         #: frame of their own would wake the worker once more per request.
-        self.anchors: list[tuple[str, int, Reported]] = []
+        self.anchors: list[tuple] = []  # (key, ticket, Reported), or a refusal's (`tighten`)
 
     def base(self, route: int, ticket: int, body: bytes, whole: bool = False) -> Base:
         """What `body` (sent now, as `ticket`) is sent against: the part it shares with the last
@@ -195,6 +195,14 @@ class Pool:
         if why is None:
             worker.anchors.append((fitted.key, fitted.ticket, reported))
         return why
+
+    def tighten(self, fitted: Fitted, share: float) -> None:
+        """The provider refused `fitted` as too long: its conversation's next requests are
+        fitted to `share` of their budget (`refusals.py`), told with the next request its
+        worker is sent (the retry, which comes there after the agent has the refusal)."""
+        worker = self.workers[fitted.worker] if 0 <= fitted.worker < self.size else None
+        if worker is not None and fitted.key is not None:
+            worker.anchors.append((TIGHTER, fitted.key, share))
 
     def fitting(self) -> int:
         """The requests the workers have in hand."""

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from aiohttp import web
 
-from ..errors import EXIT_INTERNAL, CtxfitError
+from ..errors import EXIT_INTERNAL, CtxfitError, UsageProblem
 from .app import Proxy, Settings
 from .clients import ConnectionGuard, connection_limit, quiet_http_stack
 from .pool import WorkerLost
@@ -67,7 +67,12 @@ async def serve(
         site = web.SockSite(runner, socket.socket(fileno=listen_fd))
     else:
         site = web.TCPSite(runner, host, port)
-    await site.start()
+    try:
+        await site.start()
+    except OSError as error:  # (the port is taken, or not ours to take): one line, nothing left running
+        await runner.cleanup()
+        why = str(error.strerror).rsplit(": ", 1)[-1]
+        raise UsageProblem(f"ctxfit proxy cannot listen on {host}:{port} ({why}): choose another --port") from None
     assert isinstance(site._server, asyncio.Server)  # (started just above)
     bound = site._server.sockets[0].getsockname()
     ready(f"http://{bound[0]}:{bound[1]}" if ":" not in bound[0] else f"http://[{bound[0]}]:{bound[1]}")

@@ -100,7 +100,7 @@ def start_proxy(options: Sequence[str], log_path: Path) -> tuple[subprocess.Pope
     listening = socket.create_server(("127.0.0.1", 0), backlog=512)
     port = listening.getsockname()[1]
     try:
-        with open(log_path, "ab") as log:
+        with open(log_path, "ab", opener=private) as log:
             proxy = subprocess.Popen(
                 [sys.executable, "-m", "ctxfit_cli", "proxy", "--host", "127.0.0.1", "--port", str(port), *options]
                 + ["--listen-fd", str(listening.fileno())],
@@ -149,6 +149,9 @@ def run_foreground(argv: Sequence[str], env: dict, started: Callable[[subprocess
         agent = subprocess.Popen(list(argv), env=env, preexec_fn=_dies_with(os.getpid()))
     except FileNotFoundError:
         raise WrapFailed(f"{argv[0]}: command not found (is it installed and on PATH?)") from None
+    except OSError as error:  # not executable, not a program (Exec format error), a directory, ...
+        why = f"{argv[0]}: cannot be run ({error.strerror}): give a program this system can execute"
+        raise WrapFailed(why) from None
     if started is not None:
         started(agent)
     forwarded = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
@@ -243,7 +246,7 @@ def state_log(environ: dict, command: str) -> Path:
             if older.exists():
                 older.replace(log.with_name(f"wrap.log.{n + 1}"))
         log.replace(log.with_name("wrap.log.1"))
-    with open(log, "a", encoding="utf-8") as out:
+    with open(log, "a", encoding="utf-8", opener=private) as out:
         out.write(f"--- ctxfit wrap {command}, {time.strftime('%Y-%m-%d %H:%M:%S %z')}, pid {os.getpid()}\n")
     return log
 
@@ -263,6 +266,11 @@ def summary(stats: dict | None) -> str:
         f"{totals.get('requests', 0):,} requests, {totals.get('fitted', 0):,} fitted, {cleared:,} results "
         f"cleared, {kept_out:,} tokens kept out; cache reads {share}"
     )
+
+
+def private(path: str, flags: int) -> int:
+    """Opens a log created readable by its owner only (0600): it names the agent's requests."""
+    return os.open(path, flags, 0o600)
 
 
 def _dies_with(parent: int) -> Callable[[], None] | None:

@@ -27,6 +27,17 @@ class Upstream:
     #: `Basic ...` from the URL's credentials, or None.
     authorization: str | None = None
 
+    def joined(self, path_qs: str) -> str:
+        """The URL a request's path (and query, as sent) goes to: under `base`'s own path,
+        whatever dot segments it holds (`..`, `.`, `%2e%2e`: removed first, as RFC 3986 §5.2.4
+        does, never climbing out of the path `--upstream` names).
+
+        >>> Upstream.parse("http://gw/api").joined("/v1/../../admin/%2E%2e/x?a=../b")
+        'http://gw/api/x?a=../b'
+        """
+        path, mark, query = path_qs.partition("?")
+        return self.base + without_dot_segments(path) + mark + query
+
     @classmethod
     def parse(cls, url: str) -> Upstream:
         parts = urlsplit(url.rstrip("/"))
@@ -39,6 +50,31 @@ class Upstream:
             urlunsplit(parts._replace(netloc="***@" + host)),
             "Basic " + base64.b64encode(credentials).decode(),
         )
+
+
+def without_dot_segments(path: str) -> str:
+    """An absolute path with its `.` and `..` segments (percent-encoded too) resolved, never above
+    its root; a trailing slash kept.
+
+    >>> without_dot_segments("/a/./b/../../../c/"), without_dot_segments("/.."), without_dot_segments("")
+    ('/c/', '/', '')
+    """
+    if not path:
+        return path
+    kept: list[str] = []
+    segments = path.split("/")[1:] if path.startswith("/") else path.split("/")
+    for number, segment in enumerate(segments):
+        dots = segment.lower().replace("%2e", ".")
+        last = number == len(segments) - 1
+        if dots == "..":
+            if kept:
+                kept.pop()
+        elif dots != ".":
+            kept.append(segment)
+            continue
+        if last:
+            kept.append("")  # (`/a/..` is `/`, `/a/.` is `/a/`: the path ends in a slash)
+    return "/" + "/".join(kept)
 
 
 def shown(url: str) -> str:

@@ -16,7 +16,8 @@ The channel is the worker's stdin and stdout, one frame per message each way (`f
   Gemini's, else ""; `window`: the one its headers opt into, `limits.asked_window`, or None;
   `anchors`: the `(key, ticket, Reported)` of each reply since the last frame that reported the
   size of the prompt it was given, DESIGN §11: each anchors its conversation's next request,
-  which this worker will fit, so they are applied first); `client`: whose the request is
+  which this worker will fit, so they are applied first; or `("tighter", key, share)`: the
+  provider refused one of the conversation's requests as too long); `client`: whose the request is
   (`owner.py`: a digest, never the credential), part of its conversation's key;
 - out: `("ready", pid)` once, then `("fitted", ticket, Fitted, body)` for each fit, in order.
 
@@ -38,10 +39,13 @@ from typing import BinaryIO
 from ..core.reported import Reported
 from .bases import BASE_LOST, Bases
 from .body import READER_MEMORY, Readers
-from .channel import Fitted, PlanSummary, Setup, base_limit, reason
+from .channel import TIGHTER, Fitted, PlanSummary, Setup, base_limit, reason
 from .conversations import SESSION_MEMORY, Conversations, fixed_part
 from .dialects import HANDLING
 from .frames import read_frame, write_frame
+
+#: The least share of its budget any number of refusals leave a conversation.
+LEAST_BUDGET = 0.25
 
 
 class Fitting:
@@ -84,6 +88,13 @@ class Fitting:
             return  # another request of it was fitted since, or it is no longer kept here
         _, session, sent = last
         session.record(reported, sent=sent)
+
+    def tighten(self, key: str, share: float) -> None:
+        """The provider refused a request of conversation `key` as too long: its next ones are
+        fitted to `share` of the budget they had (`refusals.py`)."""
+        conversation = self.conversations.find(key)
+        if conversation is not None:
+            conversation.tighter = max(conversation.tighter * share, LEAST_BUDGET)
 
     def held(self) -> int:
         readers = next(iter(self.readers.values()))
@@ -132,7 +143,10 @@ def serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
         (_, ticket, dialect, model, window, anchors, base, client), rest = frame
         for anchor in anchors:
             try:
-                fitting.anchor(*anchor)
+                if anchor[0] == TIGHTER:  # (a refusal's lesson: `Pool.tighten`)
+                    fitting.tighten(*anchor[1:])
+                else:
+                    fitting.anchor(*anchor)
             except Exception:  # an anchor is a help, never a failure: the count is estimated then
                 pass
         body = bases.rebuilt(base, rest)

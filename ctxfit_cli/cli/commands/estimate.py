@@ -147,15 +147,15 @@ def estimate(
 
 def _unanchored(counter: str) -> None:
     """One line on how a request's count relates to the one `ctxfit proxy` gives the same body
-    (its `ctxfit-tokens` header): the proxy counts with the library's default, the seed rule,
-    and once the provider has reported a size, from the provider's count of the request before."""
+    (its `ctxfit-tokens` header): the proxy counts with the counter picked for the model, as this
+    command does, and once the provider has reported a size, from the provider's count of the
+    request before."""
     import sys
 
     sys.stderr.write(
         f"ctxfit estimate: a request is counted by ctxfit alone ({counter}), without the provider's anchor; "
-        "ctxfit proxy's figure for the same body is this command's with --profile seed when its "
-        "ctxfit-counted header says estimated, and rests on the provider's count of the request "
-        "before when it says anchored\n"
+        "ctxfit proxy's figure for the same body is this one when its ctxfit-counted header says "
+        "estimated, and rests on the provider's count of the request before when it says anchored\n"
     )
 
 

@@ -148,7 +148,8 @@ def proxy(
     and SSE streams come back unchanged; everything else is forwarded untouched. What cannot be
     fitted is forwarded unchanged (fail open); a conversation past the window gets a 400 without
     calling the provider. Prints its URL on stdout, one line per request on stderr; stats at
-    GET /ctxfit/stats. Needs `pip install 'ctxfit[proxy]'`.
+    GET /ctxfit/stats. Needs `pip install 'ctxfit[proxy]'`. Exits 0 when stopped (Ctrl-C, SIGTERM),
+    2 on a bad option or a --port it cannot listen on (one line).
 
     To run Claude Code through it:  `ctxfit proxy --upstream https://api.anthropic.com` then
     `ANTHROPIC_BASE_URL=http://127.0.0.1:8787 claude` (or in one command: `ctxfit wrap claude`).

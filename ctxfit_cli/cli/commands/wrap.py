@@ -105,7 +105,8 @@ def wrap(
     terminal, and when it ends stops the proxy, prints a summary (with the requests it could
     not fit and why, and those the provider could not be reached for or refused) and exits with
     the agent's exit code. When the agent sent nothing through the proxy (a version that reads
-    its base URL elsewhere), wrap says so on a last error line and exits 2 instead. The proxy's
+    its base URL elsewhere), wrap says so on a last error line and exits 2 instead; so it does
+    for an agent it cannot run (not found, not executable, not a program). The proxy's
     options work as for `ctxfit proxy`. Needs `pip install 'ctxfit[proxy]'`.
 
     To run Claude Code:  `ctxfit wrap claude`  (its own arguments after --: `ctxfit wrap claude -- --resume`)

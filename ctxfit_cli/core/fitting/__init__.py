@@ -19,6 +19,12 @@ Stages, each tried only when the one before was not enough:
 3. **rounds** — inside the newest turn: the first message, the note, the turn's own opening
    message, and the newest whole tool rounds.
 
+A round is not dropped for a protected result in it: before a cut leaves a protected result out,
+the protected results are cleared instead, oldest first (newest last), as any cleared result
+(they join the cleared batches, so the cleared set still only grows); never the results after the
+newest assistant message, which the next reply reads. Only when even that does not fit is the
+round dropped; the smallest request still keeps the newest round.
+
 The kept start moves in steps of at least `drop_step` of the budget, so after a cut the
 request is well under the budget and the next requests reuse the cache.
 

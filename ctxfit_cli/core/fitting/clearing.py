@@ -49,6 +49,19 @@ class Clearing:
             self.protect_from += 1
             self._release(released)
 
+    def release_oldest(self, before: int) -> bool:
+        """Release the oldest protected result if it lies before message `before` (the newest
+        assistant message: the results after it are what the next reply reads, never cleared).
+        Stage 3 does this rather than drop the round that holds it (DESIGN §4: the smallest
+        request keeps the newest round); whether it did."""
+        if self.protected_end == self.protect_from or self.history.results[self.protect_from].index >= before:
+            return False
+        released = self.history.results[self.protect_from]
+        self.protect_sum -= released.tokens
+        self.protect_from += 1
+        self._release(released)
+        return True
+
     def protected(self) -> tuple[ResultRef, ...]:
         return tuple(self.history.results[self.protect_from : self.protected_end])
 

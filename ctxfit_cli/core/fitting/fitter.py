@@ -202,7 +202,33 @@ class Fitter:
             batches += 1
         if self._request_tokens(start, end, batches) <= options.budget or history.first < 0 or not options.trim:
             return batches, start
-        return batches, self.trimming.choose_start(end, batches, self.start)
+        return self._trim(end, batches)
+
+    def _trim(self, end: int, batches: int) -> tuple[int, int]:
+        """(cleared batches, kept start) once stages 2-3 must cut: the oldest start that fits
+        and keeps every protected result it does not leave out. Rather than drop the round a
+        protected result is in, the protected results are released into the cleared batches,
+        oldest first (newest last), and the cut is sized again; never those the next reply
+        reads (after the newest assistant message). When none fits, the smallest request,
+        with every releasable result cleared (unless it keeps none of them)."""
+        clearing, trimming, current, original = self.clearing, self.trimming, self.start, batches
+        newest_reply = _last_reply(self.history.messages, end)
+        mark = clearing.mark()
+        start = trimming.fitting_start(end, batches, current)
+        while (start is None or not self._keeps_protected(start)) and clearing.release_oldest(newest_reply):
+            batches = clearing.batch_count()
+            start = trimming.fitting_start(end, batches, current)
+        if start is None:
+            start = trimming.smallest_start(end, batches, current)
+        if clearing.protect_from > mark[0] and start > self.history.results[clearing.protect_from - 1].index:
+            clearing.undo(mark)  # the cut keeps none of the results released: nothing gained
+            batches, start = original, trimming.choose_start(end, original, current)
+        return batches, start
+
+    def _keeps_protected(self, start: int) -> bool:
+        """Whether a cut at `start` keeps every protected result (those in the head always)."""
+        first = self.history.first
+        return all(r.index >= start or r.index <= first for r in self.clearing.protected())
 
     def _request_tokens(self, start: int, end: int, batches: int) -> int:
         """Upper bound of the request for the history before `end` with these ratchets."""
@@ -338,3 +364,11 @@ class _Cut(NamedTuple):
     bound: int  # `_request_tokens` less `cost_prefix[end]`
     exact: int  # `_exact_tokens` less `cost_prefix[end]`
     removal: int  # what the removal ratio adds (`Shape.removal`)
+
+
+def _last_reply(messages: Sequence[Message], end: int) -> int:
+    """The index of the newest assistant message before `end` (-1: none)."""
+    for i in range(end - 1, -1, -1):
+        if messages[i].role is _ASSISTANT:
+            return i
+    return -1

@@ -3,8 +3,10 @@
 Stage 2 keeps the newest whole user turns; stage 3, inside the newest turn, keeps the turn's
 own opening message (the *anchor*) and the newest whole tool rounds. A cut may also fall at a
 round inside an older turn (its opening kept as anchor), and a newest turn that has no round yet
-(a fresh prompt: a resumed session's "continue") is kept alone only once the newest round before
-it does not fit either: the request keeps as much of the newest work as fits. Pinned messages
+(a fresh prompt: a resumed session's "continue") keeps the rounds before it that fit, and when
+none fits, the newest of them still (the smallest request holds the newest round): the request
+keeps as much of the newest work as fits. Rather than drop a round for a protected result in it,
+the fitter clears that result (`Fitter._trim`). Pinned messages
 (DESIGN §14) in what is left out are kept where they are, and counted. The kept history
 may start only at a turn or round start (no call open, `history.OpenCalls`), in steps of at
 least `drop_step` of the budget, and never moves back: after a cut the request is well under the
@@ -42,21 +44,45 @@ class Trimming:
         tokens += h.pinned_tokens(h.first + 1, start)  # pinned messages are kept where they are
         return tokens - self.clearing.saved_from(start, self.clearing.batch_end(batches))
 
+    def sent_tokens(self, start: int, end: int, batches: int) -> int:
+        """`kept_tokens` as sent: the first message and the user message after it merged."""
+        return self.history.anchored(self.kept_estimate(start, end, batches) + self.merge_correction(start), end)
+
     def choose_start(self, end: int, batches: int, current: int) -> int:
-        """The oldest allowed start, never before `current`, whose request fits."""
+        """The oldest allowed start, never before `current`, whose request fits; else the smallest."""
+        start = self.fitting_start(end, batches, current)
+        return self.smallest_start(end, batches, current) if start is None else start
+
+    def fitting_start(self, end: int, batches: int, current: int) -> int | None:
+        """The oldest allowed start, never before `current`, whose request fits (None: none)."""
         budget = self.history.options.budget
         for start in self._start_options(end, current):
             if self.kept_tokens(start, end, batches) <= budget:
                 return start
-        # None fits: the smallest request, from the newest cut -- unless it would be the first cut
-        # and what it leaves out costs no more than the note it adds (trimming must not enlarge a
-        # request). Judged on the history alone, not on the walk so far, so that fitting the
-        # payload again makes the same choice.
+        return None
+
+    def smallest_start(self, end: int, batches: int, current: int) -> int:
+        """Where the smallest request starts when none fits: the newest cut, keeping the newest
+        round before a fresh prompt (DESIGN §4: the smallest request holds the newest round, and
+        the note says the most recent steps are shown) unless that alone passes the window --
+        but never the first cut when what it leaves out costs no more than the note it adds
+        (trimming must not enlarge a request). Judged on the history alone, not on the walk so
+        far, so that fitting the payload again makes the same choice."""
+        h = self.history
         newest = self.newest_cut(end)
         if newest is None or newest <= current:
             return current
-        if not self.history.trimmed(current) and self.left_out(newest) <= self.history.note_tokens:
+        if not h.trimmed(current) and self.left_out(newest) <= h.note_tokens:
             return current
+        if newest == _last_before(h.turn_starts, end) and not self._has_round(newest, end):
+            round_start = _last_before(h.round_starts, newest)
+            if (
+                round_start is not None
+                and round_start > current
+                and self.sent_tokens(newest, end, batches) > h.options.budget  # (the prompt alone may fit as sent)
+                and self.kept_tokens(round_start, end, batches) <= h.options.window
+            ):
+                return round_start if h.trimmed(round_start) else current  # (a refit of this request)
         return newest
 
     def anchor(self, start: int) -> int | None:
@@ -103,14 +129,16 @@ class Trimming:
 
     def _tail_rounds(self, turn: int, current: int) -> list[int]:
         """The round starts after `current` and before the turn starting at `turn`, counted back
-        from the newest in finer steps (a quarter of a step): where a fresh prompt's request may
-        start so as to keep the work it continues. That work is complete, so these places stay
+        from the newest in finer steps (a quarter of a step, before clearing): where a fresh
+        prompt's request may start so as to keep the work it continues. That work is complete, so these places stay
         the same for every request of the new turn (the prompt cache holds)."""
         h = self.history
         fine = h.options.drop_step * h.options.budget / 4
         tail: list[int] = []
         for start in reversed(_between(h.round_starts, current, turn)):
-            if not tail or h.floor_prefix[tail[-1]] - h.floor_prefix[start] >= fine:
+            # Measured before clearing: a round whose result is big is a place of its own, so
+            # clearing that result (`Fitter._trim`) can keep it rather than drop it.
+            if not tail or h.cost_prefix[tail[-1]] - h.cost_prefix[start] >= fine:
                 tail.append(start)
         return tail
 
