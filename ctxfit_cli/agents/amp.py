@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 from .agent import Agent
-from .session import SessionMeta, from_epoch_ms
+from .session import SessionMeta, from_epoch_ms, member
 from .spend import Spend
 
 if TYPE_CHECKING:
@@ -80,8 +80,8 @@ def describe(path: str, records: Iterable[Record]) -> list[SessionMeta]:
         session.saw(from_epoch_ms(thread.get("created")))
         spend = Spend()
         for message in (m for m in thread["messages"] if isinstance(m, dict)):
-            session.saw(from_epoch_ms(_object(message, "meta").get("sentAt")))
-            usage = _object(message, "usage")
+            session.saw(from_epoch_ms(member(message, "meta").get("sentAt")))
+            usage = member(message, "usage")
             if message.get("role") == "assistant" and usage:
                 model = str(usage.get("model") or "")
                 session.model(model)
@@ -93,12 +93,12 @@ def describe(path: str, records: Iterable[Record]) -> list[SessionMeta]:
                     usage.get("cacheReadInputTokens"),
                     usage.get("outputTokens"),
                 )
-        events = _object(thread, "usageLedger").get("events")
+        events = member(thread, "usageLedger").get("events")
         for event in events if isinstance(events, list) else ():
             if isinstance(event, dict):
                 session.saw(event.get("timestamp"))
                 if not session.message_ids:  # no message records its usage: the ledger does
-                    tokens = _object(event, "tokens")
+                    tokens = member(event, "tokens")
                     spend.call(str(event.get("model") or ""), tokens.get("input"), 0, 0, tokens.get("output"))
         session.spend = spend.totals()
         for model, _ in session.spend:
@@ -108,18 +108,13 @@ def describe(path: str, records: Iterable[Record]) -> list[SessionMeta]:
 
 
 def _project(thread: dict) -> str:
-    initial = _object(_object(thread, "env"), "initial")
+    initial = member(member(thread, "env"), "initial")
     if isinstance(initial.get("cwd"), str):
         return initial["cwd"]
     trees = initial.get("trees")
     tree = trees[0] if isinstance(trees, list) and trees and isinstance(trees[0], dict) else {}
     uri = tree.get("uri")
     return unquote(uri[len("file://") :]) if isinstance(uri, str) and uri.startswith("file://") else ""
-
-
-def _object(value: dict, key: str) -> dict:
-    found = value.get(key)
-    return found if isinstance(found, dict) else {}
 
 
 def read(name: str, records: Iterator[Record], skipped: Skipped) -> Iterator[Transcript]:
@@ -134,7 +129,7 @@ def read(name: str, records: Iterator[Record], skipped: Skipped) -> Iterator[Tra
             continue
         skipped.keys(thread, THREAD_KEYS)
         messages = [m for m in thread["messages"] if isinstance(m, dict)]
-        model = next((str(_object(m, "usage").get("model") or "") for m in messages if _object(m, "usage")), "")
+        model = next((str(member(m, "usage").get("model") or "") for m in messages if member(m, "usage")), "")
         dialect = dialect_of(model)
         where = Where(name, record.line)
         turns: list[Turn] = []
@@ -179,7 +174,7 @@ def _result(block: dict, where: Where) -> Turn:
     from ..formats.built import Turn
     from ..formats.common import json_text
 
-    run = _object(block, "run")
+    run = member(block, "run")
     output = run.get("result", run.get("progress"))
     text = output if isinstance(output, str) else json_text(output if output is not None else run)
     call_id = str(block.get("toolUseID") or block.get("tool_use_id") or "")
@@ -189,7 +184,7 @@ def _result(block: dict, where: Where) -> Turn:
 def _call(message: dict) -> RecordedCall | None:
     from ..core.model import RecordedCall
 
-    usage = _object(message, "usage")
+    usage = member(message, "usage")
     if not usage:
         return None
     parts = [usage.get(k) for k in ("inputTokens", "cacheCreationInputTokens", "cacheReadInputTokens")]

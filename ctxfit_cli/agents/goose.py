@@ -48,7 +48,7 @@ import orjson
 
 from . import sqlite
 from .agent import Agent
-from .session import SessionMeta, utc
+from .session import SessionMeta, member, utc
 from .spend import Spend
 
 if TYPE_CHECKING:
@@ -237,7 +237,7 @@ def _turns(message: dict, where: Where, model: str, skipped: Skipped) -> list[Tu
         calls = []
         for item in items:
             if item.get("type") in ("toolRequest", "frontendToolRequest"):
-                value = _object(_object(item, "toolCall"), "value")
+                value = member(member(item, "toolCall"), "value")
                 calls.append(
                     Call(str(item.get("id") or ""), str(value.get("name") or ""), value.get("arguments") or {})
                 )
@@ -246,7 +246,7 @@ def _turns(message: dict, where: Where, model: str, skipped: Skipped) -> list[Tu
     for item in items:
         if item.get("type") != "toolResponse":
             continue
-        result = _object(item, "toolResult")
+        result = member(item, "toolResult")
         outcome = result.get("value")
         content = outcome.get("content") if isinstance(outcome, dict) else outcome
         failed = result.get("status") == "error" or (isinstance(outcome, dict) and bool(outcome.get("isError")))
@@ -256,11 +256,6 @@ def _turns(message: dict, where: Where, model: str, skipped: Skipped) -> list[Tu
             text = str(result.get("error") or "") if failed else json_text(outcome)
         results.append(Turn("result", where, [text], call_id=str(item.get("id") or ""), error=failed))
     return [*results, Turn("user", where, texts)]
-
-
-def _object(value: dict, key: str) -> dict:
-    found = value.get(key)
-    return found if isinstance(found, dict) else {}
 
 
 AGENT = Agent(

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from .agent import Agent
-from .session import SessionMeta, from_epoch_ms
+from .session import SessionMeta, from_epoch_ms, member
 from .spend import Spend
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ def describe(path: str, records: Iterable[Record]) -> list[SessionMeta]:
         assert isinstance(value, dict)
         info = value["info"]
         session = SessionMeta(str(info.get("id") or ""), TITLE, str(info.get("directory") or ""))
-        times = _object(info, "time")
+        times = member(info, "time")
         session.saw(from_epoch_ms(times.get("created")))
         session.saw(from_epoch_ms(times.get("updated")))
         session.spend, session.usd = spend_of(message_infos(value["messages"]), session)
@@ -95,13 +95,13 @@ def spend_of(infos: Iterable[dict], session: SessionMeta) -> tuple[dict, float |
     spend = Spend()
     usd: float | None = None
     for info in infos:
-        session.saw(from_epoch_ms(_object(info, "time").get("created")))
+        session.saw(from_epoch_ms(member(info, "time").get("created")))
         if info.get("role") != "assistant":
             continue
         model = _model(info)
         session.model(model)
-        tokens = _object(info, "tokens")
-        cache = _object(tokens, "cache")
+        tokens = member(info, "tokens")
+        cache = member(tokens, "cache")
         output = [tokens.get(k) for k in ("output", "reasoning")]
         spend.call(
             model,
@@ -118,12 +118,7 @@ def spend_of(infos: Iterable[dict], session: SessionMeta) -> tuple[dict, float |
 
 
 def _model(info: dict) -> str:
-    return str(info.get("modelID") or _object(info, "model").get("modelID") or "")
-
-
-def _object(value: dict, key: str) -> dict:
-    inner = value.get(key)
-    return inner if isinstance(inner, dict) else {}
+    return str(info.get("modelID") or member(info, "model").get("modelID") or "")
 
 
 def read(name: str, records: Iterator[Record], skipped: Skipped) -> Iterator[Transcript]:

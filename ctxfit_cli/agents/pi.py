@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .agent import Agent
-from .session import SessionMeta
+from .session import SessionMeta, member
 from .spend import Spend
 
 if TYPE_CHECKING:
@@ -99,13 +99,8 @@ def compaction_at(window: int) -> int | None:
     return window - RESERVE if window > RESERVE else None
 
 
-def _object(value: dict, key: str) -> dict:
-    found = value.get(key)
-    return found if isinstance(found, dict) else {}
-
-
 def _message(value: dict) -> dict:
-    return _object(value, "message")
+    return member(value, "message")
 
 
 def _model(message: dict) -> str:
@@ -136,7 +131,7 @@ def describe(path: str, records: Iterable[Record]) -> list[SessionMeta]:
             message = _message(value)
             model = _model(message)
             session.model(model)
-            usage = _object(message, "usage")
+            usage = member(message, "usage")
             spend.call(model, usage.get("input"), usage.get("cacheWrite"), usage.get("cacheRead"), usage.get("output"))
             if isinstance(message.get("responseId"), str):
                 session.message_ids.append(message["responseId"])
@@ -247,7 +242,7 @@ def _assistant(message: dict, where: Where) -> Turn:
             turn.content.append(Thinking(block["thinking"], str(block.get("thinkingSignature") or "")))
         elif kind == "toolCall" and isinstance(block.get("id"), str):
             turn.calls.append(Call(block["id"], str(block.get("name") or ""), block.get("arguments") or {}))
-    usage = _object(message, "usage")
+    usage = member(message, "usage")
     prompt = [usage.get(k) for k in ("input", "cacheRead", "cacheWrite")]
     known = any(isinstance(p, int) for p in prompt)
     output = usage.get("output")
