@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .agent import Agent
-from .session import SessionMeta
+from .session import SessionMeta, record_type
 from .spend import Spend
 
 if TYPE_CHECKING:
@@ -144,8 +144,7 @@ def read(name: str, records: Iterator[Record], skipped: Skipped) -> Iterator[Tra
     model = first = ""
     for record in records:
         value = record.value
-        kind = value.get("type") if isinstance(value, dict) else None
-        kind = kind if isinstance(kind, str) else None  # (a list there is no type, and no key)
+        kind = record_type(value)
         if kind not in READ:
             if kind not in BOOKKEEPING:
                 skipped.record(kind)

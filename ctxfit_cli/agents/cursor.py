@@ -20,7 +20,7 @@ from pathlib import Path, PurePath
 from typing import TYPE_CHECKING
 
 from .agent import Agent
-from .session import SessionMeta
+from .session import SessionMeta, record_type
 
 if TYPE_CHECKING:
     from ..core.model import Transcript
@@ -76,8 +76,7 @@ def read(name: str, records: Iterator[Record], skipped: Skipped) -> Iterator[Tra
     for record in records:
         value = record.value
         if not recognise(value):
-            kind = value.get("type") if isinstance(value, dict) else None
-            kind = kind if isinstance(kind, str) else None  # (a list there is no type, and no key)
+            kind = record_type(value)
             if kind not in BOOKKEEPING:
                 skipped.record(kind)
             continue

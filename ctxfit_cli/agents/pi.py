@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .agent import Agent
-from .session import SessionMeta, member
+from .session import SessionMeta, member, record_type
 from .spend import Spend
 
 if TYPE_CHECKING:
@@ -149,8 +149,7 @@ def read(name: str, records: Iterator[Record], skipped: Skipped) -> Iterator[Tra
     model = provider = ""
     for record in records:
         value = record.value
-        kind = value.get("type") if isinstance(value, dict) else None
-        kind = kind if isinstance(kind, str) else None  # (a list there is no type, and no key)
+        kind = record_type(value)
         if kind == "session":
             continue
         if kind not in ENTRIES or not isinstance(value, dict) or not isinstance(value.get("id"), str):

@@ -94,3 +94,10 @@ def member(value: object, key: str) -> dict:
     """`value[key]` when both are JSON objects, else an empty one (an optional part of a record)."""
     inner = value.get(key) if isinstance(value, dict) else None
     return inner if isinstance(inner, dict) else {}
+
+
+def record_type(value: object) -> str | None:
+    """A record's `type` where it is a string; None otherwise (a list or an object there is no
+    type any reader knows, and cannot be looked up in a set of types)."""
+    kind = value.get("type") if isinstance(value, dict) else None
+    return kind if isinstance(kind, str) else None

@@ -56,6 +56,7 @@ from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from ..agents.claude_code import BOOKKEEPING, COMPACT_BOUNDARY, CONVERSATION
+from ..agents.session import record_type
 from .common import COMPACTED, Where, as_blocks, dumps, expect_dict
 from .reading import Record
 from .skipped import Skipped
@@ -148,8 +149,7 @@ def to_anthropic(records: Iterator[Record], path: str, skipped: Skipped | None =
         value = record.value
         if not isinstance(value, dict):
             raise Where(path, record.line).fail("a Claude Code record must be a JSON object")
-        kind = value.get("type")
-        kind = kind if isinstance(kind, str) else None  # (a list there is no type, and no key)
+        kind = record_type(value)
         if kind not in CONVERSATION:
             if kind == "system" and value.get("subtype") == COMPACT_BOUNDARY:
                 yield from builder.flush()

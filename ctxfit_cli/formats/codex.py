@@ -42,6 +42,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..agents.codex import ITEM_TYPES
+from ..agents.session import record_type
 from .common import COMPACTED, Where, dumps, json_text
 from .reading import Record
 from .skipped import Skipped
@@ -95,8 +96,7 @@ def _known(records: Iterator[Record], skipped: Skipped) -> Iterator[Record]:
     counted, as are the keys it does not know."""
     for record in records:
         value = record.value
-        kind = value.get("type") if isinstance(value, dict) else None
-        kind = kind if isinstance(kind, str) else None  # (a list there is no type, and no key)
+        kind = record_type(value)
         if kind in ITEM_TYPES or not isinstance(value, dict):  # (not an object: refused by `_items`)
             if isinstance(value, dict):
                 skipped.keys(value, RECORD_KEYS)

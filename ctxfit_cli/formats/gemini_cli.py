@@ -39,6 +39,7 @@ from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 from ..agents.gemini_cli import NAME, recognise
+from ..agents.session import record_type
 from ..core.model import Message, RecordedCall, Transcript
 from . import gemini
 from .common import Where, dumps
@@ -138,8 +139,7 @@ def _contents(messages: list[tuple[dict, int]], skipped: Skipped) -> Iterator[tu
     nothing else), as Gemini CLI leaves them out when it resumes a session."""
     answered: set[str] = set()  # call ids whose results the last reply's calls hold
     for message, line in messages:
-        kind = message.get("type")
-        kind = kind if isinstance(kind, str) else None  # (a list there is no type, and no key)
+        kind = record_type(message)
         if kind not in MESSAGE_TYPES:
             skipped.record(kind)
             continue
