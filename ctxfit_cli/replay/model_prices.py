@@ -129,10 +129,11 @@ def _listed(model: str) -> ModelPrice | None:
 
 
 def model_key(model: str) -> str:
-    """'anthropic/claude-sonnet-4-20250514' -> 'claude-sonnet-4'; 'openai/gpt-5' -> 'gpt-5'."""
-    name = model.lower().strip().rsplit("/", 1)[-1]
-    name = re.sub(r"(@|-)(\d{8}|latest)$", "", name)
-    return name
+    """'anthropic/claude-sonnet-4-20250514' -> 'claude-sonnet-4'; 'openai/gpt-5' -> 'gpt-5': the
+    catalog's rule (`counters/catalog.key`), so that both tables name a model alike."""
+    from ..counters.catalog import key
+
+    return key(model)
 
 
 def load_prices(path: str | None = None) -> PriceTable:
