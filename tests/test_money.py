@@ -21,7 +21,9 @@ from ctxfit_cli.fleet import sessions as view
 from ctxfit_cli.fleet.spend import Spend
 from ctxfit_cli.replay.model_prices import load_prices
 
-runner = CliRunner()
+#: The tables' width pinned: a COLUMNS in the environment running the tests (a narrow terminal,
+#: a test runner's worker) would otherwise turn the table into cards.
+runner = CliRunner(env={"COLUMNS": "120"})
 CLAUDE = REALWORLD / "claude-code"
 CODEX = REALWORLD / "codex"
 
