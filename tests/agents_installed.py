@@ -14,7 +14,8 @@ import pytest
 from servers import ROOT
 
 #: The npm package of each agent.
-PACKAGES = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex", "gemini": "@google/gemini-cli"}
+PACKAGES = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex", "gemini": "@google/gemini-cli",
+            "opencode": "opencode-ai"}
 
 
 def pinned() -> dict[str, str]:

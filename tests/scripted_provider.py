@@ -6,7 +6,8 @@ Prints `http://127.0.0.1:PORT` on its first line of stdout once it listens. For 
 conversation it answers, one step per request, with a call of a tool the agent itself advertised
 that reads the next of `--files` (absolute paths), then with `FINAL_ANSWER` and the files' names:
 
-- Claude Code (`POST /v1/messages`): a `tool_use` of `Read` (`file_path`).
+- Claude Code (`POST /v1/messages`): a `tool_use` of `Read` (`file_path`); OpenCode, in the same
+  dialect: of `read` (`filePath`).
 - Codex CLI (`POST /v1/responses`): in code mode (an `exec` custom tool inside an `additional_tools`
   input item, as 0.171 advertises it) a `custom_tool_call` whose JavaScript runs
   `tools.exec_command({cmd: "cat …"})`; with a plain function tool, `exec_command` (`cmd`) or
@@ -16,7 +17,7 @@ that reads the next of `--files` (absolute paths), then with `FINAL_ANSWER` and 
 
 The step is read from the newest of its own call ids among the request's tool results, so it does
 not matter what a proxy cleared from the history. A request is the main conversation's when it
-advertises the reading tool (Claude Code `Read`, Codex `exec`/`exec_command`/`shell`, Gemini CLI
+advertises the reading tool (Claude Code `Read`, OpenCode `read`, Codex `exec`/`exec_command`/`shell`, Gemini CLI
 `read_file`); every other request is a side request (Claude Code's title and quota calls, Gemini
 CLI's router and next-speaker checks) and gets a short text, or, when it asks for JSON by a schema
 (Anthropic `output_config.format`, Gemini `responseJsonSchema`/`responseSchema`), a value built
@@ -52,7 +53,7 @@ FINAL_ANSWER = "SCRIPTED-FINAL-ANSWER"
 #: The call ids the script gives: the step is the number after the prefix.
 CALL_ID = re.compile(r"ctxfit_step_(\d+)")
 #: The tools that read a file, per dialect, in the order they are preferred.
-ANTHROPIC_READ = "Read"
+ANTHROPIC_READ = ("Read", "read")
 GEMINI_READ = "read_file"
 CODEX_TOOLS = ("exec", "exec_command", "shell")
 
@@ -98,7 +99,7 @@ class Script:
             self.log(request, body, dialect="anthropic", main=False)
             return _error(400, "invalid request body")
         size = true_size(value, "anthropic")
-        tool = _named(value.get("tools") or [], ANTHROPIC_READ)
+        tool = next(filter(None, (_named(value.get("tools") or [], name) for name in ANTHROPIC_READ)), None)
         step = self.step([b.get("tool_use_id", "") for m in value["messages"] for b in _blocks(m)
                           if b.get("type") == "tool_result"])
         self.log(request, body, dialect="anthropic", main=tool is not None, step=step, true_tokens=size)

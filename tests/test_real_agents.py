@@ -1,4 +1,4 @@
-"""The real agents are the test (DESIGN §14, issue #33): Claude Code, Codex CLI and Gemini CLI, as
+"""The real agents are the test (DESIGN §14, issue #33): Claude Code, Codex CLI, Gemini CLI and OpenCode, as
 installed from npm at the versions `.ci/run` pins, each run non-interactively through
 `ctxfit wrap AGENT --budget 50000` on a 10-file reading task (~400 KB) against the scripted provider
 (tests/scripted_provider.py), which plays the model with the tools the agent itself advertised.
@@ -86,6 +86,12 @@ SETUPS = {
             "security": {"auth": {"selectedType": "gemini-api-key"}},
             "privacy": {"usageStatisticsEnabled": False},
             "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False}})}),
+    "opencode": Setup(
+        "opencode-ai",
+        ("run", "--auto", "-m", "anthropic/claude-sonnet-4-5", TASK),
+        {"ANTHROPIC_API_KEY": "sk-ant-test"},
+        ".local/share/opencode/opencode.db", "OpenCode", "anthropic",
+        {".config/opencode/opencode.json": json.dumps({"autoupdate": False, "share": "disabled"})}),
 }
 #: The user's own settings that would point an agent elsewhere: left out of the agent's environment.
 FOREIGN = ("ANTHROPIC_", "OPENAI_", "CODEX_", "GEMINI_", "GOOGLE_", "CLAUDE_", "XDG_", "HTTP_PROXY", "HTTPS_PROXY",

@@ -21,9 +21,15 @@ numbered by its place (oldest first), which is the `line` its record and transcr
 that `sessions` gives each its row.
 
 The database is opened read-only (`agents/sqlite.py`): OpenCode may be writing it (WAL mode).
-No real database was at hand: the tests build one with OpenCode's own schema from the real
-`opencode export` of `../shared/realworld/`. The newer `session_message` table (OpenCode 2) is
+The tests build one with OpenCode's own schema from the real `opencode export` of
+`../shared/realworld/`, and read the one the real OpenCode 1.18.33 writes when it runs through
+`ctxfit wrap` (`tests/test_real_agents.py`). The newer `session_message` table (OpenCode 2) is
 not read.
+
+- **Wrap** (1.18.33): OpenCode's Anthropic provider (the AI SDK's) reads its base URL, which
+  ends in `/v1`, from `ANTHROPIC_BASE_URL`. A `baseURL` in the provider's `options` of the
+  user's `opencode.json` wins over the variable: then nothing reaches the proxy and wrap says
+  so (checked). Wrap points the Anthropic provider only.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ import orjson
 from . import opencode_export, sqlite
 from .agent import Agent
 from .session import SessionMeta, from_epoch_ms
+from .wrap import Wrap
 
 if TYPE_CHECKING:
     from ..core.model import Transcript
@@ -140,6 +147,8 @@ def read(name: str, records: Iterator[Record], skipped: Skipped) -> Iterator[Tra
             yield transcript
 
 
+WRAP = Wrap("opencode", "ANTHROPIC_BASE_URL", "https://api.anthropic.com", suffix="/v1", key="ANTHROPIC_API_KEY")
+
 AGENT = Agent(
     name=NAME,
     title=opencode_export.TITLE,
@@ -150,4 +159,5 @@ AGENT = Agent(
     folders=folders,
     file_names=(FILE_NAME,),
     database=database,
+    wrap=WRAP,
 )

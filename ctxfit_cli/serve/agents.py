@@ -17,8 +17,10 @@ from ..agents.wrap import Wrap
 Agent = Wrap
 #: The agents `ctxfit wrap NAME` runs, by their command.
 AGENTS: dict[str, Wrap] = {agent.wrap.command: agent.wrap for agent in REGISTRY if agent.wrap is not None}
-#: For `ctxfit wrap --env VAR -- COMMAND`: the provider a well-known variable points at.
-KNOWN_VARIABLES = {agent.variable: agent for agent in AGENTS.values()}
+#: For `ctxfit wrap --env VAR -- COMMAND`: the provider a well-known variable points at, as the
+#: first agent that reads it uses it (`ANTHROPIC_BASE_URL`: Claude Code's and the Anthropic SDKs'
+#: form, without OpenCode's `/v1`).
+KNOWN_VARIABLES = {agent.variable: agent for agent in reversed(AGENTS.values())}
 
 
 def agent_named(name: str, environ: Mapping[str, str]) -> Wrap:

@@ -115,6 +115,8 @@ def wrap(
 
     To run Gemini CLI:  `ctxfit wrap gemini`
 
+    To run OpenCode (an Anthropic model):  `ctxfit wrap opencode`
+
     Any other program:  `ctxfit wrap --env ANTHROPIC_BASE_URL --budget 150000 -- python my_agent.py`
     """
     from ...serve import agents, supervise
