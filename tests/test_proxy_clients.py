@@ -319,6 +319,8 @@ def test_a_conversation_is_its_clients_and_the_one_its_agent_names():
     assert conversation_key("anthropic", session("a"), alice) != conversation_key("anthropic", session("b"), alice)
     assert owner({"x-goog-api-key": "k"}, {}) != owner({}, {"key": "k"}) != owner({}, {})
     assert owner({"session-id": "019a"}, {}) != owner({}, {})  # (Codex names its conversation in a header too)
+    # OpenCode 1.18 names its session in x-session-id, the same at every request of it
+    assert owner({"x-session-id": "ses_a"}, {}) != owner({"x-session-id": "ses_b"}, {}) != owner({}, {})
 
 
 def test_a_count_anchors_only_requests_with_the_same_fixed_part():

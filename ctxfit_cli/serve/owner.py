@@ -6,7 +6,8 @@ prompt, Codex's same `AGENTS.md` first item) must never size each other's reques
 never kept or logged: only a keyed BLAKE2 digest of it, under a salt drawn when the proxy starts
 (so the digest says nothing outside this process, nor across restarts). The conversation an agent
 names in its headers narrows it further (Claude Code's `x-claude-code-session-id`, Codex's
-`session-id`); what it names in the body is read by the worker (`conversations.conversation_key`).
+`session-id`, OpenCode's `x-session-id`); what it names in the body is read by the worker
+(`conversations.conversation_key`).
 
 >>> owner({"x-api-key": "sk-a"}, {}) == owner({"X-Api-Key": "sk-a"}, {}) != owner({"x-api-key": "sk-b"}, {})
 True
@@ -25,7 +26,14 @@ CREDENTIAL_HEADERS = ("x-api-key", "authorization", "x-goog-api-key", "api-key")
 #: Gemini's key may come in the URL instead.
 CREDENTIAL_QUERY = ("key",)
 #: Headers in which an agent names its own conversation (the same at every step of it).
-CONVERSATION_HEADERS = ("x-claude-code-session-id", "session-id", "session_id", "conversation-id", "conversation_id")
+CONVERSATION_HEADERS = (
+    "x-claude-code-session-id",
+    "session-id",
+    "session_id",
+    "x-session-id",
+    "conversation-id",
+    "conversation_id",
+)
 #: Drawn once per proxy process: the digests cannot be matched against a guessed key elsewhere.
 _SALT = os.urandom(32)
 
