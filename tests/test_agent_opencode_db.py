@@ -44,17 +44,19 @@ def test_detected_by_its_tables_and_read_as_its_export(database):
     assert from_database.calls == from_export.calls and len(from_database.calls) == 2
 
 
-def test_each_session_is_a_row_with_its_recorded_cost(database):
+def _add_second_session(database: Path, updated_ms: int = 1787238000001) -> None:
     second = json.loads(EXPORT.read_bytes())
-    second["info"] = {**second["info"], "id": "ses_second", "time": {"created": 1787238000000, "updated": 1787238000001}}
+    second["info"] = {**second["info"], "id": "ses_second", "time": {"created": 1787238000000, "updated": updated_ms}}
     for message in second["messages"]:
         message["info"]["id"] += "2"
         for part in message["parts"]:
             part["id"] += "2"
-    import sqlite3
-
     with sqlite3.connect(database) as db:
         add_export(db, second)
+
+
+def test_each_session_is_a_row_with_its_recorded_cost(database):
+    _add_second_session(database)
     result = invoke(["sessions", str(database), "--json"])
     assert result.exit_code == 0, result.stderr
     rows = json.loads(result.stdout)["sessions"]
@@ -134,3 +136,26 @@ def test_cost_agrees_with_ccusage_within_one_percent(tmp_path):
     # ccusage's output leaves reasoning out; ctxfit counts it (billed as output).
     assert (row["cost"]["input"], row["cost"]["cache_read"]) == (theirs["inputTokens"], theirs["cacheReadTokens"])
 
+
+
+def test_watch_shows_each_session_of_the_database_active_within_its_window(database):
+    """OpenCode keeps every session in one database: `watch` shows each session active within
+    `--active` (and the latest one whatever its time), each under its own id, not the file's."""
+    from ctxfit_cli.fleet.live import Watch
+
+    _add_second_session(database, updated_ms=1787238000001)  # 2026-08-20T15:40Z, after the first
+    first = json.loads(EXPORT.read_bytes())["info"]
+    updated = first["time"]["updated"] / 1000
+
+    def ids(active: float | None, now: float) -> list[str]:
+        watch = Watch([str(database)], active=active, clock=lambda: now)
+        watch.catch_up()
+        return [row["id"] for row in watch.snapshot()]
+
+    assert ids(None, updated) == ["ses_second", first["id"]]
+    assert ids(3600, updated + 60) == ["ses_second", first["id"]]
+    assert ids(3600, 1787238000.001 + 7 * 86400) == ["ses_second"]  # a week later: the latest only
+    result = invoke(["watch", str(database), "--once", "--json", "--active", "0"])
+    assert result.exit_code == 0, result.stderr
+    rows = json.loads(result.stdout)["sessions"]
+    assert [(r["id"], r["agent"], r["calls"]) for r in rows] == [("ses_second", "OpenCode", 2), (first["id"], "OpenCode", 2)]

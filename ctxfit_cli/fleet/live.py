@@ -33,9 +33,11 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
 
+from ..agents import BY_NAME
 from ..counters.models import window_for
 from .auto_compact import compaction_at
 from .discovery import default_folders, expand
@@ -43,6 +45,9 @@ from .follow import Follower
 from .live_records import HANDLERS, Records
 from .meta import agent_title
 from .tally import Tally, calls_left
+
+if TYPE_CHECKING:
+    from ..core.model import Transcript
 
 #: A window no log names and no model table gives (as the other commands assume).
 DEFAULT_WINDOW = 1_000_000
@@ -73,7 +78,7 @@ class LiveSession:
         self.format: str | None = None
         self.tally = Tally("")
         self.handler: Records | None = None
-        self.whole: dict | None = None  # a log read whole: its last sizing
+        self.wholes: list[dict] | None = None  # a log read whole: its last sizing, a row per session
         self._stamp: tuple[int, int] | None = None
         self.bad_lines = 0
 
@@ -129,22 +134,39 @@ class LiveSession:
         if stamp == self._stamp:
             return False
         self._stamp = stamp
-        self.whole = _read_whole(self.path)
-        if self.whole is not None:
-            self.format = self.whole["format"]
+        self.wholes = _read_whole(self.path)
+        if self.wholes:
+            self.format = self.wholes[0]["format"]
         return True
 
     def row(self, window: int | None = None) -> dict | None:
-        """This session's snapshot row (None until anything of it was read); `window` replaces
-        the model's (a status line is told the one its agent uses)."""
-        if self.whole is not None:
-            row = {
-                **self.whole,
-                "path": self.path,
-                "last_activity": self.whole["last_activity"] or _modified(self.path),
-                "being_written": False,
-            }
-            return resized(row, window) if window else row
+        """This log's snapshot row, of its latest session (None until anything of it was read);
+        `window` replaces the model's (a status line is told the one its agent uses)."""
+        rows = self.rows(window)
+        return rows[0] if rows else None
+
+    def rows(self, window: int | None = None, since: str | None = None) -> list[dict]:
+        """A snapshot row per session of this log, the latest first: one, but for an agent's
+        database, which holds every session of the agent (`since`: only those active since that
+        UTC ISO time, and the latest whatever its time)."""
+        if self.wholes is not None:
+            rows = [
+                {
+                    **whole,
+                    "path": self.path,
+                    "last_activity": whole["last_activity"] or _modified(self.path),
+                    "being_written": False,
+                }
+                for whole in self.wholes
+            ]
+            rows.sort(key=lambda r: r["last_activity"] or "", reverse=True)
+            if since is not None:
+                rows = rows[:1] + [r for r in rows[1:] if (r["last_activity"] or "") >= since]
+            return [resized(row, window) for row in rows] if window else rows
+        row = self._followed_row(window)
+        return [row] if row is not None else []
+
+    def _followed_row(self, window: int | None) -> dict | None:
         if self.format not in HANDLERS or not (self.tally.calls or self.tally.total):
             return None
         tally = self.tally
@@ -211,10 +233,10 @@ def resized(row: dict, window: int) -> dict:
     )
 
 
-def _read_whole(path: str) -> dict | None:
-    """A log read whole through the readers and sized as `estimate` sizes its next request."""
-    from ..core.usage import next_request, usable
-    from ..counters.models import counter_for_models
+def _read_whole(path: str) -> list[dict] | None:
+    """A log read whole through the readers and sized as `estimate` sizes its next request: a
+    row for its latest session (earlier parts of it are its compactions), or one per session of
+    an agent's database."""
     from ..errors import CtxfitError
     from ..formats import read_transcripts
     from ..formats.reading import open_input
@@ -224,6 +246,41 @@ def _read_whole(path: str) -> dict | None:
             transcripts = [t.materialize() for t in read_transcripts(path, stream)]
     except (CtxfitError, OSError):
         return None
+    if not transcripts:
+        return None
+    agent = BY_NAME.get(transcripts[-1].format)
+    if agent is None or agent.database is None:
+        return [_whole_row(transcripts, id=Path(path).stem, project=Path(path).parent.name, last_activity=None)]
+    return _database_rows(path, transcripts)
+
+
+def _database_rows(path: str, transcripts: list[Transcript]) -> list[dict] | None:
+    """A row per session of an agent's database: its transcripts are numbered by the session
+    they belong to (`line`), as the agent's description of the sessions is."""
+    from ..errors import CtxfitError
+    from ..formats.reading import open_input, read_records
+    from .meta import describe
+
+    try:
+        with open_input(path) as stream:
+            sessions = describe(path, transcripts[-1].format, read_records(path, stream))
+    except (CtxfitError, OSError):
+        return None
+    parts: dict[int, list[Transcript]] = {}
+    for transcript in transcripts:
+        parts.setdefault(transcript.line, []).append(transcript)
+    return [
+        _whole_row(parts[session.line], id=session.id, project=session.project, last_activity=session.last)
+        for session in sessions
+        if session.line in parts
+    ]
+
+
+def _whole_row(transcripts: list[Transcript], **described: object) -> dict:
+    """The row of one session read whole: its latest transcript, after `len - 1` compactions."""
+    from ..core.usage import next_request, usable
+    from ..counters.models import counter_for_models
+
     last = transcripts[-1]
     models = [c.model for c in last.calls if c.model]
     counter = counter_for_models(models)[0]
@@ -232,10 +289,8 @@ def _read_whole(path: str) -> dict | None:
     calls = len([m for m in last.messages if m.role.value == "assistant"])
     sizes = Tally(last.format, sizes=recorded)
     window, source = window_for(models, next((c.window for c in reversed(last.calls) if c.window), None))
-    row = _sizes(
+    return _sizes(
         format=last.format,
-        id=Path(path).stem,
-        project=Path(path).parent.name,
         model=models[-1] if models else "",
         tokens=size.tokens,
         confirmed=size.confirmed,
@@ -244,9 +299,8 @@ def _read_whole(path: str) -> dict | None:
         calls=max(calls, len(recorded)),
         compactions=len(transcripts) - 1,
         growth=sizes.growth_per_call(),
-        last_activity=None,
+        **described,
     )
-    return row
 
 
 def _modified(path: str) -> str | None:
@@ -298,8 +352,13 @@ class Watch:
 
     def snapshot(self, window: int | None = None) -> list[dict]:
         """One row per session read so far, the most recently active first (`window`: measured
-        against that window instead of each model's)."""
-        rows = [row for session in self.sessions.values() if (row := session.row(window)) is not None]
+        against that window instead of each model's). Of an agent's database, the sessions
+        active within `active` seconds (and its latest one)."""
+        since = None
+        if self.active is not None:
+            moment = datetime.fromtimestamp(self.clock() - self.active, UTC).replace(tzinfo=None)
+            since = moment.isoformat(timespec="milliseconds") + "Z"
+        rows = [row for session in self.sessions.values() for row in session.rows(window, since)]
         return sorted(rows, key=lambda r: r["last_activity"] or "", reverse=True)
 
 
