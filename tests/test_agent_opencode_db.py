@@ -1,5 +1,6 @@
 """OpenCode's database (1.2 and later, `~/.local/share/opencode/opencode.db`), built with OpenCode's
-own schema from the real `opencode export` (no real database was at hand): read as the export is,
+own schema from the real `opencode export` (the one the real OpenCode writes is read in
+test_real_agents.py): read as the export is,
 one row per session in `sessions`, found in its default place, read-only; its cost against ccusage's."""
 
 from __future__ import annotations
