@@ -15,7 +15,7 @@ from servers import ROOT
 
 #: The npm package of each agent.
 PACKAGES = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex", "gemini": "@google/gemini-cli",
-            "opencode": "opencode-ai"}
+            "opencode": "opencode-ai", "copilot": "@github/copilot"}
 
 
 def pinned() -> dict[str, str]:

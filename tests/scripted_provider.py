@@ -6,8 +6,9 @@ Prints `http://127.0.0.1:PORT` on its first line of stdout once it listens. For 
 conversation it answers, one step per request, with a call of a tool the agent itself advertised
 that reads the next of `--files` (absolute paths), then with `FINAL_ANSWER` and the files' names:
 
-- Claude Code (`POST /v1/messages`): a `tool_use` of `Read` (`file_path`); OpenCode, in the same
-  dialect: of `read` (`filePath`).
+- Claude Code (`POST /v1/messages`): a `tool_use` of `Read` (`file_path`); in the same dialect,
+  OpenCode's `read` (`filePath`) and Copilot CLI's `view` (`path`, with `forceReadLargeFiles`:
+  it reads no more than 20 KB otherwise).
 - Codex CLI (`POST /v1/responses`): in code mode (an `exec` custom tool inside an `additional_tools`
   input item, as 0.171 advertises it) a `custom_tool_call` whose JavaScript runs
   `tools.exec_command({cmd: "cat …"})`; with a plain function tool, `exec_command` (`cmd`) or
@@ -17,7 +18,7 @@ that reads the next of `--files` (absolute paths), then with `FINAL_ANSWER` and 
 
 The step is read from the newest of its own call ids among the request's tool results, so it does
 not matter what a proxy cleared from the history. A request is the main conversation's when it
-advertises the reading tool (Claude Code `Read`, OpenCode `read`, Codex `exec`/`exec_command`/`shell`, Gemini CLI
+advertises the reading tool (Claude Code `Read`, OpenCode `read`, Copilot CLI `view`, Codex `exec`/`exec_command`/`shell`, Gemini CLI
 `read_file`); every other request is a side request (Claude Code's title and quota calls, Gemini
 CLI's router and next-speaker checks) and gets a short text, or, when it asks for JSON by a schema
 (Anthropic `output_config.format`, Gemini `responseJsonSchema`/`responseSchema`), a value built
@@ -53,7 +54,7 @@ FINAL_ANSWER = "SCRIPTED-FINAL-ANSWER"
 #: The call ids the script gives: the step is the number after the prefix.
 CALL_ID = re.compile(r"ctxfit_step_(\d+)")
 #: The tools that read a file, per dialect, in the order they are preferred.
-ANTHROPIC_READ = ("Read", "read")
+ANTHROPIC_READ = ("Read", "read", "view")
 GEMINI_READ = "read_file"
 CODEX_TOOLS = ("exec", "exec_command", "shell")
 
@@ -104,10 +105,13 @@ class Script:
                           if b.get("type") == "tool_result"])
         self.log(request, body, dialect="anthropic", main=tool is not None, step=step, true_tokens=size)
         if tool is not None and step < len(self.files):
-            path_key = _path_parameter(tool.get("input_schema") or {})
+            schema = tool.get("input_schema") or {}
+            arguments = {_path_parameter(schema): self.files[step]}
+            if "forceReadLargeFiles" in (schema.get("properties") or {}):  # Copilot's view: past 20 KB
+                arguments["forceReadLargeFiles"] = True
             content = [{"type": "text", "text": f"Reading {Path(self.files[step]).name}."},
                        {"type": "tool_use", "id": f"toolu_ctxfit_step_{step:04d}", "name": tool["name"],
-                        "input": {path_key: self.files[step]}}]
+                        "input": arguments}]
             stop = "tool_use"
         else:
             content, stop = [{"type": "text", "text": self.side_text(value, tool is not None)}], "end_turn"

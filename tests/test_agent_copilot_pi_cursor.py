@@ -178,6 +178,47 @@ def test_copilot_cli_cost_is_the_shutdown_s_model_metrics_where_a_run_has_shut_d
     assert session.spend == expected.totals() and session.models == ["claude-sonnet-4-5"]
 
 
+def _usage(call_id: str, whole: int, read: int, output: int) -> dict:
+    """A `session.usage_record` as Copilot CLI 1.0.102 writes it before each reply (its fields
+    as recorded when the real Copilot ran through wrap: tests/test_real_agents.py)."""
+    usage = {"model": "claude-sonnet-4.5", "inputTokens": whole, "outputTokens": output, "cacheReadTokens": read,
+             "cacheWriteTokens": 0, "cost": 0.0, "apiCallId": call_id, "initiator": "agent", "isByok": True}
+    return {"type": "session.usage_record", "data": {"usage": usage}}
+
+
+COPILOT_1_0_102 = [
+    {"type": "session.start", "data": {"sessionId": "s1", "context": {"cwd": "/work"}}},
+    {"type": "session.model_change", "data": {"newModel": "claude-sonnet-4.5"}},
+    {"type": "user.message", "data": {"content": "read f1"}},
+    {"type": "system.message", "data": {"role": "system", "content": "You are the GitHub Copilot CLI."}},
+    _usage("msg_1", 10_494, 7_870, 20),
+    {"type": "assistant.message", "data": {"apiCallId": "msg_1", "content": "", "toolRequests": [
+        {"toolCallId": "c1", "name": "view", "arguments": {"path": "/work/f1"}}]}},
+    {"type": "tool.execution_complete", "data": {"toolCallId": "c1", "success": True, "result": {"content": "x"}}},
+    _usage("msg_2", 10_591, 7_943, 30),
+    {"type": "assistant.message", "data": {"apiCallId": "msg_2", "content": "done", "toolRequests": []}},
+    {"type": "session.shutdown", "data": {"modelMetrics": {"claude-sonnet-4.5": {"usage": {
+        "inputTokens": 21_085, "cacheReadTokens": 15_813, "cacheWriteTokens": 0, "outputTokens": 50}}}}},
+]
+
+
+def test_copilot_cli_1_0_102_records_each_calls_prompt_and_its_system_prompt():
+    from ctxfit_cli.agents.copilot_cli import describe
+    from ctxfit_cli.formats.reading import Record
+
+    skipped = Skipped()
+    transcript = read(lines(COPILOT_1_0_102), skipped=skipped)
+    assert not skipped, skipped.as_dict()  # every record of 1.0.102 is read or known
+    assert [(c.id, c.prompt_tokens, c.output_tokens, c.model) for c in transcript.calls] == [
+        ("msg_1", 10_494, 20, "claude-sonnet-4-5"), ("msg_2", 10_591, 30, "claude-sonnet-4-5")]
+    assert [orjson.loads(m.raw)["content"] for m in transcript.system] == ["You are the GitHub Copilot CLI."]
+    [session] = describe("events.jsonl", [Record(n, e, b"") for n, e in enumerate(COPILOT_1_0_102, 1)])
+    expected = Spend()  # each call once, by its own record: not again by the shutdown's totals
+    expected.call("claude-sonnet-4-5", 10_494 - 7_870, 0, 7_870, 20)
+    expected.call("claude-sonnet-4-5", 10_591 - 7_943, 0, 7_943, 30)
+    assert session.spend == expected.totals()
+
+
 def test_copilot_cli_a_failed_call_is_answered_with_its_error():
     events = [
         {"type": "session.model_change", "data": {"newModel": "gpt-5.2"}},

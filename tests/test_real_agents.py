@@ -1,4 +1,5 @@
-"""The real agents are the test (DESIGN §14, issue #33): Claude Code, Codex CLI, Gemini CLI and OpenCode, as
+"""The real agents are the test (DESIGN §14, issue #33): Claude Code, Codex CLI, Gemini CLI, OpenCode
+and GitHub Copilot CLI, as
 installed from npm at the versions `.ci/run` pins, each run non-interactively through
 `ctxfit wrap AGENT --budget 50000` on a 10-file reading task (~400 KB) against the scripted provider
 (tests/scripted_provider.py), which plays the model with the tools the agent itself advertised.
@@ -92,9 +93,16 @@ SETUPS = {
         {"ANTHROPIC_API_KEY": "sk-ant-test"},
         ".local/share/opencode/opencode.db", "OpenCode", "anthropic",
         {".config/opencode/opencode.json": json.dumps({"autoupdate": False, "share": "disabled"})}),
+    # With a provider of the user's own (BYOK), here Anthropic's; offline: nothing sent to GitHub.
+    "copilot": Setup(
+        "@github/copilot",
+        ("-p", TASK, "--allow-all", "--no-auto-update"),
+        {"COPILOT_PROVIDER_TYPE": "anthropic", "COPILOT_PROVIDER_API_KEY": "sk-ant-test",
+         "COPILOT_MODEL": "claude-sonnet-4.5", "COPILOT_OFFLINE": "true"},
+        ".copilot/session-state/*/events.jsonl", "GitHub Copilot CLI", "anthropic"),
 }
 #: The user's own settings that would point an agent elsewhere: left out of the agent's environment.
-FOREIGN = ("ANTHROPIC_", "OPENAI_", "CODEX_", "GEMINI_", "GOOGLE_", "CLAUDE_", "XDG_", "HTTP_PROXY", "HTTPS_PROXY",
+FOREIGN = ("ANTHROPIC_", "OPENAI_", "CODEX_", "GEMINI_", "GOOGLE_", "CLAUDE_", "COPILOT_", "OPENCODE_", "XDG_", "HTTP_PROXY", "HTTPS_PROXY",
            "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy", "no_proxy")
 
 

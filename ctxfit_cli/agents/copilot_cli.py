@@ -15,6 +15,13 @@ Every event is `{type, data, id, timestamp, parentId}`. What the conversation is
 - `tool.execution_complete`: the result of the call `data.toolCallId`: `result.content` (what
   the model reads; `detailedContent` is for the screen), or `error.message` when not `success`.
 
+Copilot 1.0.102 writes more: `system.message` (`data.content`: the system prompt, read as the
+request's), and before each reply a `session.usage_record` (`data.usage`: its `model`,
+`inputTokens` (the whole prompt, cache reads and writes included), `cacheReadTokens`,
+`cacheWriteTokens`, `outputTokens`, and `apiCallId`, which the reply's `assistant.message`
+names too): each call's own usage, read as the call's, and its run's spend in place of the
+shutdown's totals (which add up the same calls).
+
 The session's usage is in `session.shutdown` (`data.modelMetrics.<model>.usage`: `inputTokens`,
 cache reads and writes included, `cacheReadTokens`, `cacheWriteTokens`, `outputTokens`), one
 per run of the session (a resumed session appends another). A run that has not shut down yet
@@ -25,6 +32,14 @@ traffic: not the main conversation's request, though its replies are the session
 The turn and hook events are bookkeeping; any other event type is skipped and counted. The
 system prompt and tool definitions are not in the log. Sent as the model's dialect
 (`formats/built.py`): Anthropic Messages for a Claude model, else OpenAI Chat Completions.
+
+- **Wrap** (1.0.102, `copilot help providers`): with a provider of the user's own (BYOK) Copilot
+  CLI reads its endpoint from `COPILOT_PROVIDER_BASE_URL` and its dialect from
+  `COPILOT_PROVIDER_TYPE`: `openai` (the default; the URL ends in `/v1`, Chat Completions, or
+  the Responses API with `COPILOT_PROVIDER_WIRE_API=responses`) or `anthropic` (no `/v1`).
+  Wrap points that variable at the proxy and forwards to where it pointed. Copilot's own
+  GitHub-hosted models go to GitHub's API, which no variable points elsewhere: wrap needs
+  BYOK (`COPILOT_MODEL` too), and says so when Copilot sent nothing through the proxy.
 """
 
 from __future__ import annotations
@@ -36,9 +51,10 @@ from typing import TYPE_CHECKING
 from .agent import Agent
 from .session import SessionMeta, record_type
 from .spend import Spend
+from .wrap import Wrap
 
 if TYPE_CHECKING:
-    from ..core.model import Transcript
+    from ..core.model import RecordedCall, Transcript
     from ..formats.built import Turn
     from ..formats.common import Where
     from ..formats.reading import Record
@@ -48,7 +64,15 @@ NAME = "copilot-cli"
 TITLE = "GitHub Copilot CLI"
 #: The event types read, and those known to hold nothing of the conversation or its cost.
 READ = frozenset(
-    ("session.start", "session.model_change", "user.message", "assistant.message", "tool.execution_complete")
+    (
+        "session.start",
+        "session.model_change",
+        "system.message",
+        "user.message",
+        "session.usage_record",
+        "assistant.message",
+        "tool.execution_complete",
+    )
 )
 BOOKKEEPING = frozenset(
     (
@@ -61,6 +85,7 @@ BOOKKEEPING = frozenset(
         "session.info",
         "session.idle",
         "session.resume",
+        "session.permissions_changed",
     )
 )
 #: The keys of an event.
@@ -97,6 +122,7 @@ def describe(path: str, records: Iterable[Record]) -> list[SessionMeta]:
     spend = Spend()
     model = ""
     unsettled: list[tuple[str, object]] = []  # replies' (model, output) since the last shutdown
+    calls: list[dict] = []  # the calls' own usage since the last shutdown (1.0.102 on)
     for record in records:
         value = record.value
         if not isinstance(value, dict):
@@ -114,34 +140,57 @@ def describe(path: str, records: Iterable[Record]) -> list[SessionMeta]:
             unsettled.append((model, data.get("outputTokens")))
             if isinstance(data.get("messageId"), str):
                 session.message_ids.append(data["messageId"])
+        elif kind == "session.usage_record" and isinstance(data.get("usage"), dict):
+            calls.append(data["usage"])
         elif kind == "session.shutdown" and isinstance(data.get("modelMetrics"), dict):
             unsettled.clear()  # the run's own totals: its replies' output is in them
+            if calls:  # each call's own usage, which the totals add up
+                _settle(spend, session, calls)
+                continue
             for name, metrics in data["modelMetrics"].items():
-                _shutdown(spend, _model(name), metrics)
+                _add_usage(spend, _model(name), metrics.get("usage") if isinstance(metrics, dict) else None)
                 session.model(_model(name))
-    for name, output in unsettled:
-        spend.call(name, output=output)
+    if calls:
+        _settle(spend, session, calls)
+    else:
+        for name, output in unsettled:
+            spend.call(name, output=output)
     session.spend = spend.totals()
     return [session]
 
 
-def _shutdown(spend: Spend, model: str, metrics: object) -> None:
-    """One model's usage over a run: its input counts the cache reads and writes."""
-    usage = metrics.get("usage") if isinstance(metrics, dict) else None
-    if not isinstance(usage, dict):
-        return
+def _settle(spend: Spend, session: SessionMeta, calls: list[dict]) -> None:
+    """A run's calls, each by its own usage record."""
+    for usage in calls:
+        model = _model(usage.get("model"))
+        _add_usage(spend, model, usage)
+        session.model(model)
+    calls.clear()
+
+
+def _counts(usage: dict) -> tuple[int, int, int, int]:
+    """(whole prompt, cache reads, cache writes, output) of a usage object: its input counts the
+    cache reads and writes."""
     counts = [usage.get(k) for k in ("inputTokens", "cacheReadTokens", "cacheWriteTokens", "outputTokens")]
     whole, read, write, output = (c if isinstance(c, int) and not isinstance(c, bool) and c > 0 else 0 for c in counts)
+    return whole, read, write, output
+
+
+def _add_usage(spend: Spend, model: str, usage: object) -> None:
+    """One call's or one model's run's usage."""
+    if not isinstance(usage, dict):
+        return
+    whole, read, write, output = _counts(usage)
     spend.call(model, max(whole - read - write, 0), write, read, output)
 
 
 def read(name: str, records: Iterator[Record], skipped: Skipped) -> Iterator[Transcript]:
-    from ..core.model import RecordedCall
     from ..formats.built import Call, Turn, dialect_of, transcript
     from ..formats.common import Where
 
     turns: list[Turn] = []
-    model = first = ""
+    model = first = system = ""
+    usages: dict[str, dict] = {}  # the calls' own usage records, by the call's id (1.0.102 on)
     for record in records:
         value = record.value
         kind = record_type(value)
@@ -156,6 +205,10 @@ def read(name: str, records: Iterator[Record], skipped: Skipped) -> Iterator[Tra
         if kind == "session.model_change":
             model = _model(data.get("newModel"))
             first = first or model
+        elif kind == "system.message" and isinstance(data.get("content"), str):
+            system = data["content"]  # (each run states it again: the latest is what is sent)
+        elif kind == "session.usage_record" and isinstance(data.get("usage"), dict):
+            usages[str(data["usage"].get("apiCallId") or "")] = data["usage"]
         elif kind == "user.message":
             text = data.get("transformedContent")
             text = text if isinstance(text, str) else data.get("content")
@@ -167,15 +220,26 @@ def read(name: str, records: Iterator[Record], skipped: Skipped) -> Iterator[Tra
                 for r in data.get("toolRequests") or ()
                 if isinstance(r, dict) and isinstance(r.get("toolCallId"), str)
             ]
-            output = data.get("outputTokens")
-            call = RecordedCall(
-                0, str(data.get("requestId") or ""), model, None, output if isinstance(output, int) else None
-            )
+            call = _recorded(data, usages.pop(str(data.get("apiCallId") or ""), None), model)
             text = data.get("content")
             turns.append(Turn("assistant", where, [text] if isinstance(text, str) else [], calls, recorded=call))
         elif kind == "tool.execution_complete" and isinstance(data.get("toolCallId"), str):
             turns.append(_result(data, where))
-    yield transcript(name, NAME, dialect_of(first or model), turns, [])
+    yield transcript(name, NAME, dialect_of(first or model), turns, [], system=system)
+
+
+def _recorded(data: dict, usage: dict | None, model: str) -> RecordedCall:
+    """A reply's call: with its usage record, the whole prompt it was sent and its output;
+    else the output its message records (before 1.0.102)."""
+    from ..core.model import RecordedCall
+
+    if usage is None:
+        output = data.get("outputTokens")
+        count = output if isinstance(output, int) else None
+        return RecordedCall(0, str(data.get("requestId") or ""), model, None, count)
+    whole, _, _, output = _counts(usage)
+    called = _model(usage.get("model")) or model
+    return RecordedCall(0, str(usage.get("apiCallId") or ""), called, whole or None, output)
 
 
 def _result(data: dict, where: Where) -> Turn:
@@ -188,6 +252,15 @@ def _result(data: dict, where: Where) -> Turn:
     return Turn("result", where, [text] if isinstance(text, str) else [], call_id=data["toolCallId"], error=failed)
 
 
+def _provider(environ: Mapping[str, str]) -> Wrap | None:
+    """Copilot's provider of the user's own, by its type: Anthropic's form, else OpenAI's."""
+    return WITH_ANTHROPIC if environ.get("COPILOT_PROVIDER_TYPE", "").strip().lower() == "anthropic" else None
+
+
+_PROVIDER_VARIABLE, _KEY = "COPILOT_PROVIDER_BASE_URL", "COPILOT_PROVIDER_API_KEY"
+WITH_ANTHROPIC = Wrap("copilot", _PROVIDER_VARIABLE, "https://api.anthropic.com", key=_KEY)
+WRAP = Wrap("copilot", _PROVIDER_VARIABLE, "https://api.openai.com", suffix="/v1", key=_KEY, signed_in=_provider)
+
 AGENT = Agent(
     name=NAME,
     title=TITLE,
@@ -196,4 +269,5 @@ AGENT = Agent(
     describe=describe,
     read=read,
     folders=folders,
+    wrap=WRAP,
 )

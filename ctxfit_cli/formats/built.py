@@ -100,11 +100,13 @@ def transcript(
     *,
     given: int = 0,
     shape: Shape = Shape(),
+    system: str = "",
 ) -> Transcript:
     """The turns as one conversation in `dialect`; refused when nobody said anything in it.
 
     `line`: where it starts in its input; `given`: how many leading turns were given to it as
-    history (a compaction's), not made by its calls."""
+    history (a compaction's), not made by its calls; `system`: the system prompt the log
+    recorded (Anthropic's `system` field, OpenAI's first message)."""
     turns = list(turns)
     write = _anthropic if dialect == "anthropic" else _openai
     parse = anthropic.parse_message if dialect == "anthropic" else openai.parse_message
@@ -118,6 +120,12 @@ def transcript(
         parsed.append(message)
     if not parsed:
         raise NoConversation(name, None, "has no messages: nothing from a user, assistant or tool was found")
+    if system:  # (as a system message, as the first line of an Anthropic JSONL transcript is kept)
+        value = {"role": "system", "content": system}
+        if dialect == "anthropic":
+            result.system = (anthropic.system_message(system, dumps(value), turns[0].where),)
+        else:
+            parsed.insert(0, openai.parse_message(value, dumps(value), turns[0].where))
     result.messages = tuple(repair(parsed, WRITERS[dialect], name, result.repairs, open_end))
     result.calls = [call._replace(message=k) for k, m in enumerate(result.messages) for call in _calls_of(m, calls)]
     result.given = min(len(write(turns[:given], shape)), len(result.messages)) if given else 0

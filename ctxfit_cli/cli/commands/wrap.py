@@ -117,6 +117,8 @@ def wrap(
 
     To run OpenCode (an Anthropic model):  `ctxfit wrap opencode`
 
+    To run GitHub Copilot CLI (with your own provider, BYOK):  `ctxfit wrap copilot`
+
     Any other program:  `ctxfit wrap --env ANTHROPIC_BASE_URL --budget 150000 -- python my_agent.py`
     """
     from ...serve import agents, supervise
