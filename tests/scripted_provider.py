@@ -15,6 +15,9 @@ that reads the next of `--files` (absolute paths), then with `FINAL_ANSWER` and 
   `shell` (`command` argv).
 - Gemini CLI (`:streamGenerateContent?alt=sse`, `:generateContent`): a `functionCall` of
   `read_file` (with an `id` and a `thoughtSignature`, as Gemini 3 sends).
+- OpenAI Chat Completions (`POST /v1/chat/completions`: Copilot CLI with its default provider
+  type): a `tool_calls` entry of `view` (`path`, `forceReadLargeFiles`) or `read_file`; a model
+  it asks for (`GET /v1/models/{id}`) exists.
 
 The step is read from the newest of its own call ids among the request's tool results, so it does
 not matter what a proxy cleared from the history. A request is the main conversation's when it
@@ -45,7 +48,7 @@ from pathlib import Path
 
 import orjson
 from aiohttp import web
-from fake_provider import _anthropic_events, _responses_events, true_size
+from fake_provider import _anthropic_events, _openai_events, _responses_events, true_size
 
 #: Headers whose values are keys: recorded as present, never their value.
 SECRET_HEADERS = ("x-api-key", "authorization", "x-goog-api-key", "cookie", "chatgpt-account-id")
@@ -56,6 +59,7 @@ CALL_ID = re.compile(r"ctxfit_step_(\d+)")
 #: The tools that read a file, per dialect, in the order they are preferred.
 ANTHROPIC_READ = ("Read", "read", "view")
 GEMINI_READ = "read_file"
+CHAT_READ = ("view", "read_file")
 CODEX_TOOLS = ("exec", "exec_command", "shell")
 
 
@@ -105,10 +109,7 @@ class Script:
                           if b.get("type") == "tool_result"])
         self.log(request, body, dialect="anthropic", main=tool is not None, step=step, true_tokens=size)
         if tool is not None and step < len(self.files):
-            schema = tool.get("input_schema") or {}
-            arguments = {_path_parameter(schema): self.files[step]}
-            if "forceReadLargeFiles" in (schema.get("properties") or {}):  # Copilot's view: past 20 KB
-                arguments["forceReadLargeFiles"] = True
+            arguments = _read_arguments(tool.get("input_schema") or {}, self.files[step])
             content = [{"type": "text", "text": f"Reading {Path(self.files[step]).name}."},
                        {"type": "tool_use", "id": f"toolu_ctxfit_step_{step:04d}", "name": tool["name"],
                         "input": arguments}]
@@ -170,6 +171,41 @@ class Script:
             return await _stream(request, _responses_events(response))
         return web.json_response(response)
 
+    # --- OpenAI Chat Completions (Copilot CLI) ---------------------------------------------------
+
+    async def chat(self, request: web.Request) -> web.StreamResponse:
+        body = await request.read()
+        value = _json(body)
+        if not isinstance(value, dict) or not isinstance(value.get("messages"), list):
+            self.log(request, body, dialect="openai", main=False)
+            return _error(400, "invalid request body")
+        size = true_size(value, "openai")
+        functions = [t.get("function") for t in value.get("tools") or [] if isinstance(t, dict)]
+        tool = next(filter(None, (_named(functions, name) for name in CHAT_READ)), None)
+        step = self.step([m.get("tool_call_id", "") for m in value["messages"]
+                          if isinstance(m, dict) and m.get("role") == "tool"])
+        self.log(request, body, dialect="openai", main=tool is not None, step=step, true_tokens=size)
+        if tool is not None and step < len(self.files):
+            arguments = _read_arguments(tool.get("parameters") or {}, self.files[step])
+            message = {"role": "assistant", "content": f"Reading {Path(self.files[step]).name}.", "tool_calls": [
+                {"id": f"call_ctxfit_step_{step:04d}", "type": "function",
+                 "function": {"name": tool["name"], "arguments": orjson.dumps(arguments).decode()}}]}
+            finish = "tool_calls"
+        else:
+            schema = ((value.get("response_format") or {}).get("json_schema") or {}).get("schema")
+            text = self.final_text() if tool is not None else "Reading files"
+            text = orjson.dumps(sample(schema)).decode() if tool is None and isinstance(schema, dict) else text
+            message, finish = {"role": "assistant", "content": text}, "stop"
+        usage = {"prompt_tokens": size, "completion_tokens": 20, "total_tokens": size + 20,
+                 "prompt_tokens_details": {"cached_tokens": size * 3 // 4}}
+        completion = {"id": f"chatcmpl-{self.served:04d}", "object": "chat.completion", "created": 1_700_000_000,
+                      "model": value.get("model", ""), "usage": usage,
+                      "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}]}
+        if value.get("stream"):
+            with_usage = bool((value.get("stream_options") or {}).get("include_usage"))
+            return await _stream(request, _openai_events(completion, usage=with_usage))
+        return web.json_response(completion)
+
     # --- Gemini generateContent (Gemini CLI) ----------------------------------------------------
 
     async def gemini(self, request: web.Request) -> web.StreamResponse:
@@ -221,6 +257,8 @@ class Script:
             return web.Response(status=200)
         if request.path.rstrip("/").endswith("/models"):
             return web.json_response({"object": "list", "data": [], "models": []})
+        if "/models/" in request.path and request.method == "GET":  # (Copilot CLI asks for its model)
+            return web.json_response({"id": request.path.rsplit("/", 1)[1], "object": "model", "owned_by": "scripted"})
         return _error(404, f"no such path: {request.path}")
 
 
@@ -312,6 +350,14 @@ def _named(tools: list, name: str) -> dict | None:
     return next((t for t in tools if isinstance(t, dict) and t.get("name") == name), None)
 
 
+def _read_arguments(schema: dict, path: str) -> dict:
+    """The arguments of a reading tool that read all of `path`."""
+    arguments: dict = {_path_parameter(schema): path}
+    if "forceReadLargeFiles" in (schema.get("properties") or {}):  # Copilot's view: past 20 KB
+        arguments["forceReadLargeFiles"] = True
+    return arguments
+
+
 def _path_parameter(schema: dict) -> str:
     """The parameter that names the file: a required one with `path` in its name."""
     properties = schema.get("properties") or {}
@@ -351,6 +397,7 @@ def make_app(files: list[str], record: Path | None, bodies: Path | None = None) 
     app.router.add_post("/v1/messages", script.anthropic)
     app.router.add_post("/v1/messages/count_tokens", script.count_tokens)
     app.router.add_post("/v1/responses", script.responses)
+    app.router.add_post("/v1/chat/completions", script.chat)
     for method in ("generateContent", "streamGenerateContent"):
         app.router.add_post(f"/{{version:v1|v1beta|v1alpha}}/models/{{model}}:{method}", script.gemini)
     app.router.add_route("*", "/{tail:.*}", script.other)

@@ -62,6 +62,8 @@ class Setup:
     agent: str
     dialect: str
     files: dict[str, str] = field(default_factory=dict)
+    #: The agent's command, where it is not the setup's name (one agent set up two ways).
+    command: str = ""
 
 
 SETUPS = {
@@ -93,13 +95,19 @@ SETUPS = {
         {"ANTHROPIC_API_KEY": "sk-ant-test"},
         ".local/share/opencode/opencode.db", "OpenCode", "anthropic",
         {".config/opencode/opencode.json": json.dumps({"autoupdate": False, "share": "disabled"})}),
-    # With a provider of the user's own (BYOK), here Anthropic's; offline: nothing sent to GitHub.
+    # With a provider of the user's own (BYOK): its default type (OpenAI Chat Completions), and
+    # Anthropic's; offline: nothing is sent to GitHub.
     "copilot": Setup(
+        "@github/copilot",
+        ("-p", TASK, "--allow-all", "--no-auto-update"),
+        {"COPILOT_PROVIDER_API_KEY": "sk-test", "COPILOT_MODEL": "gpt-5.4", "COPILOT_OFFLINE": "true"},
+        ".copilot/session-state/*/events.jsonl", "GitHub Copilot CLI", "openai"),
+    "copilot-anthropic": Setup(
         "@github/copilot",
         ("-p", TASK, "--allow-all", "--no-auto-update"),
         {"COPILOT_PROVIDER_TYPE": "anthropic", "COPILOT_PROVIDER_API_KEY": "sk-ant-test",
          "COPILOT_MODEL": "claude-sonnet-4.5", "COPILOT_OFFLINE": "true"},
-        ".copilot/session-state/*/events.jsonl", "GitHub Copilot CLI", "anthropic"),
+        ".copilot/session-state/*/events.jsonl", "GitHub Copilot CLI", "anthropic", command="copilot"),
 }
 #: The user's own settings that would point an agent elsewhere: left out of the agent's environment.
 FOREIGN = ("ANTHROPIC_", "OPENAI_", "CODEX_", "GEMINI_", "GOOGLE_", "CLAUDE_", "COPILOT_", "OPENCODE_", "XDG_", "HTTP_PROXY", "HTTPS_PROXY",
@@ -227,10 +235,11 @@ def run(request, tmp_path_factory) -> Run:
 def run_agent(name: str, base: Path, settings: bool = True) -> Run:
     """`ctxfit wrap NAME --budget 50000` on the reading task in `base/work`, with HOME `base/home`
     (holding the agent's settings files unless `settings` is false), against the scripted provider."""
-    binary = agent_binary(name)
     setup = SETUPS[name]
+    command = setup.command or name
+    binary = agent_binary(command)
     version = installed_version(binary, setup.package)
-    wanted = pinned()[name].rsplit("@", 1)[1]
+    wanted = pinned()[command].rsplit("@", 1)[1]
     if os.environ.get("CI"):
         assert wanted in version, f"{name} {version!r} is installed, .ci/run pins {wanted}"
     files = write_files(base / "work")
@@ -243,7 +252,7 @@ def run_agent(name: str, base: Path, settings: bool = True) -> Run:
     provider = Server([sys.executable, str(ROOT / "tests" / "scripted_provider.py"), "--record", str(record),
                        "--files", *map(str, files)])
     try:
-        argv = [sys.executable, "-m", "ctxfit_cli", "wrap", name, "--budget", str(BUDGET), "-u", provider.url,
+        argv = [sys.executable, "-m", "ctxfit_cli", "wrap", command, "--budget", str(BUDGET), "-u", provider.url,
                 "--log", str(proxy_log), "--", *setup.args]
         code, stdout, stderr, seconds = run_wrapped(argv, base / "work", agent_env(setup, binary, home), record)
     finally:
@@ -271,12 +280,13 @@ def context(run: Run) -> str:
 
 
 def items_of(body: dict, dialect: str) -> list:
-    return body.get({"anthropic": "messages", "responses": "input", "gemini": "contents"}[dialect]) or []
+    return body.get({"anthropic": "messages", "openai": "messages", "responses": "input",
+                     "gemini": "contents"}[dialect]) or []
 
 
 def head_of(body: dict, dialect: str) -> dict:
     """What comes before the conversation's items: the tools and the system prompt."""
-    keys = {"anthropic": ("tools", "system"), "responses": ("tools", "instructions"),
+    keys = {"anthropic": ("tools", "system"), "openai": ("tools",), "responses": ("tools", "instructions"),
             "gemini": ("tools", "systemInstruction")}[dialect]
     return {k: body.get(k) for k in keys}
 
@@ -314,6 +324,10 @@ def unpaired(body: dict, dialect: str) -> list[str]:
                     calls.append(block.get("id"))
                 elif block.get("type") == "tool_result":
                     results.append(block.get("tool_use_id"))
+        elif dialect == "openai":
+            calls += [c.get("id") for c in item.get("tool_calls") or [] if isinstance(c, dict)]
+            if item.get("role") == "tool":
+                results.append(item.get("tool_call_id"))
         elif dialect == "responses":
             kind = str(item.get("type", ""))
             if kind.endswith("_call_output"):
@@ -332,7 +346,7 @@ def unpaired(body: dict, dialect: str) -> list[str]:
 
 def conversation_bodies(run: Run) -> list[dict]:
     """Every recorded request in the agent's dialect (main and side), with its body."""
-    paths = {"anthropic": ("/v1/messages",), "responses": ("/v1/responses",),
+    paths = {"anthropic": ("/v1/messages",), "openai": ("/v1/chat/completions",), "responses": ("/v1/responses",),
              "gemini": (":generateContent", ":streamGenerateContent")}[SETUPS[run.name].dialect]
     return [r for r in run.requests if r["method"] == "POST" and r["path"].endswith(paths)
             and isinstance(r.get("body"), dict)]
