@@ -1,5 +1,5 @@
-"""The real agents are the test (DESIGN §14, issue #33): Claude Code, Codex CLI, Gemini CLI, OpenCode
-and GitHub Copilot CLI, as
+"""The real agents are the test (DESIGN §14, issue #33): Claude Code, Codex CLI, Gemini CLI, OpenCode,
+Qwen Code and GitHub Copilot CLI, as
 installed from npm at the versions `.ci/run` pins, each run non-interactively through
 `ctxfit wrap AGENT --budget 50000` on a 10-file reading task (~400 KB) against the scripted provider
 (tests/scripted_provider.py), which plays the model with the tools the agent itself advertised.
@@ -95,6 +95,11 @@ SETUPS = {
         {"ANTHROPIC_API_KEY": "sk-ant-test"},
         ".local/share/opencode/opencode.db", "OpenCode", "anthropic",
         {".config/opencode/opencode.json": json.dumps({"autoupdate": False, "share": "disabled"})}),
+    "qwen": Setup(
+        "@qwen-code/qwen-code",
+        ("--yolo", TASK),
+        {"OPENAI_API_KEY": "sk-test", "OPENAI_MODEL": "qwen3-coder-plus", "QWEN_CODE_SUPPRESS_YOLO_WARNING": "1"},
+        ".qwen/projects/*/chats/*.jsonl", "Qwen Code", "openai"),
     # With a provider of the user's own (BYOK): its default type (OpenAI Chat Completions), and
     # Anthropic's; offline: nothing is sent to GitHub.
     "copilot": Setup(
@@ -110,7 +115,7 @@ SETUPS = {
         ".copilot/session-state/*/events.jsonl", "GitHub Copilot CLI", "anthropic", command="copilot"),
 }
 #: The user's own settings that would point an agent elsewhere: left out of the agent's environment.
-FOREIGN = ("ANTHROPIC_", "OPENAI_", "CODEX_", "GEMINI_", "GOOGLE_", "CLAUDE_", "COPILOT_", "OPENCODE_", "XDG_", "HTTP_PROXY", "HTTPS_PROXY",
+FOREIGN = ("ANTHROPIC_", "OPENAI_", "CODEX_", "GEMINI_", "GOOGLE_", "CLAUDE_", "COPILOT_", "OPENCODE_", "QWEN_", "XDG_", "HTTP_PROXY", "HTTPS_PROXY",
            "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy", "no_proxy")
 
 

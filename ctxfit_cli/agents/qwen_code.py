@@ -34,7 +34,12 @@ output. Models with no price in ctxfit's table (qwen3-coder-plus) are reported u
 **Where.** `$QWEN_RUNTIME_DIR`, else `$QWEN_HOME`, else `~/.qwen` (`Storage.getRuntimeBaseDir`,
 `getGlobalQwenDir`), then `projects/*/chats`. Schema from QwenLM/qwen-code at commit
 015346f1d5d7312fddaf84a7ef1f83c7d217d389 (chatRecordingService.ts) and 013e660f5799186a369c737aea6b4bcb9ca0ef47
-(config/storage.ts). No real log of it was available; the tests use one built from that schema.
+(config/storage.ts). The tests use a log built from that schema, and read the one the real Qwen
+Code 0.24.4 writes when it runs through `ctxfit wrap` (`tests/test_real_agents.py`).
+
+**Wrap** (0.24.4): with its `openai` auth type Qwen Code reads its endpoint from
+`OPENAI_BASE_URL` (ending in `/v1`), its key from `OPENAI_API_KEY` and its model from
+`OPENAI_MODEL`; wrap points the variable at the proxy and forwards to where it pointed.
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ from typing import TYPE_CHECKING
 from .agent import Agent
 from .session import SessionMeta
 from .spend import Spend
+from .wrap import Wrap
 
 if TYPE_CHECKING:
     from ..core.model import RecordedCall, Transcript
@@ -268,6 +274,8 @@ def _content(content: object, where: Where, call: RecordedCall | None, skipped: 
     return [*results, Turn("user", where, texts)]
 
 
+WRAP = Wrap("qwen", "OPENAI_BASE_URL", "https://api.openai.com", suffix="/v1", key="OPENAI_API_KEY")
+
 AGENT = Agent(
     name=NAME,
     title="Qwen Code",
@@ -277,4 +285,5 @@ AGENT = Agent(
     read=read,
     folders=folders,
     compaction_at=compaction_at,
+    wrap=WRAP,
 )

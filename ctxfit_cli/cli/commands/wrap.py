@@ -119,6 +119,8 @@ def wrap(
 
     To run GitHub Copilot CLI (with your own provider, BYOK):  `ctxfit wrap copilot`
 
+    To run Qwen Code (its openai auth type):  `ctxfit wrap qwen`
+
     Any other program:  `ctxfit wrap --env ANTHROPIC_BASE_URL --budget 150000 -- python my_agent.py`
     """
     from ...serve import agents, supervise
