@@ -55,3 +55,25 @@ def test_a_claude_code_log_is_described_as_it_is_read(monkeypatch):
     monkeypatch.setattr(work, "_read_again", again)
     assert '"Claude Code"' in _json(str(REALWORLD / "claude-code"))
 
+
+def test_a_time_already_in_utc_form_is_taken_as_datetime_would_make_it():
+    """`agents.session.utc` takes a time already in its form as it is (the form Claude Code
+    writes, thousands a log) only where parsing it gives the same: a real day, fields in range."""
+    import random
+    from datetime import UTC, datetime
+
+    from ctxfit_cli.agents.session import utc
+
+    def parsed(text: str) -> str | None:
+        try:
+            moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        return moment.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
+
+    rng = random.Random(36)
+    fields = ((0, 9999), (0, 13), (0, 32), (0, 25), (0, 61), (0, 61), (0, 999))
+    times = ["%04d-%02d-%02dT%02d:%02d:%02d.%03dZ" % tuple(rng.randint(*f) for f in fields) for _ in range(3000)]
+    times += ["2024-02-29T23:59:59.999Z", "2023-02-29T23:59:59.999Z", "2026-02-12T24:00:00.000Z"]
+    assert [utc(t) for t in times] == [parsed(t) for t in times]
+    assert sum(utc(t) is not None for t in times) > 300  # (valid ones among them)
