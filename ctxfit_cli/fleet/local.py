@@ -32,9 +32,9 @@ def run_files(
             yield run(path, job) if result is None else result
         return
     from ..formats.workers import Workers
-    from .work import handlers
+    from .work import imported
 
-    handlers()  # the readers and the commands' work, imported once here: the forked workers share them
+    imported(job.command)  # the readers and the command's work, imported once here: the forked workers share them
     spread = job._replace(split_big_files=False)
     # Forked, killed with this process, stopped at once by Ctrl-C (formats/workers.py).
     with Workers(jobs, tasks=len(missing)) as workers:
