@@ -370,13 +370,11 @@ def class_counts(text: str) -> tuple[int, ...]:
 
 
 #: Characters measured in pure Python (in texts numpy would take) after which importing numpy
-#: pays: the import costs 60-160 ms of CPU (and its BLAS threads' start), numpy then saves
-#: 0.02-0.05 µs a character (17 ns on the texts of the shared real Claude Code logs, 27 against
-#: 10 ns; 48 ns on bench/big_file.py's generated ones): it pays from 3-9 M characters on. Most
-#: logs never reach it (the 9 real Claude Code logs hold 1.5 M such characters in all: at 1 M,
-#: the process of `sessions` that read two of them paid the import for nothing), a big log
-#: soon does; a first text this long imports it at once. (`bench/profile_speed.py`, issues #24, #36.)
-NUMPY_AFTER_CHARS = 4_000_000
+#: pays: the import costs ~60 ms (and its BLAS threads' start), numpy then saves 0.03-0.08 µs a
+#: character (ASCII-mixed). Most logs estimated at the command line never reach it (the
+#: Claude Code sample has 0.2 M such characters), a big log soon does; a first text this long
+#: imports it at once. (`bench/profile_speed.py`, issue #24.)
+NUMPY_AFTER_CHARS = 1_000_000
 _measured = 0
 _numpy_tried = False
 
