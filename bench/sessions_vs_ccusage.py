@@ -1,7 +1,7 @@
 """`ctxfit sessions` against ccusage on the same Claude config folder: first run, every later run,
 peak memory (issue #36).
 
-    python bench/sessions_vs_ccusage.py [--runs 9] [--generated-logs 40] [--log-mb 5] [--no-doc]
+    python bench/sessions_vs_ccusage.py [--runs 9] [--generated-logs 40] [--log-mb 5] [--editable] [--no-doc]
 
 Two folders, each laid out as Claude Code keeps its logs (`<config>/projects/<dir>/<session>.jsonl`):
 
@@ -22,8 +22,17 @@ command alike), each a process of its own:
 - `ctxfit sessions --json -q PROJECTS` warm: the cache holds every log, as on every later run;
 - `ctxfit sessions --json -q --no-cache PROJECTS`: every log read and nothing kept (today's path).
 
-Wall time, CPU (user + system of the process and its workers, from `wait4`) and peak RSS (the
-largest process) are medians of the rounds; the load average is printed before and after.
+Each round runs the commands in another order (rotated by one), so that no command always
+follows the same one (a command run right after ccusage's Node launcher, say, was the slower
+for it). Wall time, CPU (user + system of the process and its workers, from `wait4`) and peak
+RSS (the largest process) are medians of the rounds; the load average is printed before and after.
+
+ctxfit is measured as a user runs it: installed (`pip install --no-deps` of this checkout into
+a throwaway venv whose `.pth` file names this interpreter's site-packages, so that it runs the
+very same dependencies), not as this checkout's editable install, whose finder (a `.pth` file
+that imports pathlib, re, fnmatch and urllib.parse) costs every start ~15-25 ms that a normal
+install does not have (`python -X importtime`: `__editable___ctxfit_0_1_0_finder`).
+`--editable`: measure the checkout as the tests run it (`PYTHONPATH`, this interpreter) instead.
 `CCUSAGE_DIR`: a folder where `npm install ccusage@20.0.24` was run; else it is installed into a
 temporary one (the npm registry must be reachable). Bytecode is written to a private
 `PYTHONPYCACHEPREFIX` (as on any install after its first run).
@@ -92,15 +101,32 @@ def run(argv: list[str], env: dict) -> tuple[float, float, int, bytes]:
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, stdout
 
 
-def measure(config: Path, ccusage: Path, runs: int, scratch: Path) -> tuple[dict, dict]:
-    """Medians of (wall, CPU, peak) per command, and the sessions each lists."""
-    base = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+def installed(scratch: Path) -> str:
+    """The Python of a throwaway venv where this checkout is installed as a user installs it (not
+    editable), its dependencies those of this interpreter (a `.pth` file names its site-packages)."""
+    import site
+
+    venv = scratch / "venv"
+    subprocess.run([c.PYTHON, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    subprocess.run([c.PYTHON, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", str(c.ROOT)],
+                   check=True, capture_output=True, timeout=600)
+    packages = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                              check=True, capture_output=True, text=True).stdout.strip()
+    Path(packages, "shared-dependencies.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    return str(python)
+
+
+def measure(config: Path, ccusage: Path, runs: int, scratch: Path, python: str | None) -> tuple[dict, dict]:
+    """Medians of (wall, CPU, peak) per command, and the sessions each lists. `python`: the
+    installed ctxfit's interpreter (None: this checkout, on `PYTHONPATH`)."""
+    base = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH")}
     base["PYTHONPYCACHEPREFIX"] = str(scratch / "bytecode")
     theirs = {**base, "HOME": str(config.parent), "CLAUDE_CONFIG_DIR": str(config), "NO_COLOR": "1"}
     native = ccusage / "node_modules" / "@ccusage" / "ccusage-linux-x64" / "bin" / "ccusage"
     cache = scratch / "cache"
-    ours = {**base, "XDG_CACHE_HOME": str(cache), "PYTHONPATH": str(c.ROOT)}
-    ctxfit = [c.PYTHON, "-m", "ctxfit_cli", "sessions", "--json", "-q", str(config / "projects")]
+    ours = {**base, "XDG_CACHE_HOME": str(cache), **({} if python else {"PYTHONPATH": str(c.ROOT)})}
+    ctxfit = [python or c.PYTHON, "-m", "ctxfit_cli", "sessions", "--json", "-q", str(config / "projects")]
     commands: dict[str, tuple[list[str], dict]] = {
         "ccusage session --offline --json": ([str(ccusage / "node_modules" / ".bin" / "ccusage"), "session",
                                               "--offline", "--json"], theirs),
@@ -110,7 +136,7 @@ def measure(config: Path, ccusage: Path, runs: int, scratch: Path) -> tuple[dict
     }
     # The floor any Python `sessions` has on these files (bench/_floor.py): the interpreter, every
     # line parsed, every message's text measured once (what the view's fitting columns need).
-    floor = [c.PYTHON, str(Path(__file__).with_name("_floor.py"))]
+    floor = [python or c.PYTHON, str(Path(__file__).with_name("_floor.py"))]
     for mode, what in (("start", "Python starting"), ("parse", "+ parsing every line"),
                        ("measure", "+ measuring every text once")):
         commands[f"floor: {what}"] = ([*floor, mode, str(config / "projects")], ours)
@@ -121,8 +147,10 @@ def measure(config: Path, ccusage: Path, runs: int, scratch: Path) -> tuple[dict
         run(argv, env)
     samples: dict[str, list[tuple[float, float, int]]] = {name: [] for name in commands}
     listed: dict[str, int] = {}
-    for _ in range(runs):
-        for name, (argv, env) in commands.items():
+    names = list(commands)
+    for k in range(runs):
+        for name in names[k % len(names) :] + names[: k % len(names)]:
+            argv, env = commands[name]
             if "first run" in name:
                 shutil.rmtree(cache / "ctxfit" / "summaries", ignore_errors=True)
             wall, cpu, peak, stdout = run(argv, env)
@@ -165,6 +193,8 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=9)
     ap.add_argument("--generated-logs", type=int, default=40)
     ap.add_argument("--log-mb", type=float, default=5.0)
+    ap.add_argument("--editable", action="store_true",
+                    help="measure this checkout on PYTHONPATH (its editable finder loaded), not installed")
     ap.add_argument("--no-doc", action="store_true", help="do not write docs/benchmarks.md")
     args = ap.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="ctxfit-vs-ccusage-"))
@@ -174,6 +204,7 @@ def main() -> None:
         else:
             (scratch / "npm").mkdir()
             ccusage = install_ccusage(scratch / "npm")
+        python = None if args.editable else installed(scratch)
         load_before = os.getloadavg()
         parts = []
         folders = [("real", "The shared real Claude Code logs", real_folder),
@@ -182,7 +213,7 @@ def main() -> None:
         for key, title, make in folders:
             config = scratch / key / "claude"
             size = make(config)
-            medians, listed = measure(config, ccusage, args.runs, scratch / key)
+            medians, listed = measure(config, ccusage, args.runs, scratch / key, python)
             parts.append(report(title, size, medians, listed))
         load_after = os.getloadavg()
     finally:
@@ -194,8 +225,11 @@ def main() -> None:
     body = c.section(
         f"`ctxfit sessions` against ccusage ({CCUSAGE})",
         "Medians of interleaved runs of each command as its own process, on the same Claude config folder "
-        "(bench/sessions_vs_ccusage.py). 'sessions' is how many each lists (ctxfit leaves out the logs it "
-        "cannot read yet: Claude Code 2.1 logs that exit 3 today, the logs issue).",
+        "(bench/sessions_vs_ccusage.py), in another order each round. ctxfit "
+        + ("as this checkout on PYTHONPATH (its editable install's finder loaded at every start)"
+           if args.editable else "installed as a user installs it (pip install --no-deps of this checkout "
+           "into a throwaway venv, no editable finder; the same dependencies)")
+        + ". 'sessions' is how many each lists.",
         c.command_line(), results, targets)
     if not args.no_doc:
         c.write_section("sessions_vs_ccusage", body)

@@ -39,6 +39,27 @@ def test_every_builtin_profile_loads():
         assert profile.tokens(profile.measure("hello, мир")) > 0
 
 
+def test_a_profiles_exact_rates_are_the_fractions_of_its_decimals():
+    """`ProfileCounter` turns its decimal rates into exact integer ratios without `fractions`
+    (its import costs every counting process ~15 ms): the very ratios `Fraction` gives."""
+    import math
+    from fractions import Fraction
+
+    from ctxfit_cli.counters.profiles import SEED_GROUP
+
+    for name in builtin_profiles():
+        profile = load_profile(name)
+        rates, runs = profile.data["rates"], profile.data.get("runs", {})
+        per_unit = [(i, 1 / Fraction(str(rates[c]))) for i, c in enumerate(CLASSES)]
+        per_unit += [(N_CLASSES + i, Fraction(str(runs.get(r, 0)))) for i, r in enumerate(RUNS)]
+        groups = []
+        for group in ("ascii", "cjk", "other"):
+            members = [(i, t) for i, t in per_unit if SEED_GROUP[COMPONENTS[i]] == group and t]
+            denominator = math.lcm(*(t.denominator for _i, t in members))
+            groups.append((tuple((i, int(t * denominator)) for i, t in members), denominator))
+        assert profile._groups == tuple(groups), name
+
+
 def test_class_counts_examples():
     counts = dict(zip(COMPONENTS, class_counts("Ok 42 — ça, мир, 世界とハングル 한국 🙂 ❤️ ёі")))
     assert counts["upper"] == counts["rare"] == counts["vowel"] == counts["latin1"] == 1

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePath
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO, Protocol
 
 from .wrap import Wrap
 
@@ -28,6 +28,17 @@ if TYPE_CHECKING:
 Reader = Callable[[str, Iterator["Record"], "Skipped"], Iterator["Transcript"]]
 #: (input's path, its records) -> its sessions (`id` "" where the log names none).
 Describer = Callable[[str, Iterable["Record"]], list["SessionMeta"]]
+
+
+class Describing(Protocol):
+    """Sessions described one record at a time: `add` each record, then `sessions()` (what a
+    `Describer` gives of the same records)."""
+
+    def add(self, record: Record) -> None: ...
+
+    def sessions(self) -> list[SessionMeta]: ...
+
+
 #: (the environment, the home folder) -> the folders the agent keeps its logs in, existing or not.
 Folders = Callable[[Mapping[str, str], Path], list[Path]]
 #: (input's name, its stream) -> its transcripts, for a log that is not JSON.
@@ -67,6 +78,9 @@ class Agent:
     recognise: Callable[[object], bool]
     #: The sessions of one input (`SessionMeta`, with its recorded spend).
     describe: Describer
+    #: `describe` one record at a time, as the records are read for the messages (the input's
+    #: path -> a `Describing`): `sessions` then reads such a log once. None: read again for it.
+    describing: Callable[[str], Describing] | None = None
     #: Its transcripts; None for a file that records usage only (`conversation_elsewhere` says
     #: where the conversation is).
     read: Reader | None = None

@@ -111,14 +111,27 @@ def billed(spend: Spend, value: object) -> None:
 
 
 def describe(path: str, records: Iterable[Record]) -> list[SessionMeta]:
-    session = SessionMeta("", TITLE)
-    spend = Spend()
-    inline: dict[str, Spend] = {}  # each sub-agent's replies written inline, by its id
-    sidechain = None
+    described = Describing(path)
     for record in records:
+        described.add(record)
+    return described.sessions()
+
+
+class Describing:
+    """The session of a log described one record at a time (`describe`; `Agent.describing`:
+    as the records are read for the messages, so that `sessions` reads a log once)."""
+
+    def __init__(self, path: str) -> None:
+        self.session = SessionMeta("", TITLE)
+        self.spend = Spend()
+        self.inline: dict[str, Spend] = {}  # each sub-agent's replies written inline, by its id
+        self.sidechain: bool | None = None
+
+    def add(self, record: Record) -> None:
         value = record.value
         if not isinstance(value, dict):
-            continue
+            return
+        session, spend = self.session, self.spend
         session.saw(value.get("timestamp"))
         kind = value.get("type")
         if kind == "system" and value.get("subtype") == COMPACT_BOUNDARY:
@@ -128,12 +141,12 @@ def describe(path: str, records: Iterable[Record]) -> list[SessionMeta]:
             data = value.get("data")
             agent = data.get("agentId") if isinstance(data, dict) else None
             if isinstance(agent, str) and agent:
-                inline.setdefault(agent, Spend()).claude_code_subagent(value)
+                self.inline.setdefault(agent, Spend()).claude_code_subagent(value)
         if kind not in CONVERSATION:
-            continue
-        if sidechain is None:
-            sidechain = bool(value.get("isSidechain"))
-            agent_id = value.get("agentId") if sidechain else None
+            return
+        if self.sidechain is None:
+            self.sidechain = bool(value.get("isSidechain"))
+            agent_id = value.get("agentId") if self.sidechain else None
             session.id = str(value.get("sessionId") or "") + (f"/{agent_id}" if agent_id else "")
             session.project = str(value.get("cwd") or "")
         message = value.get("message")
@@ -143,11 +156,14 @@ def describe(path: str, records: Iterable[Record]) -> list[SessionMeta]:
             reply = message.get("id")
             if isinstance(reply, str) and (not session.message_ids or session.message_ids[-1] != reply):
                 session.message_ids.append(reply)
-    session.spend = spend.totals()
-    session.inline_agents = {agent: replies.totals() for agent, replies in inline.items()}
-    for model, _ in session.spend:  # (a sub-agent's, or a model's fast mode: its cost is grouped by it)
-        session.model(model)
-    return [session]
+
+    def sessions(self) -> list[SessionMeta]:
+        session = self.session
+        session.spend = self.spend.totals()
+        session.inline_agents = {agent: replies.totals() for agent, replies in self.inline.items()}
+        for model, _ in session.spend:  # (a sub-agent's, or a model's fast mode: its cost is grouped by it)
+            session.model(model)
+        return [session]
 
 
 def read(name: str, records: Iterator[Record], skipped: Skipped) -> Iterator[Transcript]:
@@ -162,6 +178,7 @@ AGENT = Agent(
     looks_like=LOOKS_LIKE,
     recognise=recognise,
     describe=describe,
+    describing=Describing,
     read=read,
     folders=folders,
     compaction_at=compaction_at,

@@ -6,6 +6,8 @@ the sessions of any input.
 
 from __future__ import annotations
 
+import functools
+import re
 from dataclasses import dataclass, field
 
 from .spend import Tally
@@ -67,6 +69,8 @@ def utc(timestamp: object) -> str | None:
     """
     if not isinstance(timestamp, str) or not timestamp[:4].isdigit():
         return None
+    if _ALREADY_UTC.fullmatch(timestamp) and _whole_day(timestamp[:10]) and timestamp[11:19] <= "23:59:59":
+        return timestamp  # what it would be made into (most logs write this form: 5,000 a log)
     from datetime import UTC, datetime  # (here: reading a log for its messages needs no dates)
 
     try:
@@ -76,6 +80,22 @@ def utc(timestamp: object) -> str | None:
     if moment.tzinfo is not None:  # a time without a zone is taken as UTC, as the agents write them
         moment = moment.astimezone(UTC).replace(tzinfo=None)
     return moment.isoformat(timespec="milliseconds") + "Z"
+
+
+#: A time already in `utc`'s form, its fields in range (minutes and seconds below 60).
+_ALREADY_UTC = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-5][0-9]:[0-5][0-9]\.[0-9]{3}Z")
+
+
+@functools.lru_cache(maxsize=64)
+def _whole_day(day: str) -> bool:
+    """Whether `day` (YYYY-MM-DD) is a day of the calendar (a log's times share a few)."""
+    from datetime import date
+
+    try:
+        date.fromisoformat(day)
+    except ValueError:
+        return False
+    return True
 
 
 def from_epoch_ms(value: object) -> str | None:

@@ -4,6 +4,7 @@ cache holds (`summary_cache.py`) is taken from it here: no worker is started for
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 
 from .job import Job
@@ -31,17 +32,26 @@ def run_files(
             yield run(path, job) if result is None else result
         return
     from ..formats.workers import Workers
-    from .work import handlers
+    from .work import imported
 
-    handlers()  # the readers and the commands' work, imported once here: the forked workers share them
+    imported(job.command)  # the readers and the command's work, imported once here: the forked workers share them
     spread = job._replace(split_big_files=False)
     # Forked, killed with this process, stopped at once by Ctrl-C (formats/workers.py).
     with Workers(jobs, tasks=len(missing)) as workers:
-        futures = [
-            None if result is not None or path == "-" else workers.submit(run, path, spread, name=path)
-            for path, result in zip(paths, kept)
-        ]
+        futures: list = [None] * len(paths)
+        # The biggest files first: the workers then finish together, where in input order one
+        # big file handed out last keeps one worker busy after the other is done.
+        for i in sorted(range(len(paths)), key=lambda i: -_size(paths[i])):
+            if kept[i] is None and paths[i] != "-":
+                futures[i] = workers.submit(run, paths[i], spread, name=paths[i])
         for path, result, future in zip(paths, kept, futures):
             if result is None:
                 result = run(path, job) if future is None else workers.result(future)
             yield result
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0  # (reading it says what is wrong)

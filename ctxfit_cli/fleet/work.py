@@ -179,7 +179,6 @@ def _read(path: str, data: bytes | None, job: Job) -> list[Unit]:
     from ..formats import read_transcripts
     from ..formats.reading import open_input
     from ..formats.skipped import Skipped
-    from . import log_split
     from .job import given_counter
     from .spend import Watch
 
@@ -194,15 +193,26 @@ def _read(path: str, data: bytes | None, job: Job) -> list[Unit]:
         stream = open_path(path, job)
     items: list[tuple[int, object]] = []
     format = job.format
-    split = log_split.entry(path, name, job, counter) if job.command == "estimate" else None
+    split = None
+    if job.command == "estimate":
+        from . import log_split
+
+        split = log_split.entry(path, name, job, counter)
     if split is not None:  # a big Claude Code log, read in pieces on every core
         items, format = [(1, split)], CLAUDE_CODE
     # `estimate` of one log adds up its spend as it reads it (else it is read again for it).
     watch = Watch() if job.command == "estimate" and not job.describe and path != "-" else None
+    # A described log is described as it is read, where its agent can (else read again for it).
+    reading = None
+    if job.describe and split is None:
+        from .meta import Reading  # (with the agents' descriptions: only where sessions are described)
+
+        reading = Reading(name)
     skipped = Skipped()  # what the log holds that its reader does not know, for every item of it
+    seen = watch or reading
     with stream as stream:
         try:
-            for transcript in read_transcripts(name, stream, job.format, watch, skipped) if split is None else ():
+            for transcript in read_transcripts(name, stream, job.format, seen, skipped) if split is None else ():
                 format = transcript.format
                 items.append((transcript.line, handlers()[job.command](transcript, path, job, counter)))
         except UsageOnly as usage:
@@ -216,7 +226,8 @@ def _read(path: str, data: bytes | None, job: Job) -> list[Unit]:
         cast(dict, items[0][1])["spend"] = spend
     if not job.describe:
         return [Unit(None, [item for _, item in items])]
-    sessions = _describe(name, path, data, format or "", job)
+    read = reading.sessions() if reading is not None and reading.format == format else None
+    sessions = _describe(name, path, data, format or "", job, read)
     units = [Unit(meta) for meta in sessions]
     starts = sorted((meta.line, k) for k, meta in enumerate(sessions))
     for line, item in items:
@@ -235,7 +246,22 @@ def _usage_only(name: str, path: str, data: bytes | None, format: str, job: Job)
     return [Unit(meta, [usage_part(meta, name, format, job)]) for meta in _describe(name, path, data, format, job)]
 
 
-def _describe(name: str, path: str, data: bytes | None, format: str, job: Job) -> list[SessionMeta]:
+def _describe(
+    name: str, path: str, data: bytes | None, format: str, job: Job, read: list[SessionMeta] | None = None
+) -> list[SessionMeta]:
+    """The sessions of the input: `read` (described as it was read for its messages), or read
+    again for them."""
+    sessions = read if read is not None else _read_again(name, path, data, format, job)
+    for session in sessions:
+        if not session.id or not session.unique:
+            # The log names no id of this one run: its bytes do, so an exact copy is still one
+            # session and another run (of the same task, say) is another.
+            session.digest = _digest(path, data, job)
+            session.id = f"{session.id or PurePath(name).stem}#{session.digest}"
+    return sessions
+
+
+def _read_again(name: str, path: str, data: bytes | None, format: str, job: Job) -> list[SessionMeta]:
     from ..agents import BY_NAME
     from ..formats.reading import read_records
     from .meta import describe  # with datetime: only when sessions are described (many files, `sessions`)
@@ -245,14 +271,7 @@ def _describe(name: str, path: str, data: bytes | None, format: str, job: Job) -
         agent = BY_NAME.get(format)
         text = agent.text_records if agent is not None else None  # a log that is not JSON: its lines
         records = text(name, stream) if text is not None else read_records(name, stream)
-        sessions = describe(name, format, records)
-    for session in sessions:
-        if not session.id or not session.unique:
-            # The log names no id of this one run: its bytes do, so an exact copy is still one
-            # session and another run (of the same task, say) is another.
-            session.digest = _digest(path, data, job)
-            session.id = f"{session.id or PurePath(name).stem}#{session.digest}"
-    return sessions
+        return describe(name, format, records)
 
 
 def _digest(path: str, data: bytes | None, job: Job) -> str:
@@ -282,3 +301,13 @@ def handlers() -> dict[str, Callable[[Transcript, str, Job, Counter | None], obj
     from .session_file import session_part
 
     return {"estimate": estimate, "replay": replay, "sessions": session_part}
+
+
+def imported(command: str) -> None:
+    """Import what `command`'s work on a file loads, before `--jobs` forks its workers: they then
+    share the modules rather than each import its own (~20 ms of CPU a worker for `sessions`)."""
+    handlers()
+    if command == "sessions":
+        from ..counters import profiles  # noqa: F401
+        from ..replay import policies, validity  # noqa: F401
+        from . import log_outline, meta, spend  # noqa: F401
