@@ -301,6 +301,35 @@ def test_codex_is_pointed_by_its_config_key_and_a_gateway_in_its_config_is_the_u
     assert agents.upstream_for(codex, None, environ) == "https://gateway.example"
 
 
+def test_copilot_is_pointed_by_its_provider_variable_in_the_form_of_its_provider_type():
+    """Copilot CLI 1.0.102 with a provider of the user's own (BYOK): COPILOT_PROVIDER_BASE_URL in
+    the form of COPILOT_PROVIDER_TYPE (openai, the default, ends in /v1; anthropic does not), and
+    the user's endpoint, an Ollama say, is where the proxy forwards."""
+    from ctxfit_cli.agents import copilot_cli
+    from ctxfit_cli.serve import agents
+
+    openai_type = agents.agent_named("copilot", {})
+    anthropic_type = agents.agent_named("copilot", {"COPILOT_PROVIDER_TYPE": "Anthropic"})
+    assert openai_type is agents.AGENTS["copilot"] and anthropic_type is copilot_cli.WITH_ANTHROPIC
+    assert (openai_type.variable, openai_type.suffix) == ("COPILOT_PROVIDER_BASE_URL", "/v1")
+    assert anthropic_type.suffix == "" and anthropic_type.upstream == "https://api.anthropic.com"
+    ollama = {"COPILOT_PROVIDER_BASE_URL": "http://localhost:11434/v1"}
+    assert agents.upstream_for(openai_type, None, ollama) == "http://localhost:11434"
+    assert agents.upstream_for(openai_type, None, {}) == "https://api.openai.com"
+
+
+def test_opencode_and_qwen_are_pointed_as_their_sdks_read_base_urls_and_claude_keeps_its_form():
+    """OpenCode's Anthropic provider and Qwen Code's OpenAI one take base URLs ending in /v1;
+    `--env ANTHROPIC_BASE_URL` stays in Claude Code's and the Anthropic SDKs' form, without it."""
+    from ctxfit_cli.serve import agents
+
+    assert (agents.AGENTS["opencode"].variable, agents.AGENTS["opencode"].suffix) == ("ANTHROPIC_BASE_URL", "/v1")
+    assert (agents.AGENTS["qwen"].variable, agents.AGENTS["qwen"].suffix) == ("OPENAI_BASE_URL", "/v1")
+    assert agents.agent_for_variable("ANTHROPIC_BASE_URL", "python").suffix == ""
+    gateway = {"ANTHROPIC_BASE_URL": "https://gateway.example/v1"}
+    assert agents.upstream_for(agents.AGENTS["opencode"], None, gateway) == "https://gateway.example"
+
+
 @pytest.mark.parametrize("agent", ["claude", "codex"])
 def test_an_agent_that_sends_nothing_through_the_proxy_is_an_error_of_its_own(world, agent):
     """A newer agent that reads its base URL from somewhere wrap did not set talks to the
