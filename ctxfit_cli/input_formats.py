@@ -34,6 +34,7 @@ FORMATS = (
     "goose",
     "amp",
     "crush",
+    "cline-cli",
 )
 #: The longest line (or single JSON document) read by default, in MiB. A provider refuses a
 #: request over 32 MB, so no real record is longer; `--max-line-mb` raises it.

@@ -15,7 +15,8 @@ from servers import ROOT
 
 #: The npm package of each agent.
 PACKAGES = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex", "gemini": "@google/gemini-cli",
-            "opencode": "opencode-ai", "copilot": "@github/copilot", "qwen": "@qwen-code/qwen-code"}
+            "opencode": "opencode-ai", "copilot": "@github/copilot", "qwen": "@qwen-code/qwen-code",
+            "cline": "cline"}
 
 
 def pinned() -> dict[str, str]:

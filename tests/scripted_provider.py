@@ -16,8 +16,8 @@ that reads the next of `--files` (absolute paths), then with `FINAL_ANSWER` and 
 - Gemini CLI (`:streamGenerateContent?alt=sse`, `:generateContent`): a `functionCall` of
   `read_file` (with an `id` and a `thoughtSignature`, as Gemini 3 sends).
 - OpenAI Chat Completions (`POST /v1/chat/completions`: Copilot CLI with its default provider
-  type): a `tool_calls` entry of `view` (`path`, `forceReadLargeFiles`) or `read_file`; a model
-  it asks for (`GET /v1/models/{id}`) exists.
+  type; Qwen Code; Cline CLI): a `tool_calls` entry of `view` (`path`, `forceReadLargeFiles`),
+  `read_file` or `read_files` (`files: [{path}]`); a model it asks for (`GET /v1/models/{id}`) exists.
 
 The step is read from the newest of its own call ids among the request's tool results, so it does
 not matter what a proxy cleared from the history. A request is the main conversation's when it
@@ -59,7 +59,7 @@ CALL_ID = re.compile(r"ctxfit_step_(\d+)")
 #: The tools that read a file, per dialect, in the order they are preferred.
 ANTHROPIC_READ = ("Read", "read", "view")
 GEMINI_READ = "read_file"
-CHAT_READ = ("view", "read_file")
+CHAT_READ = ("view", "read_file", "read_files")
 CODEX_TOOLS = ("exec", "exec_command", "shell")
 
 
@@ -352,6 +352,9 @@ def _named(tools: list, name: str) -> dict | None:
 
 def _read_arguments(schema: dict, path: str) -> dict:
     """The arguments of a reading tool that read all of `path`."""
+    files = (schema.get("properties") or {}).get("files")
+    if isinstance(files, dict) and files.get("type") == "array":  # Cline CLI's read_files: [{path}]
+        return {"files": [_read_arguments(files.get("items") or {}, path)]}
     arguments: dict = {_path_parameter(schema): path}
     if "forceReadLargeFiles" in (schema.get("properties") or {}):  # Copilot's view: past 20 KB
         arguments["forceReadLargeFiles"] = True

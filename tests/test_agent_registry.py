@@ -27,6 +27,7 @@ SCHEMA_LOGS = {
     "qwen-code": SCHEMAS / "qwen_code_session.jsonl",
     "goose": SCHEMAS / "20250301_120000.jsonl",
     "amp": SCHEMAS / "T-019b9d03-62e3-772f-9780-3e637f90eaec.json",
+    "cline-cli": SCHEMAS / "cline_cli" / "1796678303488_uzqs7.messages.json",
 }
 #: Agents whose logs are databases (`Agent.database`), each with a builder of one:
 #: `test_each_database_is_its_own_agent_s` makes one of each.

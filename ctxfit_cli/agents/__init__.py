@@ -17,6 +17,7 @@ from . import (
     amp,
     claude_code,
     cline,
+    cline_cli,
     cline_ui,
     codex,
     continue_dev,
@@ -62,6 +63,7 @@ REGISTRY: tuple[Agent, ...] = (
     continue_dev.AGENT,
     cline_ui.AGENT,
     kilo_code.AGENT,
+    cline_cli.AGENT,
     CURSOR,
 )
 BY_NAME: dict[str, Agent] = {agent.name: agent for agent in REGISTRY}

@@ -66,11 +66,15 @@ def recognise_file(name: str, value: object) -> bool:
     return isinstance(value, list) and name.replace("\\", "/").rsplit("/", 1)[-1] == FILE_NAME
 
 
-def folders(environ: Mapping[str, str], home: Path) -> list[Path]:
+def cli_data(environ: Mapping[str, str], home: Path) -> Path:
+    """The Cline CLI's data folder: `$CLINE_DATA_DIR`, else `$CLINE_DIR/data`, else `~/.cline/data`."""
     if environ.get("CLINE_DATA_DIR"):
-        cli = Path(environ["CLINE_DATA_DIR"]).expanduser()
-    else:
-        cli = (Path(environ["CLINE_DIR"]).expanduser() if environ.get("CLINE_DIR") else home / ".cline") / "data"
+        return Path(environ["CLINE_DATA_DIR"]).expanduser()
+    return (Path(environ["CLINE_DIR"]).expanduser() if environ.get("CLINE_DIR") else home / ".cline") / "data"
+
+
+def folders(environ: Mapping[str, str], home: Path) -> list[Path]:
+    cli = cli_data(environ, home)
     return [cli / "tasks"] + [tasks for extension in EXTENSIONS for tasks in vscode_tasks(home, extension)]
 
 
