@@ -107,6 +107,31 @@ class Worker:
         return self.busy_since is not None and time.monotonic() - self.busy_since > seconds
 
 
+class _Deadline:
+    """Every quarter of the fit deadline, while `answer` is awaited: whether `worker` has been
+    on one request past the deadline; if so it is killed (its reader sees the end: every other
+    request in hand fails open) and `answer` is that it was stuck."""
+
+    def __init__(self, worker: Worker, answer: asyncio.Future, seconds: float) -> None:
+        self.worker, self.answer, self.seconds = worker, answer, seconds
+        self.loop = asyncio.get_running_loop()
+        self.timer = self.loop.call_later(seconds / 4, self.check)
+
+    def check(self) -> None:
+        worker, answer = self.worker, self.answer
+        if answer.done():
+            return
+        if worker.alive and worker.stuck(self.seconds):
+            worker.ended_why = f"took over {self.seconds:g} s to fit a request (--fit-timeout)"
+            worker.process.kill()
+            answer.set_exception(WorkerLost(f"the fitting worker {worker.ended_why}; it was replaced"))
+            return
+        self.timer = self.loop.call_later(self.seconds / 4, self.check)
+
+    def cancel(self) -> None:
+        self.timer.cancel()
+
+
 class Pool:
     def __init__(
         self,
@@ -172,16 +197,14 @@ class Pool:
         return fitted
 
     async def _answer(self, worker: Worker, answer: asyncio.Future) -> tuple:
-        """The worker's answer; a worker stuck past the fit deadline is killed (`WorkerLost`)."""
-        while True:
-            try:
-                return await asyncio.wait_for(asyncio.shield(answer), self.fit_seconds / 4)
-            except TimeoutError:
-                if worker.alive and worker.stuck(self.fit_seconds):
-                    worker.ended_why = f"took over {self.fit_seconds:g} s to fit a request (--fit-timeout)"
-                    worker.process.kill()  # its reader sees the end: every request in hand fails open
-                    answer.cancel()
-                    raise WorkerLost(f"the fitting worker {worker.ended_why}; it was replaced") from None
+        """The worker's answer; a worker stuck past the fit deadline is killed (`WorkerLost`).
+        (A timer checks it, not `wait_for`: that took a task, a shield and three more turns of
+        the event loop for every request.)"""
+        deadline = _Deadline(worker, answer, self.fit_seconds)
+        try:
+            return await answer
+        finally:
+            deadline.cancel()
 
     def anchor(self, fitted: Fitted, reported: Reported) -> str | None:
         """The reply to `fitted` reported its prompt's size: for the worker holding its
