@@ -59,6 +59,15 @@ class Written:
         self.sources: list[int] = []  # which message of the body read each one is (-1: serialized)
 
 
+class Known(NamedTuple):
+    """`body` begins with the first `shared` bytes of `previous` and differs right after them
+    (the worker put it together so, `bases.py`)."""
+
+    body: bytes
+    previous: bytes
+    shared: int
+
+
 class Layout(NamedTuple):
     """Where the messages of one body are, to write it back with some of them changed."""
 
@@ -137,11 +146,15 @@ class BodyReader:
         """Where the messages of the last body read are."""
         return Layout(self.raw, self.messages, self.spans, self.open, self.close, self.written)
 
-    def common(self, body: bytes) -> int:
-        """How much of `body` this reader would not read again (0: it reads it all)."""
+    def common(self, body: bytes, known: Known | None = None) -> int:
+        """How much of `body` this reader would not read again (0: it reads it all). `known`:
+        what `body` is known to share with the body it was made from (`Readers.expect`)."""
         if self.open < 0:
             return 0
-        common = common_prefix(body, self.raw)
+        if known is not None and known.body is body and known.previous is self.raw:
+            common = known.shared
+        else:
+            common = common_prefix(body, self.raw)
         return common if common > self.open else 0
 
     def continues(self, body: bytes) -> bool:
@@ -238,6 +251,13 @@ class Readers:
                 self._shelf.put(reader)
                 self._trim()
 
+    def expect(self, known: Known) -> None:
+        """What the next body read (`known.body`) shares with the one it was made from: a reader
+        that last read that one need not compare them again. (The comparison reads both bodies
+        whole, the history's bytes twice, cold in cache by then: ~100 µs for 250 KB, most of
+        which the proxy compared already to send only the rest, `bases.py`.)"""
+        self._shelf.known = known
+
     def trim(self) -> None:
         """Drop the least recently used idle readers past the bounds (once a body read was
         written back: its reader holds that too now)."""
@@ -254,8 +274,9 @@ class Readers:
         shelf = self._shelf
         with shelf.guard:
             best, common = None, 0
+            known, shelf.known = shelf.known, None  # (told of this body, or of none: `common` checks)
             for reader in shelf.candidates(body):
-                shared = reader.common(body) if reader.key == self.key and reader.continues(body) else 0
+                shared = reader.common(body, known) if reader.key == self.key and reader.continues(body) else 0
                 if shared > common:
                     best, common = reader, shared
             if best is None:
@@ -288,6 +309,8 @@ class _Shelf:
         self.held = 0  # what the idle readers hold, as `_memory` counted each when put here
         self._counted: dict[int, int] = {}  # id(reader) -> its count
         self._index: dict[tuple[int, int], dict[bytes, list[BodyReader]]] = {}
+        #: What the next body read is known to share with the one it was made from (`Readers.expect`).
+        self.known: Known | None = None
 
     def put(self, reader: BodyReader) -> None:
         self.idle.append(reader)

@@ -38,7 +38,7 @@ from typing import BinaryIO
 
 from ..core.reported import Reported
 from .bases import BASE_LOST, Bases
-from .body import READER_MEMORY, Readers
+from .body import READER_MEMORY, Known, Readers
 from .channel import TIGHTER, Fitted, PlanSummary, Setup, base_limit, reason
 from .conversations import SESSION_MEMORY, Conversations, fixed_part
 from .dialects import HANDLING
@@ -79,6 +79,10 @@ class Fitting:
         plan = PlanSummary.of(outcome.plan, outcome.sent) if outcome.plan is not None else None
         limits = outcome.limits or limits  # (what the fit found: past the window, say)
         return Fitted(outcome.body, key, plan, limits, outcome.error, anchorable=anchorable, held=self.held())
+
+    def expect(self, known: Known) -> None:
+        """What the next body fitted shares with the last one sent for its conversation."""
+        next(iter(self.readers.values())).expect(known)  # (the readers of every array share one shelf)
 
     def anchor(self, key: str, ticket: int, reported: Reported) -> None:
         """The reply to request `ticket` of conversation `key` reported its prompt's size."""
@@ -149,11 +153,14 @@ def serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
                     fitting.anchor(*anchor)
             except Exception:  # an anchor is a help, never a failure: the count is estimated then
                 pass
+        last = bases.get(base.route) if base.shared else None
         body = bases.rebuilt(base, rest)
         if body is None:
             write_frame(outbox, ("fitted", ticket, Fitted(b"", skipped=BASE_LOST), False))
             continue
         bases.put(base.route, ticket, body)
+        if last is not None:  # (the proxy found where they differ: its reader need not look again)
+            fitting.expect(Known(body, last[1], base.shared))
         fitted = fitting.fit(ticket, dialect, body, model, window, client)
         changed = fitted.body is not body
         answer, fitted.body = fitted.body, b""
