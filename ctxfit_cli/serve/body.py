@@ -203,15 +203,26 @@ class BodyReader:
         else:
             raise ValueError("unexpected bytes after the messages")
         head = self.head
-        self._keep(body, head, self.messages[:kept] + new, self.spans[:kept] + spans, kept, self.open, closed)
+        ends = self.ends[:kept] + [end for _, end in spans]
+        self._keep(body, head, self.messages[:kept] + new, self.spans[:kept] + spans, kept, self.open, closed, ends)
         return {**head, self.key: self.messages, **fields}
 
     def _keep(
-        self, body: bytes, head: dict, messages: list, spans: list, reused: int, opened: int, closed: int
+        self,
+        body: bytes,
+        head: dict,
+        messages: list,
+        spans: list,
+        reused: int,
+        opened: int,
+        closed: int,
+        ends: list[int] | None = None,
     ) -> None:
+        """`ends`: where the spans end, when the caller has them (the kept ones' are kept: the
+        history's whole list of spans is not read again at every step)."""
         self.raw, self.head, self.messages, self.spans, self.reused = body, head, messages, spans, reused
         self.open, self.close = opened, closed
-        self.ends = [end for _, end in spans]
+        self.ends = [end for _, end in spans] if ends is None else ends
         #: The messages up to the first that is not a system one (past the end: none is).
         self.own = next(
             (i + 1 for i, m in enumerate(messages) if not (isinstance(m, dict) and m.get("role") in _SYSTEM)),
