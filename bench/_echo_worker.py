@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 
-from ctxfit_cli.serve.bases import Bases
+from ctxfit_cli.serve.bases import Base, Bases
 from ctxfit_cli.serve.channel import Fitted, base_limit
 from ctxfit_cli.serve.frames import read_frame, write_frame
 
@@ -25,7 +25,8 @@ def main() -> None:
     bases = Bases(base_limit(setup))
     write_frame(outbox, ("ready", os.getpid()))
     while (frame := read_frame(inbox)) is not None:
-        (_, ticket, _dialect, _model, _window, _anchors, base, client), rest = frame
+        (_, ticket, _dialect, _model, _window, _anchors, fields, client), rest = frame
+        base = Base(*fields)
         body = bases.rebuilt(base, rest)
         if body is None:
             raise SystemExit("the echo worker lost a base")

@@ -12,9 +12,9 @@ The channel is the worker's stdin and stdout, one frame per message each way (`f
 
 - in: the settings first (`Setup`); then `("fit", ticket, dialect, model, window, anchors, base, client)`
   with the body, or what follows the part it shares with its conversation's last one (`base`,
-  `bases.py`: the worker puts it back together); `model`: the one the request's path names,
+  a `bases.Base`'s fields, `bases.py`: the worker puts it back together); `model`: the one the request's path names,
   Gemini's, else ""; `window`: the one its headers opt into, `limits.asked_window`, or None;
-  `anchors`: the `(key, ticket, Reported)` of each reply since the last frame that reported the
+  `anchors`: the `(key, ticket, Reported's fields)` of each reply since the last frame that reported the
   size of the prompt it was given, DESIGN §11: each anchors its conversation's next request,
   which this worker will fit, so they are applied first; or `("tighter", key, share)`: the
   provider refused one of the conversation's requests as too long); `client`: whose the request is
@@ -37,7 +37,7 @@ import sys
 from typing import BinaryIO
 
 from ..core.reported import Reported
-from .bases import BASE_LOST, Bases
+from .bases import BASE_LOST, Base, Bases
 from .body import READER_MEMORY, Known, Readers
 from .channel import TIGHTER, Fitted, PlanSummary, Setup, base_limit, reason
 from .conversations import SESSION_MEMORY, Conversations, fixed_part
@@ -144,13 +144,15 @@ def serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
     collector = Collector()
     write_frame(outbox, ("ready", os.getpid()))
     while (frame := read_frame(inbox)) is not None:
-        (_, ticket, dialect, model, window, anchors, base, client), rest = frame
+        (_, ticket, dialect, model, window, anchors, fields, client), rest = frame
+        base = Base(*fields)
         for anchor in anchors:
             try:
                 if anchor[0] == TIGHTER:  # (a refusal's lesson: `Pool.tighten`)
                     fitting.tighten(*anchor[1:])
                 else:
-                    fitting.anchor(*anchor)
+                    key, answered, reported = anchor
+                    fitting.anchor(key, answered, Reported(*reported))
             except Exception:  # an anchor is a help, never a failure: the count is estimated then
                 pass
         last = bases.get(base.route) if base.shared else None
