@@ -332,20 +332,69 @@ def pace_bodies(seed: int, steps: int, start_tokens: int) -> list[bytes]:
     return bodies
 
 
-def cpu_per_request(urls: dict[str, str], pids: dict[str, int], steps: int) -> dict[str, float]:
-    """One conversation of `steps` requests, sent one at a time through each of `urls` (the
+def cpu_per_request(urls: dict[str, str], pids: dict[str, int], steps: int, rounds: int = 1) -> dict[str, float]:
+    """A conversation of `steps` requests, sent one at a time through each of `urls` (the
     provider answering at once): the CPU each process behind them used per request (its threads
-    and children: the proxy's fitting workers too, from the kernel's accounting)."""
+    and children: the proxy's fitting workers too, from the kernel's accounting). `rounds`
+    conversations, each its own, the URLs taken in turn (in the other order every other round,
+    so that neither is always first after the bodies are built): the median per URL."""
+    used: dict[str, list[float]] = {label: [] for label in urls}
+    for number in range(rounds):
+        bodies = pace_bodies(7 + number, steps, 2_000)
+        order = list(urls.items())
+        for label, url in order if number % 2 == 0 else order[::-1]:
+            with httpx.Client(timeout=120) as client:
+                post(client, url, bodies[0])  # connections opened
+                before = cpu_ns(pids[label])
+                for body in bodies:
+                    post(client, url, body)
+                used[label].append((cpu_ns(pids[label]) - before) / 1e9 / len(bodies))
+    return {label: c.median(spent) for label, spent in used.items()}
+
+
+def design_floor(steps: int, budget: int) -> dict[str, float]:
+    """What the proxy's design spends per request of (a)'s conversation beyond a pass-through's
+    HTTP, measured apart in this process: the body's trip to a worker and back alone (`Pool.fit`
+    against a worker that fits nothing, `_echo_worker.py`: the proxy's side, this process's CPU,
+    and the worker's), and the fit alone (`Fitting.fit` in this process, each reply's count
+    anchoring the next request as the provider's does in (a), no trip)."""
+    from ctxfit_cli.core.reported import Reported
+    from ctxfit_cli.serve.channel import Setup
+    from ctxfit_cli.serve.limits import LimitRule
+    from ctxfit_cli.serve.pool import Pool
+    from ctxfit_cli.serve.spawning import READ_BUFFER
+    from ctxfit_cli.serve.worker import Fitting
+
     bodies = pace_bodies(7, steps, 2_000)
-    used = {}
-    for label, url in urls.items():
-        with httpx.Client(timeout=120) as client:
-            post(client, url, bodies[0])  # connections opened
-            before = cpu_ns(pids[label])
-            for body in bodies:
-                post(client, url, body)
-            used[label] = (cpu_ns(pids[label]) - before) / 1e9 / len(bodies)
-    return used
+    setup = Setup(LimitRule(budget=budget), 512 << 20, None)
+
+    path = os.pathsep.join(filter(None, [str(c.ROOT), os.environ.get("PYTHONPATH")]))  # (this tree's ctxfit)
+
+    async def trip() -> tuple[float, float]:
+        echo = await asyncio.create_subprocess_exec(
+            sys.executable, str(Path(__file__).with_name("_echo_worker.py")), stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE, limit=READ_BUFFER,
+            env={**os.environ, "PYTHONPATH": path})
+        pool = Pool(1, setup, lambda *_: None, spawned=[echo])
+        await pool.start()
+        await pool.fit("anthropic", bodies[0], "", None, "bench")
+        own, worker = time.thread_time(), cpu_ns(echo.pid)
+        for body in bodies:
+            await pool.fit("anthropic", body, "", None, "bench")
+        spent = (time.thread_time() - own) / len(bodies), (cpu_ns(echo.pid) - worker) / 1e9 / len(bodies)
+        await pool.close()
+        return spent
+
+    proxy_side, worker_side = asyncio.run(trip())
+    fitting = Fitting(setup)
+    fitting.fit(0, "anthropic", bodies[0], client="bench")
+    start = time.thread_time()
+    for ticket, body in enumerate(bodies, 1):
+        fitted = fitting.fit(ticket, "anthropic", body, client="bench")
+        if fitted.key is not None and fitted.anchorable:  # (the slow provider reports a quarter of the bytes)
+            fitting.anchor(fitted.key, ticket, Reported(len(body) // 4))
+    fit = (time.thread_time() - start) / len(bodies)
+    return {"trip, proxy side": proxy_side, "trip, worker side": worker_side, "fit alone": fit}
 
 
 async def agents(url: str, conversations: int, steps: int, seed: int) -> tuple[list[float], int, float]:
@@ -406,10 +455,16 @@ def pace_main(args) -> None:
     with Server(slow) as provider, proxy(provider.url, *options) as px, Server([*passthrough, provider.url]) as floor:
         urls = {"direct": provider.url, "proxy": px.url, "floor": floor.url}
         pids = {"proxy": px.process.pid, "floor": floor.process.pid}
-        cpu = cpu_per_request({"proxy": px.url, "floor": floor.url}, pids, args.cpu_steps)
+        cpu = cpu_per_request({"proxy": px.url, "floor": floor.url}, pids, args.cpu_steps, args.cpu_rounds)
         ratio = cpu["proxy"] / cpu["floor"]
-        print(f"(a) CPU per request over {args.cpu_steps} steps: proxy {c.fmt_s(cpu['proxy'])}, pass-through "
+        print(f"(a) CPU per request over {args.cpu_steps} steps, median of {args.cpu_rounds}: proxy "
+              f"{c.fmt_s(cpu['proxy'])}, pass-through "
               f"{c.fmt_s(cpu['floor'])} ({ratio:.2f}x; target <= {CPU_RATIO}x)", flush=True)
+        parts = design_floor(args.cpu_steps, args.budget)
+        least = cpu["floor"] + sum(parts.values())
+        print(f"(a) the design's floor: pass-through {c.fmt_s(cpu['floor'])} + "
+              + " + ".join(f"{name} {c.fmt_s(value)}" for name, value in parts.items())
+              + f" = {c.fmt_s(least)} ({least / cpu['floor']:.2f}x)", flush=True)
         pace = at_pace(urls, args.pace_conversations, args.pace_steps, seed=1)
         added = {label: (pace[label]["p50"] - pace["direct"]["p50"], pace[label]["p99"] - pace["direct"]["p99"])
                  for label in ("proxy", "floor")}  # fmt: skip
@@ -431,6 +486,10 @@ def pace_main(args) -> None:
     cores = os.cpu_count() or 1
     rows = [["(a) CPU per request, proxy + workers", c.fmt_s(cpu["proxy"]), f"pass-through {c.fmt_s(cpu['floor'])}",
              f"{ratio:.2f}x", f"<= {CPU_RATIO}x: {c.verdict(ratio <= CPU_RATIO)}"],
+            ["(a) its floor: pass-through + a worker trip + the fit alone", c.fmt_s(least),
+             f"pass-through {c.fmt_s(cpu['floor'])}",
+             f"{least / cpu['floor']:.2f}x; " + ", ".join(f"{name} {c.fmt_s(value)}" for name, value in parts.items()),
+             "-"],
             ["(b) added p99 at an agent's pace", c.fmt_s(added["proxy"][1]),
              f"pass-through {c.fmt_s(added['floor'][1])}", f"p50 {c.fmt_s(added['proxy'][0])}, "
              f"{pace['proxy']['errors']} errors", f"<= 10 ms, 0 errors: "
@@ -445,10 +504,15 @@ def pace_main(args) -> None:
     if not args.no_doc:
         c.write_section("proxy-pace", c.section(
             "The proxy against its floor, at an agent's pace (bench/proxy.py --pace)",
-            f"(a) one conversation of short results (100-1,500 characters) from 2,000 tokens, {args.cpu_steps} "
+            f"(a) a conversation of short results (100-1,500 characters) from 2,000 tokens, {args.cpu_steps} "
             "steps sent one at a time, the provider answering at once: the CPU the proxy and its fitting workers "
             "used per request (the kernel's accounting, /proc schedstat) beside a pass-through aiohttp proxy's "
-            f"(bench/_passthrough.py). (b) {args.pace_conversations} agents at once, each of its own API key, "
+            f"(bench/_passthrough.py); median of {args.cpu_rounds} conversations, the two taken in turn. Its floor: "
+            "the pass-through's CPU, plus what the proxy's design adds measured apart in the bench's own process: "
+            "the body's trip to a worker and back against a worker that fits nothing (bench/_echo_worker.py; the "
+            "proxy's side and the worker's) and the fit alone (the worker's `Fitting.fit` on the same bodies, "
+            "each reply's count anchoring the next, no trip). "
+            f"(b) {args.pace_conversations} agents at once, each of its own API key, "
             f"{args.pace_steps} steps each, the provider (bench/_slow_provider.py) answering after 0.5-1.5 s, "
             "each agent thinking 0.2-0.8 s between calls; per request latency less the provider's delay; added = "
             "that percentile through the proxy less straight. (c) the same at more agents at once until the "
@@ -478,6 +542,7 @@ def main() -> None:
     ap.add_argument("--pace", action="store_true",
                     help="CPU per request against a pass-through proxy, latency added at an agent's pace, capacity")
     ap.add_argument("--cpu-steps", type=int, default=160)
+    ap.add_argument("--cpu-rounds", type=int, default=3, help="(a)'s conversations: the median of their figures")
     ap.add_argument("--pace-conversations", type=int, default=50)
     ap.add_argument("--pace-steps", type=int, default=12)
     ap.add_argument("--capacity-levels", default="25,50,75,100,150")

@@ -192,6 +192,8 @@ class Fixed:
         self.tools = None if tools is None else plain_json(tools, "tools")
         self.dialect = dialect_of_tools(self.tools)
         self._problems: dict[str, tuple[list[str], int]] = {}
+        #: The messages' checks last summed for their breakpoints, and the sum (`_breakpoints`).
+        self._summed: tuple[list[Checked], int] = ([], 0)
 
     def problems(self, checks: list[Checked], dialect: Dialect) -> list[str]:
         """What the validator finds in the system prompt and tools, and in the request's
@@ -218,10 +220,22 @@ class Fixed:
             marked = cache_breakpoints(self.system) + cache_breakpoints(self.tools)
             self._problems[dialect] = ([p for p in alone if "cache_control" not in p], marked)
         problems, breakpoints = self._problems[dialect]
-        breakpoints += sum(c.breakpoints for c in checks)
+        breakpoints += self._breakpoints(checks)
         if breakpoints > MAX_BREAKPOINTS:
             return problems + [f"{breakpoints} cache_control breakpoints; at most {MAX_BREAKPOINTS} are allowed"]
         return problems
+
+    def _breakpoints(self, checks: list[Checked]) -> int:
+        """The cache breakpoints of the messages' `checks`, summed past those summed last time
+        when they start this list (the very same checks: a growing request's), not over the
+        whole history at every step."""
+        last, total = self._summed
+        kept = same_objects(checks, last)
+        if kept < len(last):
+            kept, total = 0, 0
+        total += sum(c.breakpoints for c in checks[kept:])
+        self._summed = (list(checks), total)
+        return total
 
     def messages(self, lead: Sequence[Message], dialect: Dialect) -> tuple[tuple[Message, ...], Message | None]:
         """(system messages, tools message): the given system prompt, then OpenAI's leading

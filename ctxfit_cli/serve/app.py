@@ -251,7 +251,8 @@ class Proxy:
 
     async def _body(self, request: web.Request, dialect: Dialect = "anthropic") -> bytes | web.Response:
         try:
-            body = await asyncio.wait_for(request.read(), self.settings.client_timeout)
+            async with asyncio.timeout(self.settings.client_timeout):  # (no task of its own, as `wait_for` makes)
+                body = await request.read()
             if self.guard is not None:
                 self.guard.body_read(request.protocol)  # (under way now: never evicted)
             return body

@@ -41,22 +41,17 @@ _SALT = os.urandom(32)
 def owner(headers: Mapping[str, str], query: Mapping[str, str]) -> str:
     """A digest of the request's credential and named conversation (hex; never the key itself).
     `headers` looked up case-insensitively when it is aiohttp's (a `CIMultiDict`)."""
-    digest = hashlib.blake2b(key=_SALT, digest_size=16)
-    for name in CREDENTIAL_HEADERS + CONVERSATION_HEADERS:
-        _add(digest, _get(headers, name))
-    for name in CREDENTIAL_QUERY:
-        _add(digest, query.get(name, ""))
-    return digest.hexdigest()
+    if not hasattr(headers, "getall"):  # a plain dict: looked up by any case
+        headers = {name.lower(): value for name, value in headers.items()}
+    values = [headers.get(name) or "" for name in _HEADERS] + [query.get(name) or "" for name in CREDENTIAL_QUERY]
+    # Each value after its length (no two fields run together), hashed in one call: a request
+    # is digested twice (its connection's share, its conversation's key) by the event loop.
+    data = b"".join(_field(value.encode("utf-8", "surrogateescape")) for value in values)
+    return hashlib.blake2b(data, key=_SALT, digest_size=16).hexdigest()
 
 
-def _get(headers: Mapping[str, str], name: str) -> str:
-    value = headers.get(name)
-    if value is None and not hasattr(headers, "getall"):  # a plain dict: look it up by any case
-        value = next((v for k, v in headers.items() if k.lower() == name), None)
-    return value or ""
+_HEADERS = CREDENTIAL_HEADERS + CONVERSATION_HEADERS
 
 
-def _add(digest: hashlib.blake2b, value: str) -> None:  # (the length first: no two fields run together)
-    data = value.encode("utf-8", "surrogateescape")
-    digest.update(len(data).to_bytes(8, "little"))
-    digest.update(data)
+def _field(data: bytes) -> bytes:
+    return len(data).to_bytes(8, "little") + data

@@ -12,9 +12,9 @@ The channel is the worker's stdin and stdout, one frame per message each way (`f
 
 - in: the settings first (`Setup`); then `("fit", ticket, dialect, model, window, anchors, base, client)`
   with the body, or what follows the part it shares with its conversation's last one (`base`,
-  `bases.py`: the worker puts it back together); `model`: the one the request's path names,
+  a `bases.Base`'s fields, `bases.py`: the worker puts it back together); `model`: the one the request's path names,
   Gemini's, else ""; `window`: the one its headers opt into, `limits.asked_window`, or None;
-  `anchors`: the `(key, ticket, Reported)` of each reply since the last frame that reported the
+  `anchors`: the `(key, ticket, Reported's fields)` of each reply since the last frame that reported the
   size of the prompt it was given, DESIGN §11: each anchors its conversation's next request,
   which this worker will fit, so they are applied first; or `("tighter", key, share)`: the
   provider refused one of the conversation's requests as too long); `client`: whose the request is
@@ -37,8 +37,8 @@ import sys
 from typing import BinaryIO
 
 from ..core.reported import Reported
-from .bases import BASE_LOST, Bases
-from .body import READER_MEMORY, Readers
+from .bases import BASE_LOST, Base, Bases
+from .body import READER_MEMORY, Known, Readers
 from .channel import TIGHTER, Fitted, PlanSummary, Setup, base_limit, reason
 from .conversations import SESSION_MEMORY, Conversations, fixed_part
 from .dialects import HANDLING
@@ -79,6 +79,10 @@ class Fitting:
         plan = PlanSummary.of(outcome.plan, outcome.sent) if outcome.plan is not None else None
         limits = outcome.limits or limits  # (what the fit found: past the window, say)
         return Fitted(outcome.body, key, plan, limits, outcome.error, anchorable=anchorable, held=self.held())
+
+    def expect(self, known: Known) -> None:
+        """What the next body fitted shares with the last one sent for its conversation."""
+        next(iter(self.readers.values())).expect(known)  # (the readers of every array share one shelf)
 
     def anchor(self, key: str, ticket: int, reported: Reported) -> None:
         """The reply to request `ticket` of conversation `key` reported its prompt's size."""
@@ -140,20 +144,25 @@ def serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
     collector = Collector()
     write_frame(outbox, ("ready", os.getpid()))
     while (frame := read_frame(inbox)) is not None:
-        (_, ticket, dialect, model, window, anchors, base, client), rest = frame
+        (_, ticket, dialect, model, window, anchors, fields, client), rest = frame
+        base = Base(*fields)
         for anchor in anchors:
             try:
                 if anchor[0] == TIGHTER:  # (a refusal's lesson: `Pool.tighten`)
                     fitting.tighten(*anchor[1:])
                 else:
-                    fitting.anchor(*anchor)
+                    key, answered, reported = anchor
+                    fitting.anchor(key, answered, Reported(*reported))
             except Exception:  # an anchor is a help, never a failure: the count is estimated then
                 pass
+        last = bases.get(base.route) if base.shared else None
         body = bases.rebuilt(base, rest)
         if body is None:
             write_frame(outbox, ("fitted", ticket, Fitted(b"", skipped=BASE_LOST), False))
             continue
         bases.put(base.route, ticket, body)
+        if last is not None:  # (the proxy found where they differ: its reader need not look again)
+            fitting.expect(Known(body, last[1], base.shared))
         fitted = fitting.fit(ticket, dialect, body, model, window, client)
         changed = fitted.body is not body
         answer, fitted.body = fitted.body, b""
