@@ -36,7 +36,7 @@ from .proxy import (
 )
 
 #: The agents wrap runs by name (`Agent.wrap`).
-AGENT_NAMES = tuple(agent.wrap.command for agent in REGISTRY if agent.wrap is not None)
+AGENT_NAMES = tuple(sorted(agent.wrap.command for agent in REGISTRY if agent.wrap is not None))
 
 
 @reports_errors
