@@ -66,6 +66,10 @@ def recognise_file(name: str, value: object) -> bool:
     return isinstance(value, list) and name.replace("\\", "/").rsplit("/", 1)[-1] == FILE_NAME
 
 
+#: The variables the Cline CLI's data folder follows (`cli_data`).
+CLI_VARIABLES = ("CLINE_DATA_DIR", "CLINE_DIR")
+
+
 def cli_data(environ: Mapping[str, str], home: Path) -> Path:
     """The Cline CLI's data folder: `$CLINE_DATA_DIR`, else `$CLINE_DIR/data`, else `~/.cline/data`."""
     if environ.get("CLINE_DATA_DIR"):
@@ -148,7 +152,7 @@ AGENT = Agent(
     read=read,
     folders=folders,
     document=True,
-    variables=("CLINE_DATA_DIR", "CLINE_DIR"),
+    variables=CLI_VARIABLES,
     where="Cline's and Roo Code's tasks (~/.cline/data/tasks, VS Code's globalStorage)",
     walk=walk,
 )

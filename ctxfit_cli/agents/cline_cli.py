@@ -38,9 +38,9 @@ from typing import TYPE_CHECKING
 import orjson
 
 from .agent import Agent
-from .cline import cli_data
+from .cline import CLI_VARIABLES, cli_data
 from .session import SessionMeta, from_epoch_ms
-from .spend import Spend
+from .spend import Spend, count
 
 if TYPE_CHECKING:
     from ..core.model import RecordedCall, Transcript
@@ -54,6 +54,9 @@ TITLE = "Cline CLI"
 SUFFIX = ".messages.json"
 DOCUMENT_KEYS = frozenset(("version", "updated_at", "agent", "sessionId", "origin", "messages", "system_prompt"))
 MESSAGE_KEYS = frozenset(("id", "role", "ts", "content", "modelInfo", "metrics"))
+#: A usage object's counts: the whole prompt (cache reads and writes included), cache reads,
+#: cache writes, output.
+USAGE_KEYS = ("inputTokens", "cacheReadTokens", "cacheWriteTokens", "outputTokens")
 #: The providers whose `inputTokens` is known to be the whole prompt (recorded at the provider).
 WHOLE_PROMPT = frozenset(("openai-compatible", "openai", "openai-native"))
 #: The longest text of a call's result Cline sends (its message builder's `maxToolResultChars`,
@@ -106,9 +109,7 @@ def _metrics(message: dict) -> tuple[int, int, int, int] | None:
     metrics = message.get("metrics")
     if not isinstance(metrics, dict):
         return None
-    keys = ("inputTokens", "cacheReadTokens", "cacheWriteTokens", "outputTokens")
-    counts = [metrics.get(k) for k in keys]
-    given, read, write, output = (c if isinstance(c, int) and not isinstance(c, bool) and c > 0 else 0 for c in counts)
+    given, read, write, output = (count(metrics.get(k)) for k in USAGE_KEYS)
     return given, read, write, output
 
 
@@ -279,7 +280,7 @@ AGENT = Agent(
     read=read,
     folders=folders,
     document=True,
-    variables=("CLINE_DATA_DIR", "CLINE_DIR"),
+    variables=CLI_VARIABLES,
     where="~/.cline/data/sessions or $CLINE_DATA_DIR/sessions",
     walk=walk,
 )

@@ -32,7 +32,7 @@ from .agent import Agent
 from .cline import FILE_NAME as HISTORY_FILE
 from .cline import UI_FILE_NAME, agent_of
 from .session import SessionMeta, from_epoch_ms
-from .spend import Spend
+from .spend import Spend, count
 
 if TYPE_CHECKING:
     from ..formats.reading import Record
@@ -70,7 +70,7 @@ def describe(path: str, records: Iterable[Record]) -> list[SessionMeta]:
                 continue
             counts = [usage.get(k) for k in ("tokensIn", "cacheWrites", "cacheReads", "tokensOut")]
             spend.call("", counts[0], counts[1], counts[2], counts[3])
-            session.prompts.append(sum(_count(c) for c in counts[:3]))
+            session.prompts.append(sum(count(c) for c in counts[:3]))
             cost = usage.get("cost")
             if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0:
                 session.usd = (session.usd or 0.0) + cost
@@ -87,10 +87,6 @@ def _usage(message: dict) -> dict | None:
     except orjson.JSONDecodeError:
         return None
     return usage if isinstance(usage, dict) else None
-
-
-def _count(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 AGENT = Agent(

@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING
 
 from .agent import Agent
 from .session import SessionMeta, record_type
-from .spend import Spend
+from .spend import Spend, count
 from .wrap import Wrap
 
 if TYPE_CHECKING:
@@ -88,6 +88,9 @@ BOOKKEEPING = frozenset(
         "session.permissions_changed",
     )
 )
+#: A usage object's counts: the whole prompt (cache reads and writes included), cache reads,
+#: cache writes, output.
+USAGE_KEYS = ("inputTokens", "cacheReadTokens", "cacheWriteTokens", "outputTokens")
 #: The keys of an event.
 EVENT_KEYS = frozenset(("type", "data", "id", "timestamp", "parentId", "ephemeral"))
 
@@ -171,8 +174,7 @@ def _settle(spend: Spend, session: SessionMeta, calls: list[dict]) -> None:
 def _counts(usage: dict) -> tuple[int, int, int, int]:
     """(whole prompt, cache reads, cache writes, output) of a usage object: its input counts the
     cache reads and writes."""
-    counts = [usage.get(k) for k in ("inputTokens", "cacheReadTokens", "cacheWriteTokens", "outputTokens")]
-    whole, read, write, output = (c if isinstance(c, int) and not isinstance(c, bool) and c > 0 else 0 for c in counts)
+    whole, read, write, output = (count(usage.get(k)) for k in USAGE_KEYS)
     return whole, read, write, output
 
 

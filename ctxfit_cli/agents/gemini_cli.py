@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING
 
 from .agent import Agent
 from .session import SessionMeta
-from .spend import Spend
+from .spend import Spend, count
 from .wrap import Wrap
 
 if TYPE_CHECKING:
@@ -112,10 +112,10 @@ def _tokens(spend: Spend, message: dict) -> None:
     tokens = message.get("tokens")
     if not isinstance(tokens, dict):
         return
-    count = {k: v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0 for k, v in tokens.items()}
-    cached = min(count.get("cached", 0), count.get("input", 0))
-    uncached = count.get("input", 0) - cached + count.get("tool", 0)
-    output = count.get("output", 0) + count.get("thoughts", 0)
+    counted = {k: count(v) for k, v in tokens.items()}
+    cached = min(counted.get("cached", 0), counted.get("input", 0))
+    uncached = counted.get("input", 0) - cached + counted.get("tool", 0)
+    output = counted.get("output", 0) + counted.get("thoughts", 0)
     model = message.get("model")
     spend.call(model if isinstance(model, str) else "", uncached, 0, cached, output, reply=str(message.get("id") or ""))
 

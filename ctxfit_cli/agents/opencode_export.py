@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from .agent import Agent
 from .session import SessionMeta, from_epoch_ms, member
-from .spend import Spend
+from .spend import Spend, count
 
 if TYPE_CHECKING:
     from ..core.model import Transcript
@@ -108,7 +108,7 @@ def spend_of(infos: Iterable[dict], session: SessionMeta) -> tuple[dict, float |
             tokens.get("input"),
             cache.get("write"),
             cache.get("read"),
-            sum(v for v in output if isinstance(v, int) and not isinstance(v, bool) and v > 0),
+            sum(count(v) for v in output),
             reply=str(info.get("id") or ""),
         )
         cost = info.get("cost")

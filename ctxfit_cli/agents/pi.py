@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 from .agent import Agent
 from .session import SessionMeta, member, record_type
-from .spend import Spend
+from .spend import Spend, count
 
 if TYPE_CHECKING:
     from ..core.model import Transcript
@@ -108,10 +108,6 @@ def _model(message: dict) -> str:
     from ..counters.catalog import claude_dashes
 
     return claude_dashes(str(message.get("model") or ""))
-
-
-def _count(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def describe(path: str, records: Iterable[Record]) -> list[SessionMeta]:
@@ -249,7 +245,7 @@ def _assistant(message: dict, where: Where) -> Turn:
         0,
         str(message.get("responseId") or ""),
         _model(message),
-        sum(_count(p) for p in prompt) if known else None,
+        sum(count(p) for p in prompt) if known else None,
         output if isinstance(output, int) else None,
     )
     return turn

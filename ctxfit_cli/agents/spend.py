@@ -54,7 +54,8 @@ Call = tuple
 Parts = tuple[dict[str, Call], list[Call]]
 
 
-def _count(value: object) -> int:
+def count(value: object) -> int:
+    """A token count as an agent's log records it: a positive int, else none (0)."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
@@ -82,11 +83,11 @@ class Spend:
         if usage.get("speed") == "fast" and model:
             model += FAST
         counts = [
-            _count(usage.get(k))
+            count(usage.get(k))
             for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
         ]
         split = usage.get("cache_creation")
-        hour = min(_count(split.get("ephemeral_1h_input_tokens")), counts[1]) if isinstance(split, dict) else 0
+        hour = min(count(split.get("ephemeral_1h_input_tokens")), counts[1]) if isinstance(split, dict) else 0
         counts[1] -= hour
         call = (model, *counts, hour)
         reply = body.get("id")
@@ -116,9 +117,9 @@ class Spend:
             return  # the same call reported again
         self._codex_last_total = total
         last = info["last_token_usage"]
-        prompt, cached = _count(last.get("input_tokens")), _count(last.get("cached_input_tokens"))
+        prompt, cached = count(last.get("input_tokens")), count(last.get("cached_input_tokens"))
         cached = min(cached, prompt)
-        self._unnamed.append((self._codex_model, prompt - cached, 0, cached, _count(last.get("output_tokens")), 0))
+        self._unnamed.append((self._codex_model, prompt - cached, 0, cached, count(last.get("output_tokens")), 0))
 
     def call(
         self,
@@ -132,7 +133,7 @@ class Spend:
         """One call of any agent, as its log records it (counts that are not positive integers
         count 0). `reply`: the id of the reply, when the log repeats a reply's usage as it
         streams (the last one wins); "" for a call recorded once."""
-        counted = (model, _count(uncached), _count(cache_write), _count(cache_read), _count(output), 0)
+        counted = (model, count(uncached), count(cache_write), count(cache_read), count(output), 0)
         if reply:
             self._replies[_reply_key(reply, "")] = counted
         else:
@@ -143,7 +144,7 @@ class Spend:
         accumulated counts): priced at the model's ordinary rates, since no one call of it is
         known to be over the long-context threshold. (Such a log is never read in pieces:
         `parts` leaves these out.)"""
-        self._sessions.append((model, _count(uncached), 0, 0, _count(output), 0))
+        self._sessions.append((model, count(uncached), 0, 0, count(output), 0))
 
     def parts(self) -> Parts:
         """What this spend holds, as plain data for `merge` (the models interned: pickled once)."""
