@@ -364,28 +364,34 @@ def class_counts(text: str) -> tuple[int, ...]:
     >>> dict(zip(COMPONENTS, class_counts("Ok 42 — ça, мир, 世界とハングル 한국 🙂")))["kana"]
     5
     """
-    if USE_NUMPY and len(text) >= _NUMPY_FROM and (_np is not None or _numpy_pays(len(text))):
+    if USE_NUMPY and len(text) >= _NUMPY_FROM and (_np is not None or _numpy_pays(text)):
         return _class_counts_numpy(text)
     return _class_counts_python(text)
 
 
-#: Characters measured in pure Python (in texts numpy would take) after which importing numpy
-#: pays: the import costs ~60 ms (and its BLAS threads' start), numpy then saves 0.03-0.08 µs a
-#: character (ASCII-mixed). Most logs estimated at the command line never reach it (the
-#: Claude Code sample has 0.2 M such characters), a big log soon does; a first text this long
-#: imports it at once. (`bench/profile_speed.py`, issue #24.)
-NUMPY_AFTER_CHARS = 1_000_000
+#: When importing numpy pays (a ski rental: keep measuring in pure Python until what that has cost
+#: beyond numpy's path equals the import, then import): the import costs 70-100 ms of a process
+#: that measures; numpy's path then saves ~12 ns a character of ASCII text, ~31 ns of non-ASCII
+#: text from real logs and ~40 ns of many scripts mixed (medians on the shared real logs' texts
+#: of 512 characters or more, 2026-12). So a non-ASCII character weighs `NON_ASCII_WEIGHT` ASCII
+#: ones, and numpy is imported once `NUMPY_AFTER_CHARS` weighed characters were measured without
+#: it: never more than twice the cheaper choice's time, whatever the text. (At 1 M characters,
+#: the rule before, `sessions` on the 9 real Claude Code logs imported numpy in each worker for
+#: ~2 M characters that it measured 30-70 ms faster than pure Python: 90 ms paid for 40 saved.)
+#: A first text this long imports it at once.
+NUMPY_AFTER_CHARS = 6_000_000
+NON_ASCII_WEIGHT = 3
 _measured = 0
 _numpy_tried = False
 
 
-def _numpy_pays(length: int) -> bool:
-    """Whether to measure a text of `length` with numpy, importing it once enough text has been
-    measured without it (the vectors are the same either way)."""
+def _numpy_pays(text: str) -> bool:
+    """Whether to measure `text` with numpy, importing it once enough text has been measured
+    without it (the vectors are the same either way)."""
     global _measured
     if _numpy_tried:
         return False  # tried, and numpy is not there
-    _measured += length
+    _measured += len(text) if text.isascii() else NON_ASCII_WEIGHT * len(text)
     return _measured >= NUMPY_AFTER_CHARS and _numpy() is not None
 
 
