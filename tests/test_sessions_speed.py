@@ -48,12 +48,27 @@ def test_requests_within_the_budget_are_what_the_fitter_sends(path):
             agent = session_file._walk("none", transcript, at)
             walked = session_file._walk("ctxfit", transcript, at)
             if agent["peak"] <= budget:
-                assert session_file._sent_whole(agent) == walked, (budget, agent, walked)
+                assert session_file._sent_whole(agent, transcript) == walked, (budget, agent, walked)
                 checked += 1
             else:  # (a budget under the peak is walked: the shortcut must not pass for it)
                 assert walked["stage"] != "none" or walked["peak"] > budget
     if not checked:
         pytest.skip("no conversation to fit in this log")
+
+
+def test_a_history_no_provider_would_take_is_reported_as_the_walk_reports_it(monkeypatch):
+    """The shortcut makes the walk's check of the history as read: the same `BadInput`."""
+    from ctxfit_cli.core.model import Transcript
+    from ctxfit_cli.errors import BadInput
+    from ctxfit_cli.replay import validity
+
+    def refuse(self, transcript):
+        raise BadInput(transcript.path, None, "not a valid anthropic request as read: (refused)")
+
+    monkeypatch.setattr(validity.RequestCheck, "__init__", refuse)
+    transcript = Transcript("log.jsonl", "anthropic", "anthropic", ())
+    with pytest.raises(BadInput, match="refused"):
+        session_file._sent_whole({"peak": 1}, transcript)
 
 
 def test_numpy_is_imported_once_pure_python_has_cost_about_as_much(monkeypatch):
