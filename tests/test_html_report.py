@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 from html import escape
+from pathlib import Path
 
 import orjson
 import pytest
@@ -226,11 +227,12 @@ LAYOUT = {
 NOT_READ_YET = {"copilot-cli", "continue", "pi", "cursor", "opencode-export", "cline-ui"}
 
 
-@needs_realworld
-@pytest.mark.parametrize("width", [1400, 390])
-def test_reports_fit_a_desktop_and_a_phone(tmp_path, width):
-    from PIL import Image
-    sessions, replay = tmp_path / "sessions.html", tmp_path / "replay.html"
+@pytest.fixture(scope="module")
+def real_reports(tmp_path_factory) -> tuple[Path, Path, float]:
+    """The sessions and replay reports of the shared real logs (made once: each width views
+    them), and the largest share of a window among the sessions."""
+    folder = tmp_path_factory.mktemp("reports")
+    sessions, replay = folder / "sessions.html", folder / "replay.html"
     read = sorted(str(folder) for folder in REALWORLD.iterdir() if folder.is_dir() and folder.name not in NOT_READ_YET)
     done = run_cli("sessions", *read, str(ROOT / "sample_transcripts"), "--budget", "30000",
                    "--json", "--html", str(sessions))
@@ -239,6 +241,14 @@ def test_reports_fit_a_desktop_and_a_phone(tmp_path, width):
     done = run_cli("replay", str(REALWORLD / "claude-code"), str(REALWORLD / "codex"), "--budget", "30000",
                    "-p", "ctxfit", "-p", "none", "--html", str(replay))
     assert done.returncode == 0, done.stderr
+    return sessions, replay, largest
+
+
+@needs_realworld
+@pytest.mark.parametrize("width", [1400, 390])
+def test_reports_fit_a_desktop_and_a_phone(tmp_path, width, real_reports):
+    from PIL import Image
+    sessions, replay, largest = real_reports
     with Browser(_browser()) as browser:
         for page in (sessions, replay):
             visit = browser.visit(page.as_uri(), "svg.chart", width=width, measure=LAYOUT, mobile=width < 500)
