@@ -42,6 +42,7 @@ from .body import READER_MEMORY, Known, Readers
 from .channel import TIGHTER, Fitted, PlanSummary, Setup, base_limit, reason
 from .conversations import SESSION_MEMORY, Conversations, fixed_part
 from .dialects import HANDLING
+from .fitting import mark
 from .frames import read_frame, write_frame
 
 #: The least share of its budget any number of refusals leave a conversation.
@@ -69,6 +70,7 @@ class Fitting:
             conversation = self.conversations.get(key, dialect, fixed_part(request, handling.array))
             limits = handling.limits(self.limits.asking(window), request, dialect, model)  # type: ignore[arg-type]
             outcome = handling.fit_body(body, request, layout, dialect, conversation, limits)  # type: ignore[arg-type]
+            marked = mark(outcome, layout)
             self.conversations.fitted(conversation, len(body))
             if outcome.body is not body:  # written back: its reader holds that too
                 self.readers[handling.array].trim()
@@ -78,7 +80,9 @@ class Fitting:
         conversation.last = (ticket, outcome.session, outcome.sent) if anchorable else None
         plan = PlanSummary.of(outcome.plan, outcome.sent) if outcome.plan is not None else None
         limits = outcome.limits or limits  # (what the fit found: past the window, say)
-        return Fitted(outcome.body, key, plan, limits, outcome.error, anchorable=anchorable, held=self.held())
+        fields = tuple(marked) if marked is not None else None
+        held = self.held()
+        return Fitted(outcome.body, key, plan, limits, outcome.error, anchorable=anchorable, held=held, mark=fields)
 
     def expect(self, known: Known) -> None:
         """What the next body fitted shares with the last one sent for its conversation."""
