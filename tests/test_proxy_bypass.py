@@ -12,6 +12,8 @@ another client's key, a refusal, a conversation whose results were cleared.
 from __future__ import annotations
 
 import hashlib
+import lzma
+from pathlib import Path
 
 import httpx
 import orjson
@@ -132,7 +134,8 @@ def test_what_is_appended_must_be_whole_elements_whose_bytes_bound_their_count()
 
 def test_another_client_or_path_never_takes_a_passage_even_on_the_same_route():
     old = body([{"role": "user", "content": "a"}], "")
-    passage = Passage(("alice", "/v1/messages", None, "anthropic"), old, old.rindex(b"]"), 10, 0, 10,
+    end = old.rindex(b"]")
+    passage = Passage(("alice", "/v1/messages", None, "anthropic"), old, end, old.rindex(b"{", 0, end), 10, 0, 10,
                       Limits(100_000), 4.0, "k", 0, 1)  # fmt: skip
     bypass = Bypass(1 << 30)
     bypass.passed(7, passage)
@@ -239,3 +242,30 @@ def test_a_refusal_as_too_long_sends_the_next_attempt_to_the_worker_fitted_tight
     budget = int(lines[2].rsplit("budget ", 1)[1].replace(",", ""))
     assert budget < 9000  # fitted to a share of the budget the refused request had
     assert [r["sha256"] for r in recorded(record)][1] == hashlib.sha256(refused).hexdigest()
+
+
+def test_claude_codes_moved_cache_marker_keeps_the_fast_path_and_a_real_change_does_not():
+    """Claude Code moves its `cache_control` marker to the newest message at every step: the
+    previous last message changes in nothing the provider counts (the captured requests of
+    tests/captured, real Claude Code 2.1 bodies). Each next request takes the fast path, and
+    the worker, fitting it all the same, forwards it unchanged within the bound."""
+    bodies = lzma.decompress((Path(__file__).parent / "captured" / "claude-1-5.jsonl.xz").read_bytes()).splitlines()
+    fitting = Fitting(Setup(LimitRule(budget=900_000), 64 << 20, None))  # (Opus 5.5: a 1M window)
+    fitted = fitting.fit(1, "anthropic", bodies[0], client="c")
+    assert fitted.mark is not None and fitted.key is not None
+    bypass = Bypass(1 << 30)
+    bypass.passed(1, opened(fitted.mark, ("c",), bodies[0], Limits(Mark(*fitted.mark).budget), fitted.key, 0, 1))
+    for ticket, body in enumerate(bodies[1:], 2):
+        assert body[: bypass._passages[1].end] != bypass._passages[1].body[: bypass._passages[1].end]  # (it moved)
+        taken = bypass.judge(1, ("c",), body)
+        assert taken is not None, ticket
+        after = fitting.fit(ticket, "anthropic", body, client="c")
+        assert after.plan is not None and not after.plan.changed and after.plan.tokens_after <= taken.bound()
+        assert taken.last > 0 and body[taken.last : taken.end] == orjson.dumps(orjson.loads(body)["messages"][-1])
+        bypass.passed(1, taken)
+    # the last message changed in what the provider counts: the worker's
+    request = orjson.loads(bodies[-1])
+    block = request["messages"][-1]["content"][-1]
+    block["text" if "text" in block else "content"] = "x"
+    request["messages"] += [{"role": "assistant", "content": "ok"}, {"role": "user", "content": "go on"}]
+    assert bypass.judge(1, ("c",), orjson.dumps(request)) is None

@@ -72,8 +72,9 @@ GROUP_BYTES = (1, 3, 2)
 class Mark(NamedTuple):
     """What a worker hands back with a request it forwarded unchanged (`fitting.mark`)."""
 
-    #: Offset just past the conversation array's last element in the body.
+    #: Offset just past the conversation array's last element in the body, and where it starts.
     end: int
+    last: int
     #: The count the worker fitted the request to.
     tokens: int
     budget: int
@@ -105,8 +106,10 @@ class Passage(NamedTuple):
     #: Whose, where and how: owner digest, path, window header, dialect.
     who: tuple
     body: bytes
-    #: Offset just past the conversation array's last element in `body`.
+    #: Offset just past the conversation array's last element in `body`, and where that element
+    #: starts (-1: not known).
     end: int
+    last: int
     #: The worker's count of its last fitted request (or the reply's, if higher and plausible).
     tokens: int
     #: Bytes appended since that request.
@@ -139,20 +142,27 @@ class Bypass:
     def judge(self, route: int, who: tuple, body: bytes) -> Passage | None:
         """The passage `body` takes if it provably needs no fitting (to be `passed` once its
         reply is 200), or None: it goes to its worker."""
-        last = self._passages.get(route)
-        if last is None or last.who != who:
+        passage = self._passages.get(route)
+        if passage is None or passage.who != who:
             return None
-        old, end = last.body, last.end
+        old, end = passage.body, passage.end
         tail = len(old) - end
-        grown = len(body) - len(old)
-        if grown <= 1 or not body.startswith(memoryview(old)[:end]) or not body.endswith(memoryview(old)[end:]):
+        if len(body) <= len(old) + 1 or not body.endswith(memoryview(old)[end:]):
             return None
-        if body[end : end + 1] != b",":
+        if body.startswith(memoryview(old)[:end]):  # the last body, elements appended
+            if body[end : end + 1] != b",":
+                return None
+            start, elements = end + 1, appended_elements(memoryview(body)[end + 1 : len(body) - tail])
+            appended, grown = elements, len(body) - len(old)
+        else:  # the last element changed in what the provider does not count (a moved cache marker)?
+            start, elements = passage.last, moved(old, passage.last, end, body, len(body) - tail)
+            appended = elements[1:] if elements is not None and bounded(elements[1:]) else None
+            grown = len(orjson.dumps(appended)) if appended else 0  # (its compact JSON: at most its bytes)
+        if not appended or elements is None or passage.bound(passage.grown + grown) > passage.limits.budget:
             return None
-        appended = appended_elements(memoryview(body)[end + 1 : len(body) - tail])
-        if appended is None or last.bound(last.grown + grown) > last.limits.budget:
-            return None
-        return last._replace(body=body, end=len(body) - tail, grown=last.grown + grown)
+        stop = len(body) - tail
+        last = last_start(body, start, stop, elements)
+        return passage._replace(body=body, end=stop, last=last, grown=passage.grown + grown)
 
     def passed(self, route: int, passage: Passage) -> None:
         """`passage`'s request was answered 200: the conversation's next one is judged against it."""
@@ -182,8 +192,8 @@ class Bypass:
 
 def opened(fitted_mark: tuple, who: tuple, body: bytes, limits: Limits, key: str, worker: int, ticket: int) -> Passage:
     """The passage a worker's fit of `body` opens, from the mark it handed back."""
-    mark = Mark(*fitted_mark)
-    return Passage(who, body, mark.end, mark.tokens, 0, mark.tokens, limits, mark.per_byte, key, worker, ticket)
+    end, last, tokens, _budget, rate = Mark(*fitted_mark)
+    return Passage(who, body, end, last, tokens, 0, tokens, limits, rate, key, worker, ticket)
 
 
 def appended_elements(data: memoryview) -> list | None:
@@ -194,6 +204,44 @@ def appended_elements(data: memoryview) -> list | None:
     except orjson.JSONDecodeError:
         return None
     return elements if elements and all(isinstance(e, dict) for e in elements) and bounded(elements) else None
+
+
+def moved(old: bytes, last: int, end: int, body: bytes, stop: int) -> list | None:
+    """The elements of `body` from where `old`'s last element starts (`last`) to its array's
+    end (`stop`), when `body` is `old` up to there and the first of them is that element changed
+    only in what the provider does not count (Claude Code moves its `cache_control` marker to
+    the newest message at every step, `core.uncounted`): the same text, so the same estimate
+    (and the worker's anchor holds). None otherwise."""
+    if last < 0 or not body.startswith(memoryview(old)[:last]):
+        return None
+    try:
+        elements = orjson.loads(b"".join((b"[", memoryview(body)[last:stop], b"]")))
+        before = orjson.loads(old[last:end])
+    except orjson.JSONDecodeError:
+        return None
+    if len(elements) < 2 or not all(isinstance(e, dict) for e in elements) or not isinstance(before, dict):
+        return None
+    from ..core.uncounted import counted_bytes
+
+    same = counted_bytes(orjson.dumps(elements[0])) == counted_bytes(orjson.dumps(before))
+    return elements if same else None
+
+
+def last_start(body: bytes, start: int, end: int, elements: list) -> int:
+    """Where the last of `elements` (parsed from `body[start:end]`) starts in `body`, -1 when it
+    cannot be proved: its compact JSON ends the span after a ',' and what comes before parses
+    as the others (a split at a ',' inside a string or a nested value leaves one side invalid)."""
+    if len(elements) == 1:
+        return start
+    written = orjson.dumps(elements[-1])
+    at = end - len(written)
+    if at <= start or body[at - 1 : at] != b"," or not body.startswith(written, at):
+        return -1
+    try:
+        others = orjson.loads(b"".join((b"[", memoryview(body)[start : at - 1], b"]")))
+    except orjson.JSONDecodeError:
+        return -1
+    return at if len(others) == len(elements) - 1 else -1
 
 
 def bounded(value: object) -> bool:

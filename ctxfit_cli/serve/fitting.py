@@ -149,4 +149,5 @@ def mark(outcome: Outcome, layout: Layout) -> Mark | None:
     rate = per_byte(counter_for_model(limits.model)[0])
     if rate is None or outcome.session is None:
         return None
-    return Mark(layout.spans[-1][1], plan.tokens_after, limits.budget, rate * outcome.session.growth_weight())
+    start, end = layout.spans[-1]
+    return Mark(end, start, plan.tokens_after, limits.budget, rate * outcome.session.growth_weight())
