@@ -19,7 +19,10 @@ client gave up on too); `GET /ctxfit/stats` shows what was done per conversation
 
 The event loop only moves bytes: bodies are fitted in worker processes, each conversation in
 the same one (`pool.py`), so a team's conversations are fitted side by side on the machine's
-cores while replies stream on.
+cores while replies stream on. A body that provably needs no fitting (its conversation's last
+one, which its worker forwarded unchanged, grown by a few elements whose bytes bound their
+tokens within the budget) goes on from here without the trip (`bypass.py`): most of an ongoing
+conversation's requests; its log line says "fast path".
 """
 
 from __future__ import annotations
