@@ -269,3 +269,44 @@ def test_claude_codes_moved_cache_marker_keeps_the_fast_path_and_a_real_change_d
     block["text" if "text" in block else "content"] = "x"
     request["messages"] += [{"role": "assistant", "content": "ok"}, {"role": "user", "content": "go on"}]
     assert bypass.judge(1, ("c",), orjson.dumps(request)) is None
+
+
+def openai_body(steps: int) -> bytes:
+    messages: list[dict] = [{"role": "system", "content": "You help."}, {"role": "user", "content": "Read."}]
+    for i in range(steps):
+        call = {"id": f"call_{i}", "type": "function", "function": {"name": "read_file", "arguments": '{"p":"f"}'}}
+        messages += [{"role": "assistant", "content": None, "tool_calls": [call]},
+                     {"role": "tool", "tool_call_id": f"call_{i}", "content": f"line {i} " * 40}]  # fmt: skip
+    return orjson.dumps({"model": "gpt-4o", "messages": messages, "max_tokens": 500})
+
+
+def gemini_body(steps: int) -> bytes:
+    contents: list[dict] = [{"role": "user", "parts": [{"text": "Read."}]}]
+    for i in range(steps):
+        response = {"name": "read_file", "response": {"content": f"line {i} " * 40}}
+        contents += [{"role": "model", "parts": [{"functionCall": {"name": "read_file", "args": {"p": f"f{i}"}}}]},
+                     {"role": "user", "parts": [{"functionResponse": response}]}]  # fmt: skip
+    return orjson.dumps({"contents": contents, "systemInstruction": {"parts": [{"text": "You help."}]}})
+
+
+@pytest.mark.parametrize("dialect", ["openai", "gemini"])
+def test_the_fast_path_in_the_other_dialects_and_never_for_another_key(dialect):
+    if dialect == "openai":
+        path, make = "/v1/chat/completions", openai_body
+    else:
+        path, make = "/v1beta/models/gemini-2.5-pro:generateContent", gemini_body
+
+    def post(url: str, data: bytes, key: str) -> str:
+        headers = {"content-type": "application/json", "authorization": f"Bearer {key}"}
+        query = f"?key={key}" if dialect == "gemini" else ""
+        reply = httpx.post(f"{url}{path}{query}", content=data, headers=headers, timeout=60)
+        assert reply.status_code == 200, reply.text
+        return reply.headers["ctxfit-counted"]
+
+    with fake_provider(None) as provider, proxy(provider.url, "--budget", "100000") as px:
+        counted = [post(px.url, make(n), "alice") for n in (1, 2, 3)]
+        assert counted[0] != "bound" and counted[1:] == ["bound", "bound"], counted
+        assert post(px.url, make(4), "bob") != "bound"  # another key: its own conversation, at its worker
+        assert post(px.url, make(4), "alice") == "bound"
+        log = px.stop()
+    assert "AIza" not in log and "alice" not in log

@@ -319,7 +319,7 @@ class Proxy:
                 raise NotFitted(f"a compressed body (Content-Encoding: {encoding})", None)
             client = owner(request.headers, request.rel_url.query)  # a digest: the key stays here
             route = self.pool.route(handling, body, client)
-            who = (client, request.rel_url.raw_path_qs, window, handling)
+            who = (client, request.path, window, handling)  # (no query: `?key=` is in `client`, digested)
             passage = self.bypass.judge(route, who, body)
             if passage is not None:
                 return self._fast(request, passage, route, dialect)
