@@ -310,3 +310,19 @@ def test_the_fast_path_in_the_other_dialects_and_never_for_another_key(dialect):
         assert post(px.url, make(4), "alice") == "bound"
         log = px.stop()
     assert "AIza" not in log and "alice" not in log
+
+
+def test_a_worker_that_did_not_see_some_steps_fits_the_next_as_one_that_saw_them_all():
+    """The worker's warm state after requests that took the fast path: it reads the steps it did
+    not see as one larger growth, and writes the same body as a worker that fitted every step
+    (no reply anchors either: a plan depends only on the history), results cleared as it grows."""
+    bodies = [body(conversation(n, 3000), "claude-opus-4-6") for n in range(1, 41)]
+    every, some = (Fitting(Setup(LimitRule(budget=20_000), 64 << 20, None)) for _ in range(2))
+    cleared = 0
+    for ticket, data in enumerate(bodies, 1):
+        all_steps = every.fit(ticket, "anthropic", data, client="c")
+        if ticket % 7 == 0 or ticket == len(bodies):  # the steps between went by the fast path
+            skipped = some.fit(ticket, "anthropic", data, client="c")
+            assert skipped.body == all_steps.body and skipped.plan == all_steps.plan, ticket
+            cleared += all_steps.plan is not None and all_steps.plan.changed
+    assert cleared >= 2  # (the budget was reached: what the two wrote back was compared)
