@@ -25,7 +25,7 @@ from servers import fake_provider, proxy, recorded
 from ctxfit_cli.core.anchor import RATIO_BOUNDS
 from ctxfit_cli.core.choice import counter_for_model
 from ctxfit_cli.core.reported import Reported
-from ctxfit_cli.serve.bypass import Bypass, Mark, Passage, appended_elements, opened, per_byte
+from ctxfit_cli.serve.bypass import Bypass, Mark, Passage, appended_elements, bounded, opened, per_byte
 from ctxfit_cli.serve.channel import Setup
 from ctxfit_cli.serve.limits import LimitRule, Limits
 from ctxfit_cli.serve.worker import Fitting
@@ -68,13 +68,13 @@ def body(messages: list, model: str, **fixed) -> bytes:
 def test_whenever_the_fast_path_takes_a_request_the_worker_forwards_it_unchanged(model, data):
     fitting = Fitting(Setup(LimitRule(budget=10_000_000), 64 << 20, None))
     history = [{"role": "user", "content": data.draw(said)}]
-    ticket = 0
-    for _ in range(data.draw(st.integers(1, 3))):  # a few steps, each anchored as a provider would
+    ticket, steps = 0, data.draw(st.integers(1, 3))
+    for _ in range(steps):  # a few steps, the earlier ones anchored as a provider's replies would
         history += data.draw(rounds(ticket * 10))
         ticket += 1
         fitted = fitting.fit(ticket, "anthropic", body(history, model), client="c")
         assert fitted.key is not None and fitted.plan is not None
-        if data.draw(st.booleans()):
+        if ticket < steps and data.draw(st.booleans()):
             share = data.draw(st.floats(0.5, 3.0))
             fitting.anchor(fitted.key, ticket, Reported(max(1, round(share * fitted.plan.estimate))))
     assert fitted.mark is not None  # (nothing cleared at this budget)
@@ -82,16 +82,19 @@ def test_whenever_the_fast_path_takes_a_request_the_worker_forwards_it_unchanged
     assert mark.per_byte >= per_byte(counter_for_model(model)[0])
     last = body(history, model)
     passage = opened(fitted.mark, ("c",), last, Limits(mark.budget), fitted.key, 0, ticket)
-    if data.draw(st.booleans()):  # its reply's count, as the proxy passes it on
+    if data.draw(st.booleans()):  # its reply's count, as the proxy passes it on (to both)
         share = data.draw(st.floats(0.5, 3.0))
         reported = max(1, round(share * fitted.plan.estimate))
         fitting.anchor(fitted.key, ticket, Reported(reported))
         passage = Bypass(1 << 30).anchored(passage, reported)
-    grown = body(history + data.draw(rounds(ticket * 10)), model)
+    added = data.draw(rounds(ticket * 10))
+    grown = body(history + added, model)
     bypass = Bypass(1 << 30)
     bypass.passed(1, passage)
     taken = bypass.judge(1, ("c",), grown)
-    assert taken is not None  # (a budget no step reaches: only the bound is checked here)
+    if taken is None:  # (a budget no step reaches: only what it cannot bound, an image's key say)
+        assert not bounded(added)
+        return
     after = fitting.fit(ticket + 1, "anthropic", grown, client="c")
     assert after.plan is not None and not after.plan.changed
     assert after.plan.tokens_after <= taken.bound(), (after.plan.tokens_after, taken.bound())
