@@ -397,13 +397,15 @@ def design_floor(steps: int, budget: int) -> dict[str, float]:
     return {"trip, proxy side": proxy_side, "trip, worker side": worker_side, "fit alone": fit}
 
 
-async def agents(url: str, conversations: int, steps: int, seed: int) -> tuple[list[float], int, float]:
+async def agents(url: str, conversations: int, steps: int, seed: int) -> tuple[list[float], int, float, list[float]]:
     """`conversations` agents at once, each of its own API key: `steps` requests each, the provider
     answering after 0.5-1.5 s, the agent thinking 0.2-0.8 s between calls. Per request its latency
-    less the provider's delay; the errors; the requests per second over the run."""
+    less the provider's delay; the errors; the requests per second over the run; the overheads of
+    each conversation's first request (the proxy has not seen it: a full walk in its worker)."""
     import aiohttp
 
     overheads: list[float] = []
+    firsts: list[float] = []
     errors = 0
 
     async def one(number: int) -> None:
@@ -413,7 +415,7 @@ async def agents(url: str, conversations: int, steps: int, seed: int) -> tuple[l
         headers = {"x-api-key": f"bench-agent-{number}", "content-type": "application/json"}
         await asyncio.sleep(rng.uniform(0, 1.0))  # (they do not all start in the same millisecond)
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=120)) as session:
-            for body in bodies:
+            for step, body in enumerate(bodies):
                 delay = rng.uniform(0.5, 1.5)
                 start = time.perf_counter()
                 try:
@@ -424,11 +426,13 @@ async def agents(url: str, conversations: int, steps: int, seed: int) -> tuple[l
                 except aiohttp.ClientError:
                     errors += 1
                 overheads.append(time.perf_counter() - start - delay)
+                if step == 0:
+                    firsts.append(overheads[-1])
                 await asyncio.sleep(rng.uniform(0.2, 0.8))
 
     start = time.perf_counter()
     await asyncio.gather(*(one(n) for n in range(conversations)))
-    return overheads, errors, len(overheads) / (time.perf_counter() - start)
+    return overheads, errors, len(overheads) / (time.perf_counter() - start), firsts
 
 
 def at_pace(urls: dict[str, str], conversations: int, steps: int, seed: int) -> dict[str, dict]:
@@ -436,9 +440,9 @@ def at_pace(urls: dict[str, str], conversations: int, steps: int, seed: int) -> 
     label the overhead's p50 and p99, errors, requests per second."""
     out = {}
     for label, url in urls.items():
-        overheads, errors, rps = asyncio.run(agents(url, conversations, steps, seed))
+        overheads, errors, rps, firsts = asyncio.run(agents(url, conversations, steps, seed))
         out[label] = {"p50": percentile(overheads, 0.5), "p99": percentile(overheads, 0.99), "errors": errors,
-                      "rps": rps, "requests": len(overheads)}  # fmt: skip
+                      "rps": rps, "requests": len(overheads), "first p50": percentile(firsts, 0.5)}  # fmt: skip
     return out
 
 
@@ -457,9 +461,11 @@ def pace_main(args) -> None:
         pids = {"proxy": px.process.pid, "floor": floor.process.pid}
         cpu = cpu_per_request({"proxy": px.url, "floor": floor.url}, pids, args.cpu_steps, args.cpu_rounds)
         ratio = cpu["proxy"] / cpu["floor"]
+        totals = httpx.get(f"{px.url}/ctxfit/stats").json()["totals"]
+        fast = f"{totals['fast_path']:,} of {totals['requests']:,} requests by the fast path"
         print(f"(a) CPU per request over {args.cpu_steps} steps, median of {args.cpu_rounds}: proxy "
               f"{c.fmt_s(cpu['proxy'])}, pass-through "
-              f"{c.fmt_s(cpu['floor'])} ({ratio:.2f}x; target <= {CPU_RATIO}x)", flush=True)
+              f"{c.fmt_s(cpu['floor'])} ({ratio:.2f}x; target <= {CPU_RATIO}x); {fast}", flush=True)
         parts = design_floor(args.cpu_steps, args.budget)
         least = cpu["floor"] + sum(parts.values())
         print(f"(a) the design's floor: pass-through {c.fmt_s(cpu['floor'])} + "
@@ -471,7 +477,8 @@ def pace_main(args) -> None:
         for label in ("direct", "proxy", "floor"):
             r = pace[label]
             print(f"(b) {label}: {r['requests']:,} requests, {r['errors']} errors, overhead p50 {c.fmt_s(r['p50'])}, "
-                  f"p99 {c.fmt_s(r['p99'])}, {r['rps']:,.1f} requests/s", flush=True)
+                  f"p99 {c.fmt_s(r['p99'])}, a conversation's first request p50 {c.fmt_s(r['first p50'])}, "
+                  f"{r['rps']:,.1f} requests/s", flush=True)
         capacity, levels = None, []
         for conversations in (int(n) for n in args.capacity_levels.split(",") if n):
             level = at_pace({"direct": provider.url, "proxy": px.url}, conversations, args.pace_steps, seed=2)
@@ -485,14 +492,16 @@ def pace_main(args) -> None:
         log = px.stop()
     cores = os.cpu_count() or 1
     rows = [["(a) CPU per request, proxy + workers", c.fmt_s(cpu["proxy"]), f"pass-through {c.fmt_s(cpu['floor'])}",
-             f"{ratio:.2f}x", f"<= {CPU_RATIO}x: {c.verdict(ratio <= CPU_RATIO)}"],
-            ["(a) its floor: pass-through + a worker trip + the fit alone", c.fmt_s(least),
+             f"{ratio:.2f}x; {fast}", f"<= {CPU_RATIO}x: {c.verdict(ratio <= CPU_RATIO)}"],
+            ["(a) a request through a worker: pass-through + the trip + the fit alone", c.fmt_s(least),
              f"pass-through {c.fmt_s(cpu['floor'])}",
              f"{least / cpu['floor']:.2f}x; " + ", ".join(f"{name} {c.fmt_s(value)}" for name, value in parts.items()),
              "-"],
             ["(b) added p99 at an agent's pace", c.fmt_s(added["proxy"][1]),
              f"pass-through {c.fmt_s(added['floor'][1])}", f"p50 {c.fmt_s(added['proxy'][0])}, "
-             f"{pace['proxy']['errors']} errors", f"<= 10 ms, 0 errors: "
+             f"{pace['proxy']['errors']} errors; a first request's p50 {c.fmt_s(pace['proxy']['first p50'])} "
+             f"(pass-through {c.fmt_s(pace['floor']['first p50'])}, direct {c.fmt_s(pace['direct']['first p50'])})",
+             f"<= 10 ms, 0 errors: "
              f"{c.verdict(added['proxy'][1] <= PACE_P99 and not pace['proxy']['errors'])}"],
             ["(c) requests/s per core, added p99 <= 50 ms",
              f"{capacity / cores:,.1f}" if capacity else "-", f"{cores} cores",
@@ -507,8 +516,9 @@ def pace_main(args) -> None:
             f"(a) a conversation of short results (100-1,500 characters) from 2,000 tokens, {args.cpu_steps} "
             "steps sent one at a time, the provider answering at once: the CPU the proxy and its fitting workers "
             "used per request (the kernel's accounting, /proc schedstat) beside a pass-through aiohttp proxy's "
-            f"(bench/_passthrough.py); median of {args.cpu_rounds} conversations, the two taken in turn. Its floor: "
-            "the pass-through's CPU, plus what the proxy's design adds measured apart in the bench's own process: "
+            f"(bench/_passthrough.py); median of {args.cpu_rounds} conversations, the two taken in turn. Most requests "
+            "take the fast path (no worker: serve/bypass.py); one that goes to a worker costs at least the pass-through's "
+            "CPU plus, measured apart in the bench's own process, "
             "the body's trip to a worker and back against a worker that fits nothing (bench/_echo_worker.py; the "
             "proxy's side and the worker's) and the fit alone (the worker's `Fitting.fit` on the same bodies, "
             "each reply's count anchoring the next, no trip). "

@@ -194,6 +194,12 @@ class Session:
             raise too_long(self.plan)
         return self._checked(*self._output(sent))
 
+    def growth_weight(self) -> float:
+        """The most one estimated token of messages added before the next `fit` can weigh in
+        its count, whatever one reply reports meanwhile (`core.anchor.GrowthRatio.next_high`:
+        the proxy's fast path bounds a request with it, `serve/bypass.py`)."""
+        return max(1.0, self._anchoring.ratio.next_high())
+
     def record(self, response: Any, *, sent: SentRequest | None = None) -> int | None:
         """Anchor the next `fit` on the size the provider reported for the request the last
         `fit` produced (or `sent`, one of `session.sent`): the SDK's reply (an Anthropic

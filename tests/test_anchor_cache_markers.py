@@ -112,9 +112,12 @@ def test_a_moving_cache_marker_keeps_every_request_anchored_and_within_the_budge
     headers, received, stats, log = post_all(bodies, BUDGET, tmp_path)
     assert len(received) == STEPS + 1 and "Traceback" not in log and KEY not in log
     assert headers[0]["ctxfit-counted"] == "estimated"
-    assert [h["ctxfit-counted"] for h in headers[1:]] == ["anchored"] * STEPS
+    # Each later one anchored by its worker, or sent on by the fast path within a bound of that
+    # (serve/bypass.py: the moved marker is no change to it either); never the estimate alone.
+    counted = [h["ctxfit-counted"] for h in headers[1:]]
+    assert set(counted) == {"anchored", "bound"}, counted
     [conversation] = stats["conversations"].values()
-    assert conversation["requests_anchored"] == STEPS
+    assert conversation["requests_anchored"] == counted.count("anchored")
     sizes = [r["true_tokens"] for r in received]
     assert max(sizes) <= BUDGET, max(sizes)  # by the provider's own count
     assert max(sizes) >= 0.95 * BUDGET, max(sizes)  # (the budget is used: clearing starts near it)
@@ -132,7 +135,9 @@ def captured_bodies() -> list[bytes]:
 def test_the_captured_claude_code_requests_are_anchored_from_the_second_on(tmp_path):
     bodies = captured_bodies()
     assert len(bodies) == 5 and orjson.loads(bodies[2])["messages"][-1]["content"][-1]["cache_control"]
-    headers, received, stats, log = post_all(bodies, 500_000, tmp_path)
+    # (a budget the fast path cannot prove each step within, so that every request goes to its
+    # worker, whose anchoring this checks; tests/test_proxy_bypass.py takes these bodies by the fast path)
+    headers, received, stats, log = post_all(bodies, 40_000, tmp_path)
     assert [h["ctxfit-counted"] for h in headers] == ["estimated"] + ["anchored"] * 4, log
     assert [h.get("ctxfit-confirmed") for h in headers[1:]] == [str(r["true_tokens"]) for r in received[:-1]]
     assert [r["sha256"] for r in received] == [hashlib.sha256(b).hexdigest() for b in bodies]  # as they came
@@ -144,7 +149,8 @@ def test_a_real_change_of_a_value_drops_the_anchor_and_goes_as_the_client_wrote_
     bodies = [orjson.dumps(claude_code_body(step)) for step in (1, 2)] + [orjson.dumps(claude_code_body(3, flag=1))]
     bodies.append(orjson.dumps(claude_code_body(4, flag=1)))
     headers, received, _, _ = post_all(bodies, 500_000, tmp_path)
-    assert [h["ctxfit-counted"] for h in headers] == ["estimated", "anchored", "estimated", "anchored"]
+    counted = [h["ctxfit-counted"].replace("bound", "anchored") for h in headers]  # (the fast path: bounded)
+    assert counted == ["estimated", "anchored", "estimated", "anchored"]
     assert [r["sha256"] for r in received] == [hashlib.sha256(b).hexdigest() for b in bodies]  # byte for byte
     assert b'"full":1}' in bodies[2] and b'"full":true' not in bodies[2]
 

@@ -199,6 +199,22 @@ class GrowthRatio:
         """The ratio an estimated removal is credited at: the low end of what replies showed."""
         return self.value * math.exp(-SPREAD * self.miss)
 
+    def next_high(self) -> float:
+        """The most `high` can be once one more reply is learned, whatever it reports (the
+        proxy's fast path bounds a request with it: `serve/bypass.py`). It is convex in the
+        sample, so the most is now or at a sample at either bound.
+
+        >>> ratio = GrowthRatio(); round(ratio.high, 3), round(ratio.next_high(), 3)
+        (1.105, 1.545)
+        """
+        highest = self.high
+        for bound in RATIO_BOUNDS:
+            after = GrowthRatio()
+            after.value, after.miss = self.value, self.miss
+            after.learn(reported=round(bound * 1_000_000), estimated=1_000_000)
+            highest = max(highest, after.high)
+        return highest
+
     def learn(self, *, reported: int, estimated: int) -> None:
         if estimated < LEARN_FROM or reported <= 0:
             return

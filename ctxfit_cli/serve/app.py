@@ -19,7 +19,10 @@ client gave up on too); `GET /ctxfit/stats` shows what was done per conversation
 
 The event loop only moves bytes: bodies are fitted in worker processes, each conversation in
 the same one (`pool.py`), so a team's conversations are fitted side by side on the machine's
-cores while replies stream on.
+cores while replies stream on. A body that provably needs no fitting (its conversation's last
+one, which its worker forwarded unchanged, grown by a few elements whose bytes bound their
+tokens within the budget) goes on from here without the trip (`bypass.py`): most of an ongoing
+conversation's requests; its log line says "fast path".
 """
 
 from __future__ import annotations
@@ -35,7 +38,8 @@ from multidict import CIMultiDict
 from yarl import URL
 
 from ..core.model import Dialect
-from .channel import Fitted, Setup, reason
+from .bypass import Bypass, Passage, opened
+from .channel import Fitted, Setup, base_limit, reason
 from .clients import ConnectionGuard, RateLimitedLog
 from .errors import NO_RETRY, message_of, provider_error
 from .ledger import Ledger, Stats
@@ -69,6 +73,8 @@ HOP_BY_HOP = frozenset(
 AUTO_HEADERS = ("Accept-Encoding", "User-Agent")
 #: What a request carries for its log line: when it started, what was done, whether it has it.
 _STARTED, _WHAT, _LOGGED, _REFUSAL = "ctxfit.started", "ctxfit.what", "ctxfit.logged", "ctxfit.refusal"
+#: (route, the passage the request opens or takes, or None: `bypass.py`), set as it is fitted.
+_PASSAGE = "ctxfit.passage"
 #: Bytes of a provider's error reply kept to read its message (the reply itself passes whole).
 ERROR_BYTES = 64 * 1024
 
@@ -87,6 +93,8 @@ class Proxy:
         self.errors = RateLimitedLog(settings.log)
         setup = Setup(settings.limits, settings.memory // settings.workers, settings.conversations)
         self.pool = Pool(settings.workers, setup, self.errors.error, settings.fit_timeout, spawned)
+        #: Requests that provably need no fitting go on from here, without a worker (`bypass.py`).
+        self.bypass = Bypass(base_limit(setup))
         self.stopping = False
         self.guard: ConnectionGuard | None = None  # set once the server exists
         #: The replies under way, by id of their request (the last resort must not start another).
@@ -246,8 +254,20 @@ class Proxy:
             self.totals.fitted += 1
         request[_WHAT] = describe(outcome)
         response, status = await self.forward(request, outcome.body, stats, outcome)
+        self._passed(request, status)
         self._log(request, started, status, request[_WHAT])
         return response
+
+    def _passed(self, request: web.Request, status: str) -> None:
+        """The request's reply is complete: a 200 lets the conversation's next request take the
+        passage it opened or took (`bypass.py`); anything else (a refusal above all: its lesson
+        is the worker's to apply) sends the next one to its worker."""
+        route, passage = request.get(_PASSAGE, (None, None))
+        if route is not None:
+            if passage is not None and status == "200":
+                self.bypass.passed(route, passage)
+            else:
+                self.bypass.drop(route)
 
     async def _body(self, request: web.Request, dialect: Dialect = "anthropic") -> bytes | web.Response:
         try:
@@ -298,8 +318,17 @@ class Proxy:
             if encoding.lower() not in ("identity", ""):
                 raise NotFitted(f"a compressed body (Content-Encoding: {encoding})", None)
             client = owner(request.headers, request.rel_url.query)  # a digest: the key stays here
-            outcome = await self.pool.fit(handling, body, model, window, client)
+            route = self.pool.route(handling, body, client)
+            who = (client, request.path, window, handling)  # (no query: `?key=` is in `client`, digested)
+            passage = self.bypass.judge(route, who, body)
+            if passage is not None:
+                return self._fast(request, passage, route, dialect)
+            self.bypass.drop(route)  # (its worker sees this one: what it does next is its own to say)
+            outcome = await self.pool.fit(handling, body, model, window, client, route)
             self.totals.fitted_in_worker += 1
+            if outcome.mark is not None and outcome.key is not None and outcome.limits is not None:
+                opens = opened(outcome.mark, who, body, outcome.limits, outcome.key, outcome.worker, outcome.ticket)
+                request[_PASSAGE] = (route, opens)
         except Exception as error:
             outcome = Fitted(body, getattr(error, "key", None), skipped=_reason(error))
         stats = self.ledger.get(outcome.key, dialect) if outcome.key is not None else None
@@ -307,6 +336,18 @@ class Proxy:
             stats.requests += 1
             if outcome.plan is not None and outcome.error is None:
                 stats.record_plan(outcome.plan)
+        return outcome, stats
+
+    def _fast(self, request: web.Request, passage: Passage, route: int, dialect: Dialect) -> tuple[Fitted, Stats]:
+        """A request that provably needs no fitting (`bypass.py`): the agent's own bytes go on,
+        and the bound of its count is what the log and headers say of it."""
+        request[_PASSAGE] = (route, passage)
+        self.totals.fast_path += 1
+        stats = self.ledger.get(passage.key, dialect)
+        stats.requests += 1
+        stats.fast_path += 1
+        outcome = Fitted(passage.body, passage.key, limits=passage.limits, worker=passage.worker, ticket=passage.ticket)
+        outcome.bound, outcome.least = passage.bound(), passage.least
         return outcome, stats
 
     # --- forwarding ---------------------------------------------------------------------------
@@ -394,6 +435,9 @@ class Proxy:
                 refused = self.pool.anchor(anchoring, usage.found)
                 if refused and self.ledger.get(anchoring.key or "", dialect_of(request.path)).refused(refused):
                     self.settings.log(f"{conversation(anchoring)}: {refused} (the estimate is the count)")
+                route, passage = request.get(_PASSAGE, (None, None))
+                if passage is not None and not refused:  # (the worker counts what follows from it)
+                    request[_PASSAGE] = (route, self.bypass.anchored(passage, usage.found.prompt))
                 anchoring = None
             await response.write(chunk)
         await response.write_eof()
@@ -403,9 +447,10 @@ class Proxy:
         """A refusal of `fitted` as too long makes its conversation's next attempt tighter
         (`refusals.py`): what the log line says of it ("" for any other error)."""
         refusal = read_refusal(said, body)
-        if refusal is None or fitted.plan is None or fitted.limits is None or fitted.key is None:
+        counted = fitted.plan.tokens_after if fitted.plan is not None else fitted.least
+        if refusal is None or not counted or fitted.limits is None or fitted.key is None:
             return ""
-        share = tighter(refusal, counted=fitted.plan.tokens_after, budget=fitted.limits.budget)
+        share = tighter(refusal, counted=counted, budget=fitted.limits.budget)
         if share is None:
             return "the reply's max_tokens refused, the prompt within the window by the provider's count: not tightened"
         self.pool.tighten(fitted, share)
@@ -450,6 +495,8 @@ def measured(fitted: Fitted) -> dict[str, str]:
     many tokens of it the provider confirmed) or it is ctxfit's estimate alone ('estimated',
     what `ctxfit estimate` of the same body reads)."""
     plan = fitted.plan
+    if fitted.bound:  # (the fast path: `bypass.py`)
+        return {"ctxfit-tokens": str(fitted.bound), "ctxfit-counted": "bound"}
     if plan is None:
         return {"ctxfit-counted": "not-fitted"} if fitted.skipped else {}
     headers = {"ctxfit-tokens": str(plan.tokens_after), "ctxfit-counted": "anchored" if plan.confirmed else "estimated"}

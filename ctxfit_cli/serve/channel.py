@@ -46,9 +46,18 @@ class Fitted:
     anchorable: bool = False
     #: The worker's conversation state after this request, in bytes (as estimated).
     held: int = 0
+    #: What lets the conversation's next request go on without a worker (`bypass.Mark`'s
+    #: fields), when this one went on unchanged.
+    mark: tuple | None = None
     #: Set by the proxy: which worker fitted it, under which ticket (where an anchor goes).
     worker: int = -1
     ticket: int = 0
+    #: Set by the proxy for a request that went on without a worker (`bypass.py`): the upper
+    #: bound of its count that let it (0: it went to its worker).
+    bound: int = 0
+    #: And at most ctxfit's count of it (`bypass.Passage.least`): a refusal of it tightens the
+    #: next attempt at least as much as the worker's count would (`refusals.tighter`).
+    least: int = 0
 
 
 @dataclass(frozen=True)

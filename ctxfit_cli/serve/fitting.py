@@ -25,6 +25,7 @@ from ..core.choice import counter_for_model
 from ..core.model import Dialect
 from ..core.plan import Plan
 from .body import BodyError, Layout, Readers
+from .bypass import Mark, per_byte
 from .conversations import Conversation
 from .limits import Limits
 from .paths import CODE_ASSIST as CODE_ASSIST  # (re-exported for `dialects.py`)
@@ -134,3 +135,19 @@ def past_window(limits: Limits, tokens: int) -> Limits:
         return limits
     about = f"{limits.about}; past the window by ctxfit's count: forwarded, for the provider to judge (fail open)"
     return replace(limits, about=about)
+
+
+def mark(outcome: Outcome, layout: Layout) -> Mark | None:
+    """What the proxy needs to send the conversation's next request on without a worker
+    (`bypass.py`), when this one goes on as the agent sent it, within its budget, by a counter
+    whose tokens per byte are bounded; else None."""
+    plan, limits = outcome.plan, outcome.limits
+    if plan is None or limits is None or outcome.error is not None or outcome.body is not layout.raw:
+        return None
+    if plan.dropped or plan.cleared or plan.overrun or plan.tokens_after > limits.budget or not layout.spans:
+        return None
+    rate = per_byte(counter_for_model(limits.model)[0])
+    if rate is None or outcome.session is None:
+        return None
+    start, end = layout.spans[-1]
+    return Mark(end, start, plan.tokens_after, limits.budget, rate * outcome.session.growth_weight())

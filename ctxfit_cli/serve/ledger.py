@@ -18,6 +18,7 @@ class Stats:
     fitted: int = 0  # requests whose body ctxfit changed
     failed_open: int = 0
     rejected: int = 0  # past the window: answered 400 without calling the provider
+    fast_path: int = 0  # went on without a worker: provably within the budget (`bypass.py`)
     tokens_before: int = 0  # of the last request
     tokens_after: int = 0
     results_cleared: int = 0
@@ -63,6 +64,7 @@ class Stats:
             "fitted": self.fitted,
             "failed_open": self.failed_open,
             "rejected": self.rejected,
+            "fast_path": self.fast_path,
             "tokens_before": self.tokens_before,
             "tokens_after": self.tokens_after,
             "results_cleared": self.results_cleared,

@@ -30,6 +30,9 @@ def describe(outcome: Fitted) -> str:
     """'conversation 3f2a… 120,400 -> 98,200 tokens (clear, 14 results cleared; …); model …'."""
     if outcome.skipped:
         return f"{conversation(outcome)} forwarded unchanged, not fitted: {outcome.skipped}"
+    if outcome.bound:
+        budget = f", budget {outcome.limits.budget:,}" if outcome.limits else ""
+        return f"{conversation(outcome)} ≤ {outcome.bound:,} tokens{budget}: fast path, unchanged without a worker"
     plan = outcome.plan
     assert plan is not None  # (not skipped: fitted)
     stage = plan.stage if plan.stage == "none" else f"{plan.stage}, {plan.results_cleared} results cleared"

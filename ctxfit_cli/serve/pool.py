@@ -9,6 +9,12 @@ a parse, so the event loop only moves bytes. Requests are fitted in worker proce
 threads: a team's conversations are fitted side by side, each on a core of its own, with no
 lock between them.
 
+Most requests never come here: a conversation's next request that provably needs no fitting
+(the last one its worker forwarded unchanged, grown by whole elements whose bytes bound their
+tokens, still within the budget by that bound) goes on from the proxy's own process, without
+the trip (`bypass.py`, `Proxy._fit`); the worker reads the steps it did not see as one larger
+growth when the conversation next comes to it.
+
 A worker that dies (a crash, killed, out of memory) is replaced: the requests it had in hand
 get `WorkerLost`, which the proxy treats as any failure to fit (the body goes on unchanged,
 `Proxy._fit`); the conversations it served are rebuilt in the new one from their next request.
@@ -167,12 +173,19 @@ class Pool:
         return zlib.crc32(body[at : end.start() if end else at + ROUTE_BYTES], whose)
 
     async def fit(
-        self, dialect: str, body: bytes, model: str = "", window: int | None = None, client: str = ""
+        self,
+        dialect: str,
+        body: bytes,
+        model: str = "",
+        window: int | None = None,
+        client: str = "",
+        route: int | None = None,
     ) -> Fitted:
         """`body` (to `model`, when its path names one; in `window`, when its headers ask for
-        one; of `client`, `owner.py`) fitted by its conversation's worker; raises `NotFitted`
-        (with the worker's reason) or `WorkerLost` when it was not."""
-        route = self.route(dialect, body, client)
+        one; of `client`, `owner.py`; of `route` when the caller found it) fitted by its
+        conversation's worker; raises `NotFitted` (with the worker's reason) or `WorkerLost`
+        when it was not."""
+        route = self.route(dialect, body, client) if route is None else route
         number = route % self.size
         worker = await self._worker(number)
         for whole in (False, True):  # sent as what follows its base; whole if the worker lost that

@@ -1,0 +1,265 @@
+"""The fast path: a request that provably needs no fitting goes on without crossing to a worker.
+
+An agent's next request is its last one with a message or two appended. When a worker fitted a
+conversation's request and changed nothing (no result cleared, no message left out), it hands
+back a `Mark` (`fitting.mark`): where the conversation array's last element ends in that body,
+the count it fitted the request to, the budget, and the most tokens one byte of an appended
+message can add to its count (`per_byte` of the request's counter, times the most an estimated
+token can weigh once one more reply is learned, `Session.growth_weight`). Once the provider
+answered that request 200, the proxy keeps the mark beside the body (`Passage`). The
+conversation's next request goes on as the agent's own bytes, in the proxy's own process, only
+if all of this holds (`Bypass.judge`):
+
+- the same client (`owner.py`'s digest: credential and named conversation), the same path,
+  window header and dialect, its body sent uncompressed;
+- its body is the last one up to the end of its last element, then ',' and whole JSON values
+  (the appended elements, parsed by orjson: a few hundred bytes), then the last one's bytes
+  after that element unchanged: so everything outside the array (system prompt, tools, schemas,
+  model, max_tokens: the fixed part an anchor is bound to, DESIGN §15) is byte for byte the same,
+  and the earlier elements are too (two memcmp, no parse of the body);
+- the appended elements hold no image, document, file or audio (counted from their headers,
+  not their bytes), no float (written back longer than it came) and no empty text (which the
+  provider refuses: the worker's line says so);
+- an upper bound of the request's count is within the budget: the worker's count (or the
+  provider's count of that request, when higher and plausible, `core.anchor.implausible`) plus
+  the mark's tokens per byte × every byte appended since.
+
+Why that is what the worker would have done. The worker forwards a body unchanged unless its
+count passes the budget (`core.fitting.fitter`: only then does it clear or leave out): its count
+of the grown request is the count it had plus each new message's estimate, or, once a reply
+anchored it, that reply's count plus the estimate of what came since times the learned growth
+ratio's high end (`core.anchor`), which one more reply can raise at most to
+`GrowthRatio.next_high` (only the reply to the request the worker fitted anchors it: the worker
+sees no other until its next fit). A message's estimate is at most `per_byte` tokens per byte
+of its JSON: every character of its text is at least one byte of it (more in UTF-8 outside
+ASCII; escapes only lengthen the JSON), and the per-message and per-block framing is paid for
+by the element's own keys (tests/test_proxy_bypass.py checks the whole bound through the
+worker itself, on generated messages, for every counter the proxy picks). No repair is
+skipped: a worker writes a body back (repairs and all) only when it clears or leaves out,
+which the bound rules out; a body it cannot fit it forwards unchanged (fail open), as the fast
+path does.
+
+A passage lasts while its replies are 200: any other status (a "prompt too long" refusal above
+all, whose lesson the worker must apply to the next attempt, `refusals.py`) drops it, and the
+conversation's next request goes to its worker (a refusal of a fast-pathed request is learned as
+one of the worker's: its next attempt is fitted tighter, by at least as much, `Passage.least`).
+The worker's warm state stays right: it is sent
+the next body against the last one it saw (`bases.py`), and reads the steps it did not see as
+one larger growth. A worker's own fit of a request sets the passage afresh.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from typing import NamedTuple
+
+import orjson
+
+from .limits import Limits
+
+#: Content whose tokens are not bounded by its bytes (an image's come from its size in pixels):
+#: block types, and the keys Gemini names them by.
+UNBOUNDED_TYPES = frozenset(
+    {"image", "document", "image_url", "input_image", "input_file", "input_audio", "file", "audio"}
+)
+UNBOUNDED_KEYS = frozenset({"inlineData", "inline_data", "fileData", "file_data", "image_url", "input_audio"})
+#: Least UTF-8 bytes of one character of each of the seed rule's groups: ASCII, CJK (every CJK
+#: block is past U+0800), other (past U+007F).
+GROUP_BYTES = (1, 3, 2)
+
+
+class Mark(NamedTuple):
+    """What a worker hands back with a request it forwarded unchanged (`fitting.mark`)."""
+
+    #: Offset just past the conversation array's last element in the body, and where it starts.
+    end: int
+    last: int
+    #: The count the worker fitted the request to.
+    tokens: int
+    budget: int
+    #: The most tokens one byte of an appended element can add to the worker's count: `per_byte`
+    #: of its counter times the most one estimated token can weigh (`Session.growth_weight`).
+    per_byte: float
+
+
+def per_byte(counter: object) -> float | None:
+    """The most tokens one byte of a message's JSON costs by `counter`'s estimate (None: not
+    bounded here: no fast path). A profile: its dearest class per least byte of a character of
+    that class, plus every kind of run starting at it; the seed rule: ¼ per ASCII byte, 1 per
+    CJK character, ½ per other. Never under 1: a message's and a block's framing (4 tokens, a
+    profile's per-call tokens) is paid for by its keys' bytes at that."""
+    from ..counters.seed import SEED
+
+    if counter is SEED:
+        return 1.0
+    rates, runs, groups = (getattr(counter, name, None) for name in ("rates", "runs", "script_groups"))
+    if not isinstance(rates, tuple) or not isinstance(runs, tuple) or not isinstance(groups, tuple):
+        return None
+    dearest = max(1 / rates[i] / least for members, least in zip(groups, GROUP_BYTES) for i in members if rates[i])
+    return max(dearest + sum(runs), 1.0)
+
+
+class Passage(NamedTuple):
+    """A conversation's last body that went on, and what bounds its next request's count."""
+
+    #: Whose, where and how: owner digest, path, window header, dialect.
+    who: tuple
+    body: bytes
+    #: Offset just past the conversation array's last element in `body`, and where that element
+    #: starts (-1: not known).
+    end: int
+    last: int
+    #: The worker's count of its last fitted request (or the reply's, if higher and plausible).
+    tokens: int
+    #: Bytes appended since that request.
+    grown: int
+    #: At most the worker's count of any request grown from that one (its count, or the reply's
+    #: if lower): what a refusal of one is tightened by (`Proxy._learn`).
+    least: int
+    #: The budget the worker fitted that request to (tightened after a refusal), and its window.
+    limits: Limits
+    per_byte: float
+    #: The conversation's key, the worker holding it and the ticket of its last fit there.
+    key: str
+    worker: int
+    ticket: int
+
+    def bound(self, grown: int | None = None) -> int:
+        """An upper bound of the count the worker would give the request with `grown` bytes appended."""
+        grown = self.grown if grown is None else grown
+        return self.tokens + math.ceil(self.per_byte * grown)
+
+
+class Bypass:
+    """The passages of the conversations the proxy has seen, by route, within `limit` bytes of
+    bodies (least recently used dropped first)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.held = limit, 0
+        self._passages: OrderedDict[int, Passage] = OrderedDict()
+
+    def judge(self, route: int, who: tuple, body: bytes) -> Passage | None:
+        """The passage `body` takes if it provably needs no fitting (to be `passed` once its
+        reply is 200), or None: it goes to its worker."""
+        passage = self._passages.get(route)
+        if passage is None or passage.who != who:
+            return None
+        old, end = passage.body, passage.end
+        tail = len(old) - end
+        if len(body) <= len(old) + 1 or not body.endswith(memoryview(old)[end:]):
+            return None
+        if body.startswith(memoryview(old)[:end]):  # the last body, elements appended
+            if body[end : end + 1] != b",":
+                return None
+            start, elements = end + 1, appended_elements(memoryview(body)[end + 1 : len(body) - tail])
+            appended, grown = elements, len(body) - len(old)
+        else:  # the last element changed in what the provider does not count (a moved cache marker)?
+            start, elements = passage.last, moved(old, passage.last, end, body, len(body) - tail)
+            appended = elements[1:] if elements is not None and bounded(elements[1:]) else None
+            grown = len(orjson.dumps(appended)) if appended else 0  # (its compact JSON: at most its bytes)
+        if not appended or elements is None or passage.bound(passage.grown + grown) > passage.limits.budget:
+            return None
+        stop = len(body) - tail
+        last = last_start(body, start, stop, elements)
+        return passage._replace(body=body, end=stop, last=last, grown=passage.grown + grown)
+
+    def passed(self, route: int, passage: Passage) -> None:
+        """`passage`'s request was answered 200: the conversation's next one is judged against it."""
+        self.drop(route)
+        self._passages[route] = passage
+        self.held += len(passage.body)
+        while self.held > self.limit and self._passages:
+            _, dropped = self._passages.popitem(last=False)
+            self.held -= len(dropped.body)
+
+    def anchored(self, passage: Passage, prompt: int) -> Passage:
+        """`passage` (a worker's fit, not passed yet) with the provider's plausible count of its
+        request: the worker counts what follows from it from now on."""
+        if passage.grown:
+            return passage  # (a fast-pathed request's reply: the worker never counts it)
+        return passage._replace(tokens=max(passage.tokens, prompt), least=min(passage.least, prompt))
+
+    def drop(self, route: int) -> None:
+        """The conversation's next request goes to its worker (a refusal, an error, a fit that changed it)."""
+        dropped = self._passages.pop(route, None)
+        if dropped is not None:
+            self.held -= len(dropped.body)
+
+    def __len__(self) -> int:
+        return len(self._passages)
+
+
+def opened(fitted_mark: tuple, who: tuple, body: bytes, limits: Limits, key: str, worker: int, ticket: int) -> Passage:
+    """The passage a worker's fit of `body` opens, from the mark it handed back."""
+    end, last, tokens, _budget, rate = Mark(*fitted_mark)
+    return Passage(who, body, end, last, tokens, 0, tokens, limits, rate, key, worker, ticket)
+
+
+def appended_elements(data: memoryview) -> list | None:
+    """The elements appended to a conversation array (`data`: what follows the ',' after its
+    last element), or None when they are not whole JSON values whose count their bytes bound."""
+    try:
+        elements = orjson.loads(b"".join((b"[", data, b"]")))
+    except orjson.JSONDecodeError:
+        return None
+    return elements if elements and all(isinstance(e, dict) for e in elements) and bounded(elements) else None
+
+
+def moved(old: bytes, last: int, end: int, body: bytes, stop: int) -> list | None:
+    """The elements of `body` from where `old`'s last element starts (`last`) to its array's
+    end (`stop`), when `body` is `old` up to there and the first of them is that element changed
+    only in what the provider does not count (Claude Code moves its `cache_control` marker to
+    the newest message at every step, `core.uncounted`): the same text, so the same estimate
+    (and the worker's anchor holds). None otherwise."""
+    if last < 0 or not body.startswith(memoryview(old)[:last]):
+        return None
+    try:
+        elements = orjson.loads(b"".join((b"[", memoryview(body)[last:stop], b"]")))
+        before = orjson.loads(old[last:end])
+    except orjson.JSONDecodeError:
+        return None
+    if len(elements) < 2 or not all(isinstance(e, dict) for e in elements) or not isinstance(before, dict):
+        return None
+    from ..core.uncounted import counted_bytes
+
+    same = counted_bytes(orjson.dumps(elements[0])) == counted_bytes(orjson.dumps(before))
+    return elements if same else None
+
+
+def last_start(body: bytes, start: int, end: int, elements: list) -> int:
+    """Where the last of `elements` (parsed from `body[start:end]`) starts in `body`, -1 when it
+    cannot be proved: its compact JSON ends the span after a ',' and what comes before parses
+    as the others (a split at a ',' inside a string or a nested value leaves one side invalid)."""
+    if len(elements) == 1:
+        return start
+    written = orjson.dumps(elements[-1])
+    at = end - len(written)
+    if at <= start or body[at - 1 : at] != b"," or not body.startswith(written, at):
+        return -1
+    try:
+        others = orjson.loads(b"".join((b"[", memoryview(body)[start : at - 1], b"]")))
+    except orjson.JSONDecodeError:
+        return -1
+    return at if len(others) == len(elements) - 1 else -1
+
+
+def bounded(value: object) -> bool:
+    """Whether `value` holds no content whose count its bytes do not bound (an image, a
+    document, a file, audio), no float (written back longer than it came) and no empty text
+    (which the provider refuses: the worker's log line names it, DESIGN §13)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            kind, said = item.get("type"), item.get("text")
+            if (isinstance(kind, str) and kind in UNBOUNDED_TYPES) or not UNBOUNDED_KEYS.isdisjoint(item):
+                return False
+            if isinstance(said, str) and not said.strip():  # (refused by the provider: the worker says so)
+                return False
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, float):
+            return False
+    return True
