@@ -25,7 +25,17 @@ from servers import fake_provider, proxy, recorded
 from ctxfit_cli.core.anchor import RATIO_BOUNDS
 from ctxfit_cli.core.choice import counter_for_model
 from ctxfit_cli.core.reported import Reported
-from ctxfit_cli.serve.bypass import Bypass, Mark, Passage, appended_elements, bounded, opened, per_byte
+from ctxfit_cli.serve.bypass import (
+    FLOAT_CHARS,
+    Bypass,
+    Mark,
+    Passage,
+    appended_elements,
+    bounded,
+    opened,
+    per_byte,
+    same_rest,
+)
 from ctxfit_cli.serve.channel import Setup
 from ctxfit_cli.serve.limits import LimitRule, Limits
 from ctxfit_cli.serve.worker import Fitting
@@ -122,17 +132,52 @@ def test_the_growth_weight_covers_any_one_reply():
 
 
 def test_what_is_appended_must_be_whole_elements_whose_bytes_bound_their_count():
-    assert appended_elements(memoryview(b'{"role":"user","content":"hi"}')) == [{"role": "user", "content": "hi"}]
+    assert appended_elements(memoryview(b'{"role":"user","content":"hi"}')) == ([{"role": "user", "content": "hi"}], 0)
+    floats = b'{"role":"assistant","content":[{"type":"tool_use","input":{"n":1e5,"m":[0.5,2.0]}}]}'
+    assert appended_elements(memoryview(floats))[1] == 3 * FLOAT_CHARS  # (each may be counted longer than it came)
     for data in (
         b'{"role":"user","content":"hi"}],"system":"other","x":[1',  # leaves the array: the fixed part changed
         b'{"role":"user","content":[{"type":"image","source":{}}]}',
         b'{"role":"user","content":[{"type":"\\u0069mage","source":{}}]}',  # an escaped name is read as JSON reads it
         b'{"role":"user","parts":[{"inlineData":{"data":"AAAA"}}]}',
         b'{"role":"user","content":[{"type":"tool_result","content":[{"type":"document"}]}]}',
-        b'{"role":"assistant","content":[{"type":"tool_use","input":{"n":1e5}}]}',  # written back longer
         b'"a string"',
     ):
         assert appended_elements(memoryview(data)) is None, data
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_floats_written_short_are_within_the_bound_the_worker_counts_them_by(model):
+    """`1e5` is 3 bytes and counted as `100000.0`: the bound allows each float its longest repr."""
+    fitting = Fitting(Setup(LimitRule(budget=10_000_000), 64 << 20, None))
+    history = [{"role": "user", "content": "Read it."}]
+    fitted = fitting.fit(1, "anthropic", body(history, model), client="c")
+    passage = opened(fitted.mark, ("c",), body(history, model), Limits(10_000_000), fitted.key, 0, 1)
+    added = [{"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "read", "input": {"n": [100000.0] * 3000}}]},
+             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}]  # fmt: skip
+    grown = body(history + added, model).replace(b"100000.0", b"1e5")  # (written short, sent as it is)
+    bypass = Bypass(1 << 30)
+    bypass.passed(1, passage)
+    taken = bypass.judge(1, ("c",), grown)
+    assert taken is not None
+    after = fitting.fit(2, "anthropic", grown, client="c")
+    assert after.plan is not None and after.plan.tokens_after <= taken.bound()
+    assert taken.grown >= len(grown) - len(passage.body) + 3000 * FLOAT_CHARS
+
+
+def test_the_rest_of_the_body_may_have_its_keys_in_another_order_but_nothing_else():
+    """Codex writes its `client_metadata` (a map) in another order at every request."""
+    old = b'],"store":false,"client_metadata":{"turn_id":"t","session_id":"s","n":1}}'
+    assert same_rest(memoryview(old), memoryview(old))
+    assert same_rest(memoryview(old), memoryview(b'],"store":false,"client_metadata":{"n":1,"session_id":"s","turn_id":"t"}}'))
+    for other in (
+        b'],"store":false,"client_metadata":{"n":1,"session_id":"s","turn_id":"u"}}',  # another value
+        b'],"store":false,"client_metadata":{"n":true,"session_id":"s","turn_id":"t"}}',  # 1 is not true
+        b'],"store":false,"client_metadata":{"n":1.0,"session_id":"s","turn_id":"t"}}',  # nor 1.0 (and longer)
+        b'],"client_metadata":{"n":1,"session_id":"s","turn_id":"t"},"store":false} ',  # another length
+        b'],"store":false,"client_metadata":{"turn_id":"t","session_id":"s","n":1}}}',  # not the rest of one
+    ):
+        assert not same_rest(memoryview(old), memoryview(other)), other
 
 
 def test_another_client_or_path_never_takes_a_passage_even_on_the_same_route():

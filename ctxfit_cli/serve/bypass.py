@@ -15,11 +15,13 @@ if all of this holds (`Bypass.judge`):
 - its body is the last one up to the end of its last element, then ',' and whole JSON values
   (the appended elements, parsed by orjson: a few hundred bytes), then the last one's bytes
   after that element unchanged: so everything outside the array (system prompt, tools, schemas,
-  model, max_tokens: the fixed part an anchor is bound to, DESIGN §15) is byte for byte the same,
-  and the earlier elements are too (two memcmp, no parse of the body);
+  model, max_tokens: the fixed part an anchor is bound to, DESIGN §15) is byte for byte the same
+  (or the same JSON with an object's keys in another order, as Codex writes its metadata:
+  `same_rest`), and the earlier elements are too (two memcmp, no parse of the body);
 - the appended elements hold no image, document, file or audio (counted from their headers,
-  not their bytes), no float (written back longer than it came) and no empty text (which the
-  provider refuses: the worker's line says so);
+  not their bytes) and no empty text (which the provider refuses: the worker's line says so);
+  a float may be counted longer than it came (`1e5` as `100000.0`): each adds its longest repr
+  to the bytes the bound is taken over;
 - an upper bound of the request's count is within the budget: the worker's count (or the
   provider's count of that request, when higher and plausible, `core.anchor.implausible`) plus
   the mark's tokens per byte × every byte appended since.
@@ -67,6 +69,8 @@ UNBOUNDED_KEYS = frozenset({"inlineData", "inline_data", "fileData", "file_data"
 #: Least UTF-8 bytes of one character of each of the seed rule's groups: ASCII, CJK (every CJK
 #: block is past U+0800), other (past U+007F).
 GROUP_BYTES = (1, 3, 2)
+#: The longest shortest-repr of a float orjson writes (`-2.2250738585072014e-308`).
+FLOAT_CHARS = 24
 
 
 class Mark(NamedTuple):
@@ -147,17 +151,18 @@ class Bypass:
             return None
         old, end = passage.body, passage.end
         tail = len(old) - end
-        if len(body) <= len(old) + 1 or not body.endswith(memoryview(old)[end:]):
+        if len(body) <= len(old) + 1 or not same_rest(memoryview(old)[end:], memoryview(body)[len(body) - tail :]):
             return None
         if body.startswith(memoryview(old)[:end]):  # the last body, elements appended
             if body[end : end + 1] != b",":
                 return None
-            start, elements = end + 1, appended_elements(memoryview(body)[end + 1 : len(body) - tail])
-            appended, grown = elements, len(body) - len(old)
+            start, found = end + 1, appended_elements(memoryview(body)[end + 1 : len(body) - tail])
+            elements, extra = found if found is not None else (None, 0)
+            appended, grown = elements, len(body) - len(old) + extra
         else:  # the last element changed in what the provider does not count (a moved cache marker)?
             start, elements = passage.last, moved(old, passage.last, end, body, len(body) - tail)
             appended = elements[1:] if elements is not None and bounded(elements[1:]) else None
-            grown = len(orjson.dumps(appended)) if appended else 0  # (its compact JSON: at most its bytes)
+            grown = len(orjson.dumps(appended)) if appended else 0  # (its compact JSON: as the worker counts it)
         if not appended or elements is None or passage.bound(passage.grown + grown) > passage.limits.budget:
             return None
         stop = len(body) - tail
@@ -196,14 +201,36 @@ def opened(fitted_mark: tuple, who: tuple, body: bytes, limits: Limits, key: str
     return Passage(who, body, end, last, tokens, 0, tokens, limits, rate, key, worker, ticket)
 
 
-def appended_elements(data: memoryview) -> list | None:
+def same_rest(old: memoryview, new: memoryview) -> bool:
+    """Whether what follows the conversation array in two bodies (its `]`, then the rest of the
+    request: the fixed part) is the same: the same bytes, or, where they differ, the same JSON
+    with its objects' keys in another order, compared type-strictly (canonical JSON, keys
+    sorted: `1`, `1.0` and `true` stay apart). Codex writes its `client_metadata`, a map, in
+    another order at every request, so no Codex request matched byte for byte. Anything not
+    read as the rest of a request object (a nested array: Code Assist's) is not the same."""
+    if old == new:
+        return True
+    if len(old) != len(new) or new[:1] != b"]":
+        return False
+    try:
+        before, after = (orjson.loads(b"".join((b'{"":[', rest))) for rest in (old, new))
+    except orjson.JSONDecodeError:
+        return False
+    return orjson.dumps(before, option=orjson.OPT_SORT_KEYS) == orjson.dumps(after, option=orjson.OPT_SORT_KEYS)
+
+
+def appended_elements(data: memoryview) -> tuple[list, int] | None:
     """The elements appended to a conversation array (`data`: what follows the ',' after its
-    last element), or None when they are not whole JSON values whose count their bytes bound."""
+    last element) and the bytes their floats may add to their count (`float_bytes`), or None
+    when they are not whole JSON values whose count their bytes bound."""
     try:
         elements = orjson.loads(b"".join((b"[", data, b"]")))
     except orjson.JSONDecodeError:
         return None
-    return elements if elements and all(isinstance(e, dict) for e in elements) and bounded(elements) else None
+    if not elements or not all(isinstance(e, dict) for e in elements):
+        return None
+    extra = float_bytes(elements)
+    return None if extra is None else (elements, extra)
 
 
 def moved(old: bytes, last: int, end: int, body: bytes, stop: int) -> list | None:
@@ -246,20 +273,28 @@ def last_start(body: bytes, start: int, end: int, elements: list) -> int:
 
 def bounded(value: object) -> bool:
     """Whether `value` holds no content whose count its bytes do not bound (an image, a
-    document, a file, audio), no float (written back longer than it came) and no empty text
-    (which the provider refuses: the worker's log line names it, DESIGN §13)."""
-    stack = [value]
+    document, a file, audio) and no empty text (which the provider refuses: the worker's log
+    line names it, DESIGN §13)."""
+    return float_bytes(value) is not None
+
+
+def float_bytes(value: object) -> int | None:
+    """The bytes `value`'s floats may add when the worker counts them as JSON (`json_text`:
+    each as its shortest repr, up to `FLOAT_CHARS` characters, though written in as few as 3:
+    `1e5` is counted as `100000.0`), or None when `value` is not `bounded`. Codex's items
+    carry floats (a `create_time` in their metadata)."""
+    stack, floats = [value], 0
     while stack:
         item = stack.pop()
         if isinstance(item, dict):
             kind, said = item.get("type"), item.get("text")
             if (isinstance(kind, str) and kind in UNBOUNDED_TYPES) or not UNBOUNDED_KEYS.isdisjoint(item):
-                return False
+                return None
             if isinstance(said, str) and not said.strip():  # (refused by the provider: the worker says so)
-                return False
+                return None
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)
         elif isinstance(item, float):
-            return False
-    return True
+            floats += 1
+    return floats * FLOAT_CHARS
