@@ -183,7 +183,7 @@ def test_the_rest_of_the_body_may_have_its_keys_in_another_order_but_nothing_els
 def test_another_client_or_path_never_takes_a_passage_even_on_the_same_route():
     old = body([{"role": "user", "content": "a"}], "")
     end = old.rindex(b"]")
-    passage = Passage(("alice", "/v1/messages", None, "anthropic"), old, end, old.rindex(b"{", 0, end), 10, 0, 10,
+    passage = Passage(("alice", "/v1/messages", None, "anthropic"), old, end, (old.rindex(b"{", 0, end),), 10, 0, 10,
                       Limits(100_000), 4.0, "k", 0, 1)  # fmt: skip
     bypass = Bypass(1 << 30)
     bypass.passed(7, passage)
@@ -309,7 +309,9 @@ def test_claude_codes_moved_cache_marker_keeps_the_fast_path_and_a_real_change_d
         assert taken is not None, ticket
         after = fitting.fit(ticket, "anthropic", body, client="c")
         assert after.plan is not None and not after.plan.changed and after.plan.tokens_after <= taken.bound()
-        assert taken.last > 0 and body[taken.last : taken.end] == orjson.dumps(orjson.loads(body)["messages"][-1])
+        messages = orjson.loads(body)["messages"]
+        assert [body[at:to] for at, to in zip(taken.starts, (*(at - 1 for at in taken.starts[1:]), taken.end))] == [
+            orjson.dumps(m) for m in messages[-len(taken.starts) :]]  # fmt: skip
         bypass.passed(1, taken)
     # the last message changed in what the provider counts: the worker's
     request = orjson.loads(bodies[-1])
@@ -317,6 +319,38 @@ def test_claude_codes_moved_cache_marker_keeps_the_fast_path_and_a_real_change_d
     block["text" if "text" in block else "content"] = "x"
     request["messages"] += [{"role": "assistant", "content": "ok"}, {"role": "user", "content": "go on"}]
     assert bypass.judge(1, ("c",), orjson.dumps(request)) is None
+
+
+def test_markers_moved_on_the_last_two_messages_keep_the_fast_path():
+    """OpenCode (the AI SDK) marks the last two messages: both change at every step in what the
+    provider does not count. A change the provider counts in either goes to the worker."""
+    marker = {"type": "ephemeral"}
+
+    def step(n: int, moved_text: str = "") -> bytes:
+        messages: list[dict] = [{"role": "user", "content": [{"type": "text", "text": "Read the files."}]}]
+        for i in range(n):
+            messages += [{"role": "assistant", "content": [{"type": "tool_use", "id": f"t{i}", "name": "read", "input": {"p": f"f{i}"}}]},
+                         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}", "content": f"line {i} " * 50}]}]  # fmt: skip
+        for message in messages[-2:]:
+            message["content"][-1]["cache_control"] = marker
+        if moved_text:
+            messages[-3]["content"][-1]["content"] = moved_text
+        return body(messages, "claude-opus-4-6")
+
+    fitting = Fitting(Setup(LimitRule(budget=150_000), 64 << 20, None))
+    first = step(2)
+    fitted = fitting.fit(1, "anthropic", first, client="c")
+    bypass = Bypass(1 << 30)
+    bypass.passed(1, opened(fitted.mark, ("c",), first, Limits(Mark(*fitted.mark).budget), fitted.key, 0, 1))
+    for n in range(3, 8):
+        grown = step(n)
+        taken = bypass.judge(1, ("c",), grown)
+        assert taken is not None, n
+        after = fitting.fit(n, "anthropic", grown, client="c")
+        assert after.plan is not None and not after.plan.changed and after.plan.tokens_after <= taken.bound()
+        bypass.passed(1, taken)
+    assert bypass.judge(1, ("c",), step(8, moved_text="changed")) is None  # (counted: its worker's)
+    assert bypass.judge(1, ("c",), step(8)) is not None
 
 
 def openai_body(steps: int) -> bytes:

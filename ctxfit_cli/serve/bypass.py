@@ -2,19 +2,21 @@
 
 An agent's next request is its last one with a message or two appended. When a worker fitted a
 conversation's request and changed nothing (no result cleared, no message left out), it hands
-back a `Mark` (`fitting.mark`): where the conversation array's last element ends in that body,
-the count it fitted the request to, the budget, and the most tokens one byte of an appended
-message can add to its count (`per_byte` of the request's counter, times the most an estimated
-token can weigh once one more reply is learned, `Session.growth_weight`). Once the provider
-answered that request 200, the proxy keeps the mark beside the body (`Passage`). The
-conversation's next request goes on as the agent's own bytes, in the proxy's own process, only
-if all of this holds (`Bypass.judge`):
+back a `Mark` (`fitting.mark`): where the conversation array's last element ends in that body
+(and where its newest few start), the count it fitted the request to, the budget, and the most
+tokens one byte of an appended message can add to its count (`per_byte` of the request's
+counter, times the most an estimated token can weigh once one more reply is learned,
+`Session.growth_weight`). Once the provider answered that request 200, the proxy keeps the
+mark beside the body (`Passage`). The conversation's next request goes on as the agent's own
+bytes, in the proxy's own process, only if all of this holds (`Bypass.judge`):
 
 - the same client (`owner.py`'s digest: credential and named conversation), the same path,
   window header and dialect, its body sent uncompressed;
 - its body is the last one up to the end of its last element, then ',' and whole JSON values
   (the appended elements, parsed by orjson: a few hundred bytes), then the last one's bytes
-  after that element unchanged: so everything outside the array (system prompt, tools, schemas,
+  after that element unchanged (or the last one's newest few elements, up to `MOVED`, differ
+  in nothing the provider counts: agents move their cache markers to the newest messages at
+  every step, `moved`): so everything outside the array (system prompt, tools, schemas,
   model, max_tokens: the fixed part an anchor is bound to, DESIGN §15) is byte for byte the same
   (or the same JSON with an object's keys in another order, as Codex writes its metadata:
   `same_rest`), and the earlier elements are too (two memcmp, no parse of the body);
@@ -69,6 +71,9 @@ UNBOUNDED_KEYS = frozenset({"inlineData", "inline_data", "fileData", "file_data"
 #: Least UTF-8 bytes of one character of each of the seed rule's groups: ASCII, CJK (every CJK
 #: block is past U+0800), other (past U+007F).
 GROUP_BYTES = (1, 3, 2)
+#: How many of a conversation's newest elements may differ from the last body's in what the
+#: provider does not count (moved cache markers): Anthropic takes at most 4 markers.
+MOVED = 4
 #: The longest shortest-repr of a float orjson writes (`-2.2250738585072014e-308`).
 FLOAT_CHARS = 24
 
@@ -76,9 +81,10 @@ FLOAT_CHARS = 24
 class Mark(NamedTuple):
     """What a worker hands back with a request it forwarded unchanged (`fitting.mark`)."""
 
-    #: Offset just past the conversation array's last element in the body, and where it starts.
+    #: Offset just past the conversation array's last element in the body, and where each of
+    #: its last `MOVED` elements starts (oldest first).
     end: int
-    last: int
+    starts: tuple[int, ...]
     #: The count the worker fitted the request to.
     tokens: int
     budget: int
@@ -110,10 +116,10 @@ class Passage(NamedTuple):
     #: Whose, where and how: owner digest, path, window header, dialect.
     who: tuple
     body: bytes
-    #: Offset just past the conversation array's last element in `body`, and where that element
-    #: starts (-1: not known).
+    #: Offset just past the conversation array's last element in `body`, and where each of its
+    #: last `MOVED` elements starts, oldest first (fewer, or none, where it could not be proved).
     end: int
-    last: int
+    starts: tuple[int, ...]
     #: The worker's count of its last fitted request (or the reply's, if higher and plausible).
     tokens: int
     #: Bytes appended since that request.
@@ -159,15 +165,17 @@ class Bypass:
             start, found = end + 1, appended_elements(memoryview(body)[end + 1 : len(body) - tail])
             elements, extra = found if found is not None else (None, 0)
             appended, grown = elements, len(body) - len(old) + extra
-        else:  # the last element changed in what the provider does not count (a moved cache marker)?
-            start, elements = passage.last, moved(old, passage.last, end, body, len(body) - tail)
-            appended = elements[1:] if elements is not None and bounded(elements[1:]) else None
+        else:  # the last elements changed in what the provider does not count (moved cache markers)?
+            found_moved = moved(old, passage.starts, end, body, len(body) - tail)
+            start, elements, kept = found_moved if found_moved is not None else (0, None, 0)
+            appended = elements[kept:] if elements is not None and bounded(elements[kept:]) else None
             grown = len(orjson.dumps(appended)) if appended else 0  # (its compact JSON: as the worker counts it)
         if not appended or elements is None or passage.bound(passage.grown + grown) > passage.limits.budget:
             return None
         stop = len(body) - tail
-        last = last_start(body, start, stop, elements)
-        return passage._replace(body=body, end=stop, last=last, grown=passage.grown + grown)
+        earlier = tuple(at for at in passage.starts if at < start)  # (the bytes before `start` are the old ones)
+        starts = (earlier + element_starts(body, start, stop, elements))[-MOVED:]
+        return passage._replace(body=body, end=stop, starts=starts, grown=passage.grown + grown)
 
     def passed(self, route: int, passage: Passage) -> None:
         """`passage`'s request was answered 200: the conversation's next one is judged against it."""
@@ -197,8 +205,8 @@ class Bypass:
 
 def opened(fitted_mark: tuple, who: tuple, body: bytes, limits: Limits, key: str, worker: int, ticket: int) -> Passage:
     """The passage a worker's fit of `body` opens, from the mark it handed back."""
-    end, last, tokens, _budget, rate = Mark(*fitted_mark)
-    return Passage(who, body, end, last, tokens, 0, tokens, limits, rate, key, worker, ticket)
+    end, starts, tokens, _budget, rate = Mark(*fitted_mark)
+    return Passage(who, body, end, tuple(starts), tokens, 0, tokens, limits, rate, key, worker, ticket)
 
 
 def same_rest(old: memoryview, new: memoryview) -> bool:
@@ -233,42 +241,55 @@ def appended_elements(data: memoryview) -> tuple[list, int] | None:
     return None if extra is None else (elements, extra)
 
 
-def moved(old: bytes, last: int, end: int, body: bytes, stop: int) -> list | None:
-    """The elements of `body` from where `old`'s last element starts (`last`) to its array's
-    end (`stop`), when `body` is `old` up to there and the first of them is that element changed
-    only in what the provider does not count (Claude Code moves its `cache_control` marker to
-    the newest message at every step, `core.uncounted`): the same text, so the same estimate
-    (and the worker's anchor holds). None otherwise."""
-    if last < 0 or not body.startswith(memoryview(old)[:last]):
+def moved(old: bytes, starts: tuple[int, ...], end: int, body: bytes, stop: int) -> tuple[int, list, int] | None:
+    """Where `body` and `old` part, when they part within `old`'s last `MOVED` elements: the
+    start of the first element that differs, `body`'s elements from there to its array's end
+    (`stop`), and how many of them are `old`'s, each changed only in what the provider does not
+    count (`core.uncounted`: the same text, so the same estimate, and the worker's anchor holds).
+    Agents move their `cache_control` markers to the newest messages at every step: Claude Code
+    the last one, OpenCode (the AI SDK's) the last two. None otherwise."""
+    parted = next((at for at in reversed(starts) if at >= 0 and body.startswith(memoryview(old)[:at])), None)
+    if parted is None:
         return None
     try:
-        elements = orjson.loads(b"".join((b"[", memoryview(body)[last:stop], b"]")))
-        before = orjson.loads(old[last:end])
+        elements = orjson.loads(b"".join((b"[", memoryview(body)[parted:stop], b"]")))
+        before = orjson.loads(b"".join((b"[", memoryview(old)[parted:end], b"]")))
     except orjson.JSONDecodeError:
         return None
-    if len(elements) < 2 or not all(isinstance(e, dict) for e in elements) or not isinstance(before, dict):
+    kept = len(before)
+    if len(elements) <= kept or not all(isinstance(e, dict) for e in elements):
         return None
     from ..core.uncounted import counted_bytes
 
-    same = counted_bytes(orjson.dumps(elements[0])) == counted_bytes(orjson.dumps(before))
-    return elements if same else None
+    for now, then in zip(elements, before):
+        if not isinstance(then, dict) or counted_bytes(orjson.dumps(now)) != counted_bytes(orjson.dumps(then)):
+            return None
+    return parted, elements, kept
 
 
-def last_start(body: bytes, start: int, end: int, elements: list) -> int:
-    """Where the last of `elements` (parsed from `body[start:end]`) starts in `body`, -1 when it
-    cannot be proved: its compact JSON ends the span after a ',' and what comes before parses
-    as the others (a split at a ',' inside a string or a nested value leaves one side invalid)."""
-    if len(elements) == 1:
-        return start
-    written = orjson.dumps(elements[-1])
-    at = end - len(written)
-    if at <= start or body[at - 1 : at] != b"," or not body.startswith(written, at):
-        return -1
+def element_starts(body: bytes, start: int, end: int, elements: list) -> tuple[int, ...]:
+    """Where each of the last `MOVED` of `elements` (parsed from `body[start:end]`) starts in
+    `body`, oldest first; () when it cannot be proved: each one's compact JSON ends what is left
+    of the span after a ',' (the first: at `start`), and what comes before the earliest of them
+    parses as the others (a split at a ',' inside a string or a nested value leaves one side
+    invalid)."""
+    found: list[int] = []
+    for index in range(len(elements) - 1, max(len(elements) - 1 - MOVED, -1), -1):
+        if index == 0:
+            if end - start != len(orjson.dumps(elements[0])) or not body.startswith(orjson.dumps(elements[0]), start):
+                return ()
+            return (start, *reversed(found))
+        written = orjson.dumps(elements[index])
+        at = end - len(written)
+        if at <= start or body[at - 1 : at] != b"," or not body.startswith(written, at):
+            return ()
+        found.append(at)
+        end = at - 1
     try:
-        others = orjson.loads(b"".join((b"[", memoryview(body)[start : at - 1], b"]")))
+        others = orjson.loads(b"".join((b"[", memoryview(body)[start:end], b"]")))
     except orjson.JSONDecodeError:
-        return -1
-    return at if len(others) == len(elements) - 1 else -1
+        return ()
+    return tuple(reversed(found)) if len(others) == len(elements) - len(found) else ()
 
 
 def bounded(value: object) -> bool:

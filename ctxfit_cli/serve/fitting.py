@@ -25,7 +25,7 @@ from ..core.choice import counter_for_model
 from ..core.model import Dialect
 from ..core.plan import Plan
 from .body import BodyError, Layout, Readers
-from .bypass import Mark, per_byte
+from .bypass import MOVED, Mark, per_byte
 from .conversations import Conversation
 from .limits import Limits
 from .paths import CODE_ASSIST as CODE_ASSIST  # (re-exported for `dialects.py`)
@@ -149,5 +149,5 @@ def mark(outcome: Outcome, layout: Layout) -> Mark | None:
     rate = per_byte(counter_for_model(limits.model)[0])
     if rate is None or outcome.session is None:
         return None
-    start, end = layout.spans[-1]
-    return Mark(end, start, plan.tokens_after, limits.budget, rate * outcome.session.growth_weight())
+    starts = tuple(start for start, _ in layout.spans[-MOVED:])
+    return Mark(layout.spans[-1][1], starts, plan.tokens_after, limits.budget, rate * outcome.session.growth_weight())
