@@ -158,13 +158,7 @@ def read(name: str, records: Iterator[Record], skipped: Skipped) -> Iterator[Tra
     from ..formats.built import dialect_of, transcript
     from ..formats.common import Where
 
-    for record in records:
-        value = record.value
-        if not recognise(value):
-            skipped.record(value.get("type") if isinstance(value, dict) else type(value).__name__)
-            continue
-        assert isinstance(value, dict)
-        skipped.keys(value, DOCUMENT_KEYS)
+    for record, value in skipped.documents(records, recognise, DOCUMENT_KEYS):
         where = Where(name, record.line)
         turns: list[Turn] = []
         model = provider = ""

@@ -135,13 +135,7 @@ def _created(path: str, session_id: str) -> object:
 def read(name: str, records: Iterator[Record], skipped: Skipped) -> Iterator[Transcript]:
     from ..formats.common import Where
 
-    for record in records:
-        value = record.value
-        if not recognise(value):
-            skipped.record(value.get("type") if isinstance(value, dict) else type(value).__name__)
-            continue
-        assert isinstance(value, dict)
-        skipped.keys(value, DOCUMENT_KEYS)
+    for record, value in skipped.documents(records, recognise, DOCUMENT_KEYS):
         yield _Session(name, value["history"], Where(name, record.line).at("history"), skipped).transcript()
 
 

@@ -14,7 +14,11 @@ and the keys it knows on them, as constants in its own module; anything else is 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .reading import Record
 
 #: The name counted for a record with no type at all (or one that is not a string).
 UNNAMED = "(no type)"
@@ -40,6 +44,20 @@ class Skipped:
             return
         for key in value.keys() - known:
             self._keys[key] = self._keys.get(key, 0) + 1
+
+    def documents(
+        self, records: Iterable[Record], recognise: Callable[[object], bool], known: frozenset[str]
+    ) -> Iterator[tuple[Record, dict]]:
+        """The records of a log of whole documents (one session each) that `recognise` takes,
+        each with its value, its keys not in `known` counted; any other record counted as
+        skipped by its type."""
+        for record in records:
+            value = record.value
+            if not recognise(value) or not isinstance(value, dict):
+                self.record(value.get("type") if isinstance(value, dict) else type(value).__name__)
+                continue
+            self.keys(value, known)
+            yield record, value
 
     def merge(self, other: dict[str, dict[str, int]]) -> None:
         """Add counts given as `as_dict` gives them (a piece of a log read by another process)."""
