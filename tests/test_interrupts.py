@@ -276,3 +276,26 @@ def test_an_error_a_ctrl_c_caused_is_an_interruption():
     )
     done = subprocess.run([CTXFIT[0], "-c", code], capture_output=True, env=ENV, cwd=ROOT, timeout=60)
     assert (done.returncode, done.stderr, done.stdout) == (130, b"ctxfit: error: interrupted\n", b"")
+
+
+def test_a_dead_worker_reaped_by_the_executor_thread_first_still_has_its_exit_code(monkeypatch):
+    """The executor's thread and the report both wait for a dead worker: the one that loses that
+    race sees no exit code (its waitpid fails) until the other has stored it. The report asks again
+    rather than call the death unknown, which named a SIGTERMed bystander's file instead (CI, stop 40)."""
+    import multiprocessing
+
+    from ctxfit_cli.formats import workers
+
+    process = multiprocessing.get_context("fork").Process(target=signal.pause)
+    process.start()
+    os.kill(process.pid, signal.SIGKILL)
+    _, status = os.waitpid(process.pid, 0)  # the executor's thread won the race ...
+    stored = []
+
+    def meanwhile(seconds):  # ... and stores the code while the report waits
+        stored.append(os.waitstatus_to_exitcode(status))
+        process._popen.returncode = stored[-1]
+
+    monkeypatch.setattr(workers.time, "sleep", meanwhile)
+    codes = workers._exit_codes({process.pid: process}, time.monotonic() + 5)
+    assert codes == {process.pid: -signal.SIGKILL} and stored

@@ -116,10 +116,7 @@ class Workers:
         """What a broken pool says: which worker died how, and the file it was reading."""
         # A process's exit code is known once it is reaped: wait a moment for the dead one (the
         # executor ends the others as soon as it sees the pool broken), never for long.
-        deadline = time.monotonic() + REAP_SECONDS
-        for process in list(self._processes.values()):
-            process.join(max(0.0, deadline - time.monotonic()))
-        codes = {pid: process.exitcode for pid, process in list(self._processes.items())}
+        codes = _exit_codes(self._processes, time.monotonic() + REAP_SECONDS)
         # The executor terminates (SIGTERM) the others once one dies: the first to die did not.
         dead = {pid: code for pid, code in codes.items() if code not in (None, -signal.SIGTERM)}
         dead = dead or {pid: code for pid, code in codes.items() if code is not None}
@@ -132,6 +129,19 @@ class Workers:
             f"{' and '.join(dict.fromkeys(files))}: the worker process reading it died ({how}); "
             "nothing was written. Read it alone with --jobs 1 to see why"
         )
+
+
+def _exit_codes(processes: MutableMapping[int, Process], deadline: float) -> dict[int, int | None]:
+    """Each process's exit code, waiting until `deadline` for those not yet reaped."""
+    while True:
+        for process in list(processes.values()):
+            process.join(max(0.0, deadline - time.monotonic()))
+        codes = {pid: process.exitcode for pid, process in list(processes.items())}
+        if None not in codes.values() or time.monotonic() >= deadline:
+            return codes
+        # The executor's thread reaps them too: a join that lost that race says nothing (its
+        # waitpid fails) until the winner has stored the code, a moment later.
+        time.sleep(0.005)
 
 
 def _how(code: int | None) -> str:
