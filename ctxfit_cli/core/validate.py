@@ -346,7 +346,7 @@ def _anthropic_sequence(
     note_from: int = 0,
 ) -> list[str]:
     problems: list[str] = []
-    if start == 0 and checked[0].role == "assistant":
+    if start == 0 and checked and checked[0].role == "assistant":
         problems.append("messages[0]: the first message must be from the user, not assistant")
     seen: set[object]
     calls: tuple[object, ...]  # calls of the assistant message right before, awaiting their results
