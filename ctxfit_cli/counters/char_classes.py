@@ -281,6 +281,11 @@ _RUN_KINDS: tuple[set[int], ...] = (
 )
 
 
+#: The kind of run (index in `RUNS`) each ASCII class's characters start, if any (space and
+#: newline start none): what a character of the class can cost at most, its rate and one run start.
+ASCII_RUN_KIND: dict[int, int] = {c: k for k, kind in enumerate(_RUN_KINDS[:3]) for c in kind}
+
+
 def _run_table(kind: set[int], code_of: bytes) -> bytes:
     return bytes(0x61 if code_of[b] in kind else 0x20 for b in range(256))
 

@@ -95,10 +95,13 @@ class Mark(NamedTuple):
 
 def per_byte(counter: object) -> float | None:
     """The most tokens one byte of a message's JSON costs by `counter`'s estimate (None: not
-    bounded here: no fast path). A profile: its dearest class per least byte of a character of
-    that class, plus every kind of run starting at it; the seed rule: ¼ per ASCII byte, 1 per
-    CJK character, ½ per other. Never under 1: a message's and a block's framing (4 tokens, a
-    profile's per-call tokens) is paid for by its keys' bytes at that."""
+    bounded here: no fast path). A profile: its dearest character per least byte of a character
+    of its class, a character costing its class's tokens and at most one run start (a run starts
+    at a character of its kind: an ASCII class's own kind, `ASCII_RUN_KIND`; any kind, the
+    dearest, for the others); the seed rule: ¼ per ASCII byte, 1 per CJK character, ½ per other.
+    Never under 1: a message's and a block's framing (4 tokens, a profile's per-call tokens, the
+    rounding of each group) is paid for by its keys' bytes at that."""
+    from ..counters.char_classes import ASCII_RUN_KIND
     from ..counters.seed import SEED
 
     if counter is SEED:
@@ -106,8 +109,14 @@ def per_byte(counter: object) -> float | None:
     rates, runs, groups = (getattr(counter, name, None) for name in ("rates", "runs", "script_groups"))
     if not isinstance(rates, tuple) or not isinstance(runs, tuple) or not isinstance(groups, tuple):
         return None
-    dearest = max(1 / rates[i] / least for members, least in zip(groups, GROUP_BYTES) for i in members if rates[i])
-    return max(dearest + sum(runs), 1.0)
+    dearest_run = max(runs, default=0.0)
+
+    def most(i: int, least: int) -> float:
+        run = (runs[ASCII_RUN_KIND[i]] if i in ASCII_RUN_KIND else 0.0) if least == 1 else dearest_run
+        return (1 / rates[i] + run) / least
+
+    dearest = max(most(i, least) for members, least in zip(groups, GROUP_BYTES) for i in members if rates[i])
+    return max(dearest, 1.0)
 
 
 class Passage(NamedTuple):
