@@ -249,7 +249,7 @@ def test_a_fast_pathed_request_is_the_agents_exact_bytes_with_one_log_line_and_i
     lines = request_lines(log)
     assert len(lines) == 6 and all("fast path" in line for line in lines)
     assert "sent on at once" in lines[0] and re.search(r"\d -> [\d,]+ tokens", lines[0])  # (its worker's count too)
-    assert stats["totals"]["fast_path"] == 6 and stats["totals"]["fitted_in_worker"] == 1
+    assert stats["totals"]["fast_path"] == 6 and stats["totals"]["fitted_in_worker"] == 0
     (only,) = stats["conversations"].values()
     assert only["requests"] == 6 and only["fast_path"] == 6
 

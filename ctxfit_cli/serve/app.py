@@ -267,21 +267,18 @@ class Proxy:
         request[_WHAT] = describe(outcome)
         response, status = await self.forward(request, outcome.body, stats, outcome)
         if _AT_ONCE in request:
-            status = await self._settle(request, body, status, dialect)
+            status = self._settled(request, body, status)
         self._passed(request, status)
         self._log(request, started, status, request[_WHAT])
         return response
 
     def _passed(self, request: web.Request, status: str) -> None:
-        """The request's reply is complete: a 200 lets the conversation's next request take the
-        passage it opened or took (`bypass.py`); anything else (a refusal above all: its lesson
-        is the worker's to apply) sends the next one to its worker."""
-        route, passage = request.get(_PASSAGE, (None, None))
-        if route is not None:
-            if passage is not None and status == "200":
-                self.bypass.passed(route, passage)
-            else:
-                self.bypass.drop(route)
+        """The request's reply is over: anything but a whole 200 (a refusal above all: its
+        lesson is the worker's to apply; a reply broken off) sends the conversation's next
+        request to its worker. A 200's passage was passed as its reply began (`_relay`)."""
+        route, _ = request.get(_PASSAGE, (None, None))
+        if route is not None and status != "200":
+            self.bypass.drop(route)
 
     async def _body(self, request: web.Request, dialect: Dialect = "anthropic") -> bytes | web.Response:
         try:
@@ -374,36 +371,47 @@ class Proxy:
     ) -> Fitted:
         """A new conversation's first request that provably needs no fitting (`opening.py`): the
         agent's own bytes go on now, its bound is what the headers say of it, and its worker's
-        fit (`fit`, under way) is settled once the reply is complete (`_settle`). The reply's
-        end waits for that fit (`_relay`): most often long done, as the provider took longer, so
-        the conversation's next request finds its passage open."""
+        fit (`fit`, under way) is settled before the agent has a byte of its reply (`_settle`):
+        most often long done, as the provider took longer, so the conversation's next request
+        finds its passage open."""
         fit.add_done_callback(_retrieved)  # (a reply the agent gave up on leaves it unawaited)
-        request[_AT_ONCE] = (fit, opening, where)
+        request[_AT_ONCE] = (fit, opening, where, body)
         self.totals.fast_path += 1
         outcome = Fitted(body, limits=opening.limits)
         outcome.bound = outcome.least = opening.bound
         return outcome
 
-    async def _settle(self, request: web.Request, body: bytes, status: str, dialect: Dialect) -> str:
-        """What the worker made of a request that went on at once, once its reply is complete:
-        the conversation's stats and log line, the reply's count anchoring the next request, a
-        refusal's lesson, and the passage its next request takes; the status for the log."""
-        fit, opening, (route, who) = request[_AT_ONCE]
+    async def _settle(self, request: web.Request) -> Fitted:
+        """What the worker made of a request that went on at once, before the agent has a byte of
+        its reply (the provider took longer, most often: it is long done): the conversation's
+        stats, and the passage its next request takes, which the reply's count then anchors as
+        a worker's fit's (`_relay`). Returns the worker's outcome."""
+        fit, opening, (route, who), body = request[_AT_ONCE]
         try:
             outcome = await fit
         except Exception as error:
             outcome = Fitted(body, getattr(error, "key", None), skipped=_reason(error))
-        self.totals.fitted_in_worker += 1
-        usage: ReplyUsage | None = request.get(_USAGE)
+        request[_AT_ONCE] = (outcome, opening, (route, who), body)
         if outcome.key is not None:
-            self._count_at_once(self.ledger.get(outcome.key, dialect), outcome, usage)
-        found = usage.found if usage is not None and status == "200" else None
+            self._count_at_once(self.ledger.get(outcome.key, dialect_of(request.path)), outcome)
         passage = None
         if outcome.mark is not None and outcome.key is not None and outcome.limits is not None:
             passage = opened(outcome.mark, who, body, outcome.limits, outcome.key, outcome.worker, outcome.ticket)
-        if found is not None and not self._anchor(outcome, found, dialect) and passage is not None:
-            passage = self.bypass.anchored(passage, found.prompt)
         request[_PASSAGE] = (route, passage)
+        return outcome
+
+    def _settled(self, request: web.Request, body: bytes, status: str) -> str:
+        """The log line of a request that went on at once, the usage its reply reported, and a
+        refusal's lesson; its status for the log."""
+        outcome, opening, _, _ = request[_AT_ONCE]
+        if not isinstance(outcome, Fitted):  # (no reply came: its worker's read was not waited for)
+            return status
+        usage: ReplyUsage | None = request.get(_USAGE)
+        reported = usage.reported() if usage is not None else None
+        if reported is not None and outcome.key is not None:
+            stats = self.ledger.get(outcome.key, dialect_of(request.path))
+            stats.prompt_tokens += reported.prompt
+            stats.cache_read_tokens += reported.cache_read
         what = describe(outcome)
         if outcome.body is not body or (outcome.plan is not None and outcome.plan.tokens_after > opening.bound):
             what += f"; its bound was {opening.bound:,} tokens, yet its worker would have changed it (please report)"
@@ -414,15 +422,11 @@ class Proxy:
         return f"{status} ({lesson})" if lesson else status
 
     @staticmethod
-    def _count_at_once(stats: Stats, outcome: Fitted, usage: ReplyUsage | None) -> None:
+    def _count_at_once(stats: Stats, outcome: Fitted) -> None:
         stats.requests += 1
         stats.fast_path += 1
         if outcome.plan is not None and outcome.error is None:
             stats.record_plan(outcome.plan)
-        reported = usage.reported() if usage is not None else None
-        if reported is not None:
-            stats.prompt_tokens += reported.prompt
-            stats.cache_read_tokens += reported.cache_read
 
     def _anchor(self, fitted: Fitted, found: Reported, dialect: Dialect) -> str | None:
         """The reply's count anchors `fitted`'s conversation (`pool.anchor`); why not, once said."""
@@ -493,7 +497,16 @@ class Proxy:
         fitted: Fitted | None,
     ) -> bool:
         """Pass the provider's reply on as it arrives, reading its usage on the way; whether the
-        provider broke it off (raises `ConnectionResetError` when the agent went away)."""
+        provider broke it off (raises `ConnectionResetError` when the agent went away).
+
+        A 200's passage (`bypass.py`) is passed before the agent has a byte of it: the
+        conversation's next request can come as soon as the agent has the reply's last byte,
+        which for a reply of known length is before the reply is over here."""
+        if _AT_ONCE in request:  # (the worker's outcome is what the reply's count anchors)
+            fitted = await self._settle(request)
+        route, passage = request.get(_PASSAGE, (None, None))
+        if passage is not None and upstream.status == 200:
+            self.bypass.passed(route, passage)
         await response.prepare(request)
         chunks = upstream.content.iter_any()
         anchoring = fitted if upstream.status == 200 else None
@@ -517,13 +530,12 @@ class Proxy:
                 request[_REFUSAL] = bytes(kept)
             if anchoring is not None and usage.found is not None:  # before the agent has it all
                 refused = self._anchor(anchoring, usage.found, dialect_of(request.path))
-                route, passage = request.get(_PASSAGE, (None, None))
                 if passage is not None and not refused:  # (the worker counts what follows from it)
-                    request[_PASSAGE] = (route, self.bypass.anchored(passage, usage.found.prompt))
+                    passage = self.bypass.anchored(passage, usage.found.prompt)
+                    request[_PASSAGE] = (route, passage)
+                    self.bypass.passed(route, passage, unless_replaced=True)
                 anchoring = None
             await response.write(chunk)
-        if _AT_ONCE in request:  # (its worker's read settles the conversation before the agent can go on)
-            await asyncio.wait([request[_AT_ONCE][0]])
         await response.write_eof()
         return False
 
