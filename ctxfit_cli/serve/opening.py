@@ -8,9 +8,9 @@ nothing else (no anchor, no lesson of a refusal: DESIGN §15), and a worker chan
 when that count passes the budget. So when the whole body's bound is within the budget, the
 worker would send the agent's bytes on unchanged: they go on now, and the worker reads the body
 meanwhile (`Proxy._at_once`), while the provider answers, for what a reply anchors and for the
-passage the next request takes. The reply's last bytes wait for that read (a provider answers in
-seconds, the read takes milliseconds): the agent's next request finds it done. The worst case is
-the old one: a provider quicker than the worker waits for it, as every first request did.
+passage the next request takes. The reply's first byte waits for that read (a provider answers
+in seconds, the read takes milliseconds): the agent's next request finds it done. The worst case
+is the old one: a reply quicker than the worker waits for it, as every first request did.
 
 The bound is the fast path's, over the whole body: `bypass.per_byte` of the model's counter
 times the body's bytes (each float allowed its longest repr, `bypass.float_bytes`), the system
