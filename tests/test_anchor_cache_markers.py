@@ -149,8 +149,9 @@ def test_a_real_change_of_a_value_drops_the_anchor_and_goes_as_the_client_wrote_
     bodies = [orjson.dumps(claude_code_body(step)) for step in (1, 2)] + [orjson.dumps(claude_code_body(3, flag=1))]
     bodies.append(orjson.dumps(claude_code_body(4, flag=1)))
     headers, received, _, _ = post_all(bodies, 500_000, tmp_path)
-    counted = [h["ctxfit-counted"].replace("bound", "anchored") for h in headers]  # (the fast path: bounded)
-    assert counted == ["estimated", "anchored", "estimated", "anchored"]
+    assert headers[0]["ctxfit-counted"] == "bound"  # (a new conversation, provably within: sent on at once)
+    counted = [h["ctxfit-counted"].replace("bound", "anchored") for h in headers[1:]]  # (the fast path: bounded)
+    assert counted == ["anchored", "estimated", "anchored"]
     assert [r["sha256"] for r in received] == [hashlib.sha256(b).hexdigest() for b in bodies]  # byte for byte
     assert b'"full":1}' in bodies[2] and b'"full":true' not in bodies[2]
 

@@ -12,6 +12,7 @@ another client's key, a refusal, a conversation whose results were cleared.
 from __future__ import annotations
 
 import hashlib
+import re
 import lzma
 from pathlib import Path
 
@@ -221,6 +222,16 @@ def send(url: str, data: bytes, key: str = "alice") -> httpx.Response:
     return httpx.post(f"{url}/v1/messages", content=data, headers=headers, timeout=60)
 
 
+def known(url: str, *keys: str) -> None:
+    """Each key's owner made known to the proxy (a request its worker reads first: an image is
+    not bounded by its bytes), so that its conversations' first requests go to their worker
+    too, not on at once (`opening.py`, tests/test_proxy_opening.py)."""
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
+    for key in keys:
+        reply = send(url, body([{"role": "user", "content": [image]}], ""), key=key)
+        assert reply.headers["ctxfit-counted"] != "bound"
+
+
 def request_lines(log: str) -> list[str]:
     return [line for line in log.splitlines() if line.startswith("POST /v1/messages")]
 
@@ -232,18 +243,21 @@ def test_a_fast_pathed_request_is_the_agents_exact_bytes_with_one_log_line_and_i
         counted = [send(px.url, data).headers["ctxfit-counted"] for data in sent]
         stats = httpx.get(f"{px.url}/ctxfit/stats").json()
         log = px.stop()
-    assert counted[0] != "bound" and counted[1:] == ["bound"] * 5, counted
+    # (the first too: a new conversation whose whole body provably fits goes on at once)
+    assert counted == ["bound"] * 6, counted
     assert [r["sha256"] for r in recorded(record)] == [hashlib.sha256(data).hexdigest() for data in sent]
     lines = request_lines(log)
-    assert len(lines) == 6 and all("fast path" in line for line in lines[1:]) and "fast path" not in lines[0]
-    assert stats["totals"]["fast_path"] == 5 and stats["totals"]["fitted_in_worker"] == 1
+    assert len(lines) == 6 and all("fast path" in line for line in lines)
+    assert "sent on at once" in lines[0] and re.search(r"\d -> [\d,]+ tokens", lines[0])  # (its worker's count too)
+    assert stats["totals"]["fast_path"] == 6 and stats["totals"]["fitted_in_worker"] == 0
     (only,) = stats["conversations"].values()
-    assert only["requests"] == 6 and only["fast_path"] == 5
+    assert only["requests"] == 6 and only["fast_path"] == 6
 
 
 def test_a_step_past_the_budget_and_a_cleared_conversation_go_to_the_worker(tmp_path):
     record = tmp_path / "record.jsonl"
     with fake_provider(record) as provider, proxy(provider.url, "--budget", "20000") as px:
+        known(px.url, "alice")
         sent = [
             body(conversation(1), ""),
             body(conversation(2, 40_000, start=1), ""),  # 10,000 tokens: within, but not provably
@@ -254,14 +268,15 @@ def test_a_step_past_the_budget_and_a_cleared_conversation_go_to_the_worker(tmp_
         log = px.stop()
     assert "bound" not in counted, counted
     bodies = recorded(record)
-    assert bodies[1]["sha256"] == hashlib.sha256(sent[1]).hexdigest()
-    assert bodies[2]["sha256"] != hashlib.sha256(sent[2]).hexdigest()  # cleared
-    assert bodies[3]["sha256"] != hashlib.sha256(sent[3]).hexdigest()  # still cleared: rewritten by the worker
+    assert bodies[2]["sha256"] == hashlib.sha256(sent[1]).hexdigest()
+    assert bodies[3]["sha256"] != hashlib.sha256(sent[2]).hexdigest()  # cleared
+    assert bodies[4]["sha256"] != hashlib.sha256(sent[3]).hexdigest()  # still cleared: rewritten by the worker
     assert not any("fast path" in line for line in request_lines(log))
 
 
 def test_a_changed_fixed_part_or_another_clients_key_goes_to_the_worker(tmp_path):
     with fake_provider(None) as provider, proxy(provider.url, "--budget", "100000") as px:
+        known(px.url, "alice", "bob")
         assert send(px.url, body(conversation(1), "")).headers["ctxfit-counted"] != "bound"
         # the same history grown, by another key: its own conversation, its worker
         assert send(px.url, body(conversation(2), ""), key="bob").headers["ctxfit-counted"] != "bound"
@@ -387,11 +402,16 @@ def test_the_fast_path_in_the_other_dialects_and_never_for_another_key(dialect):
 
     with fake_provider(None) as provider, proxy(provider.url, "--budget", "100000") as px:
         counted = [post(px.url, make(n), "alice") for n in (1, 2, 3)]
-        assert counted[0] != "bound" and counted[1:] == ["bound", "bound"], counted
-        assert post(px.url, make(4), "bob") != "bound"  # another key: its own conversation, at its worker
+        # (a new conversation's first request goes on at once where its body names its model, `opening.py`)
+        first = "bound" if dialect == "openai" else "estimated"
+        assert counted == [first, "bound", "bound"], counted
+        assert post(px.url, make(4), "bob") == first  # another key: its own new conversation, never alice's passage
         assert post(px.url, make(4), "alice") == "bound"
         log = px.stop()
     assert "AIza" not in log and "alice" not in log
+    lines = [line for line in log.splitlines() if line.startswith("POST")]
+    bob = lines[3]
+    assert ("sent on at once" in bob) if dialect == "openai" else ("fast path" not in bob), bob
 
 
 def test_a_worker_that_did_not_see_some_steps_fits_the_next_as_one_that_saw_them_all():

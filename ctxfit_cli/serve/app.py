@@ -22,7 +22,9 @@ the same one (`pool.py`), so a team's conversations are fitted side by side on t
 cores while replies stream on. A body that provably needs no fitting (its conversation's last
 one, which its worker forwarded unchanged, grown by a few elements whose bytes bound their
 tokens within the budget) goes on from here without the trip (`bypass.py`): most of an ongoing
-conversation's requests; its log line says "fast path".
+conversation's requests; its log line says "fast path". So does a new conversation's first
+request whose whole body provably fits (`opening.py`): it goes on at once, and its worker reads
+it while the provider answers.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import time
+from typing import TYPE_CHECKING
 
 import aiohttp
 import orjson
@@ -45,6 +48,7 @@ from .errors import NO_RETRY, message_of, provider_error
 from .ledger import Ledger, Stats
 from .limits import asked_window
 from .log_lines import conversation, describe, kind_of
+from .opening import Opening, Owners
 from .owner import CREDENTIAL_HEADERS, CREDENTIAL_QUERY, owner
 from .paths import DIALECTS, HANDLED_AS, dialect_of
 from .pool import NotFitted, Pool, WorkerLost
@@ -52,6 +56,9 @@ from .refusals import read_refusal, tighter
 from .settings import Settings, Totals
 from .upstream import Upstream, why_unreachable
 from .usage import ReplyUsage
+
+if TYPE_CHECKING:
+    from ..core.reported import Reported
 
 #: Headers that belong to one connection, not to the request (RFC 9110 §7.6.1), plus the ones
 #: aiohttp sets itself.
@@ -75,6 +82,9 @@ AUTO_HEADERS = ("Accept-Encoding", "User-Agent")
 _STARTED, _WHAT, _LOGGED, _REFUSAL = "ctxfit.started", "ctxfit.what", "ctxfit.logged", "ctxfit.refusal"
 #: (route, the passage the request opens or takes, or None: `bypass.py`), set as it is fitted.
 _PASSAGE = "ctxfit.passage"
+#: A request that went on at once (`opening.py`): its worker's fit under way, its owner and bound;
+#: and the reply's usage and refusal message, which that fit's outcome is told of once it is known.
+_AT_ONCE, _USAGE, _SAID = "ctxfit.at_once", "ctxfit.usage", "ctxfit.said"
 #: Bytes of a provider's error reply kept to read its message (the reply itself passes whole).
 ERROR_BYTES = 64 * 1024
 
@@ -95,6 +105,8 @@ class Proxy:
         self.pool = Pool(settings.workers, setup, self.errors.error, settings.fit_timeout, spawned)
         #: Requests that provably need no fitting go on from here, without a worker (`bypass.py`).
         self.bypass = Bypass(base_limit(setup))
+        #: Whose conversations the proxy has seen: a new one's first request may go on at once (`opening.py`).
+        self.owners = Owners(settings.limits)
         self.stopping = False
         self.guard: ConnectionGuard | None = None  # set once the server exists
         #: The replies under way, by id of their request (the last resort must not start another).
@@ -254,20 +266,19 @@ class Proxy:
             self.totals.fitted += 1
         request[_WHAT] = describe(outcome)
         response, status = await self.forward(request, outcome.body, stats, outcome)
+        if _AT_ONCE in request:
+            status = self._settled(request, body, status)
         self._passed(request, status)
         self._log(request, started, status, request[_WHAT])
         return response
 
     def _passed(self, request: web.Request, status: str) -> None:
-        """The request's reply is complete: a 200 lets the conversation's next request take the
-        passage it opened or took (`bypass.py`); anything else (a refusal above all: its lesson
-        is the worker's to apply) sends the next one to its worker."""
-        route, passage = request.get(_PASSAGE, (None, None))
-        if route is not None:
-            if passage is not None and status == "200":
-                self.bypass.passed(route, passage)
-            else:
-                self.bypass.drop(route)
+        """The request's reply is over: anything but a whole 200 (a refusal above all: its
+        lesson is the worker's to apply; a reply broken off) sends the conversation's next
+        request to its worker. A 200's passage was passed as its reply began (`_relay`)."""
+        route, _ = request.get(_PASSAGE, (None, None))
+        if route is not None and status != "200":
+            self.bypass.drop(route)
 
     async def _body(self, request: web.Request, dialect: Dialect = "anthropic") -> bytes | web.Response:
         try:
@@ -320,10 +331,15 @@ class Proxy:
             client = owner(request.headers, request.rel_url.query)  # a digest: the key stays here
             route = self.pool.route(handling, body, client)
             who = (client, request.path, window, handling)  # (no query: `?key=` is in `client`, digested)
+            new = self.owners.saw(who)
             passage = self.bypass.judge(route, who, body)
             if passage is not None:
                 return self._fast(request, passage, route, dialect)
             self.bypass.drop(route)  # (its worker sees this one: what it does next is its own to say)
+            opening = self.owners.opening(handling, body, window) if new else None
+            if opening is not None:
+                fit = self.pool.fit(handling, body, model, window, client, route)
+                return self._at_once(request, body, opening, asyncio.ensure_future(fit), (route, who)), None
             outcome = await self.pool.fit(handling, body, model, window, client, route)
             self.totals.fitted_in_worker += 1
             if outcome.mark is not None and outcome.key is not None and outcome.limits is not None:
@@ -349,6 +365,75 @@ class Proxy:
         outcome = Fitted(passage.body, passage.key, limits=passage.limits, worker=passage.worker, ticket=passage.ticket)
         outcome.bound, outcome.least = passage.bound(), passage.least
         return outcome, stats
+
+    def _at_once(
+        self, request: web.Request, body: bytes, opening: Opening, fit: asyncio.Future, where: tuple
+    ) -> Fitted:
+        """A new conversation's first request that provably needs no fitting (`opening.py`): the
+        agent's own bytes go on now, its bound is what the headers say of it, and its worker's
+        fit (`fit`, under way) is settled before the agent has a byte of its reply (`_settle`):
+        most often long done, as the provider took longer, so the conversation's next request
+        finds its passage open."""
+        fit.add_done_callback(_retrieved)  # (a reply the agent gave up on leaves it unawaited)
+        request[_AT_ONCE] = (fit, opening, where, body)
+        self.totals.fast_path += 1
+        outcome = Fitted(body, limits=opening.limits)
+        outcome.bound = outcome.least = opening.bound
+        return outcome
+
+    async def _settle(self, request: web.Request) -> Fitted:
+        """What the worker made of a request that went on at once, before the agent has a byte of
+        its reply (the provider took longer, most often: it is long done): the conversation's
+        stats, and the passage its next request takes, which the reply's count then anchors as
+        a worker's fit's (`_relay`). Returns the worker's outcome."""
+        fit, opening, (route, who), body = request[_AT_ONCE]
+        try:
+            outcome = await fit
+        except Exception as error:
+            outcome = Fitted(body, getattr(error, "key", None), skipped=_reason(error))
+        request[_AT_ONCE] = (outcome, opening, (route, who), body)
+        if outcome.key is not None:
+            self._count_at_once(self.ledger.get(outcome.key, dialect_of(request.path)), outcome)
+        passage = None
+        if outcome.mark is not None and outcome.key is not None and outcome.limits is not None:
+            passage = opened(outcome.mark, who, body, outcome.limits, outcome.key, outcome.worker, outcome.ticket)
+        request[_PASSAGE] = (route, passage)
+        return outcome
+
+    def _settled(self, request: web.Request, body: bytes, status: str) -> str:
+        """The log line of a request that went on at once, the usage its reply reported, and a
+        refusal's lesson; its status for the log."""
+        outcome, opening, _, _ = request[_AT_ONCE]
+        if not isinstance(outcome, Fitted):  # (no reply came: its worker's read was not waited for)
+            return status
+        usage: ReplyUsage | None = request.get(_USAGE)
+        reported = usage.reported() if usage is not None else None
+        if reported is not None and outcome.key is not None:
+            stats = self.ledger.get(outcome.key, dialect_of(request.path))
+            stats.prompt_tokens += reported.prompt
+            stats.cache_read_tokens += reported.cache_read
+        what = describe(outcome)
+        if outcome.body is not body or (outcome.plan is not None and outcome.plan.tokens_after > opening.bound):
+            what += f"; its bound was {opening.bound:,} tokens, yet its worker would have changed it (please report)"
+            self.errors.error("at once", f"ctxfit proxy: went on at once, yet its worker would fit it: {what}")
+        at_once = f"fast path: a new conversation, ≤ {opening.bound:,} tokens by its bytes, sent on at once"
+        request[_WHAT] = f"{what}; {at_once}"
+        lesson = self._learn(outcome, request[_SAID], request.get(_REFUSAL, b"")) if _SAID in request else ""
+        return f"{status} ({lesson})" if lesson else status
+
+    @staticmethod
+    def _count_at_once(stats: Stats, outcome: Fitted) -> None:
+        stats.requests += 1
+        stats.fast_path += 1
+        if outcome.plan is not None and outcome.error is None:
+            stats.record_plan(outcome.plan)
+
+    def _anchor(self, fitted: Fitted, found: Reported, dialect: Dialect) -> str | None:
+        """The reply's count anchors `fitted`'s conversation (`pool.anchor`); why not, once said."""
+        refused = self.pool.anchor(fitted, found)
+        if refused and self.ledger.get(fitted.key or "", dialect).refused(refused):
+            self.settings.log(f"{conversation(fitted)}: {refused} (the estimate is the count)")
+        return refused
 
     # --- forwarding ---------------------------------------------------------------------------
 
@@ -380,7 +465,9 @@ class Proxy:
             if fitted is not None:
                 response.headers.update(measured(fitted))
             self._replies[id(request)] = response
-            usage = ReplyUsage(upstream.headers.get("content-type", ""), upstream.headers.get("content-encoding", ""))
+            usage = request[_USAGE] = ReplyUsage(
+                upstream.headers.get("content-type", ""), upstream.headers.get("content-encoding", "")
+            )
             try:
                 broken = await self._relay(request, upstream, response, usage, fitted)
             except ConnectionResetError:  # the agent went away: the provider's reply is dropped
@@ -389,7 +476,8 @@ class Proxy:
             if broken:
                 return response, f"{upstream.status} (broken off by the provider mid-reply)"
             if fitted is not None and upstream.status >= 400:
-                said = message_of(request.get(_REFUSAL, b""), upstream.headers.get("content-encoding", ""))
+                encoding = upstream.headers.get("content-encoding", "")
+                said = request[_SAID] = message_of(request.get(_REFUSAL, b""), encoding)
                 self.totals.tally(self.totals.refused, f"{upstream.status} {kind_of(said or upstream.reason or '')}")
                 lesson = self._learn(fitted, said, request.get(_REFUSAL, b""))
                 if lesson:
@@ -409,7 +497,16 @@ class Proxy:
         fitted: Fitted | None,
     ) -> bool:
         """Pass the provider's reply on as it arrives, reading its usage on the way; whether the
-        provider broke it off (raises `ConnectionResetError` when the agent went away)."""
+        provider broke it off (raises `ConnectionResetError` when the agent went away).
+
+        A 200's passage (`bypass.py`) is passed before the agent has a byte of it: the
+        conversation's next request can come as soon as the agent has the reply's last byte,
+        which for a reply of known length is before the reply is over here."""
+        if _AT_ONCE in request:  # (the worker's outcome is what the reply's count anchors)
+            fitted = await self._settle(request)
+        route, passage = request.get(_PASSAGE, (None, None))
+        if passage is not None and upstream.status == 200:
+            self.bypass.passed(route, passage)
         await response.prepare(request)
         chunks = upstream.content.iter_any()
         anchoring = fitted if upstream.status == 200 else None
@@ -432,12 +529,11 @@ class Proxy:
                 kept += chunk[: keep - len(kept)]
                 request[_REFUSAL] = bytes(kept)
             if anchoring is not None and usage.found is not None:  # before the agent has it all
-                refused = self.pool.anchor(anchoring, usage.found)
-                if refused and self.ledger.get(anchoring.key or "", dialect_of(request.path)).refused(refused):
-                    self.settings.log(f"{conversation(anchoring)}: {refused} (the estimate is the count)")
-                route, passage = request.get(_PASSAGE, (None, None))
+                refused = self._anchor(anchoring, usage.found, dialect_of(request.path))
                 if passage is not None and not refused:  # (the worker counts what follows from it)
-                    request[_PASSAGE] = (route, self.bypass.anchored(passage, usage.found.prompt))
+                    passage = self.bypass.anchored(passage, usage.found.prompt)
+                    request[_PASSAGE] = (route, passage)
+                    self.bypass.passed(route, passage, unless_replaced=True)
                 anchoring = None
             await response.write(chunk)
         await response.write_eof()
@@ -520,6 +616,11 @@ def _loopback(host: str) -> bool:
         return name in ("localhost", "localhost.") or ipaddress.ip_address(name).is_loopback
     except ValueError:  # not an address: a name, and not localhost
         return False
+
+
+def _retrieved(future: asyncio.Future) -> None:
+    if not future.cancelled():
+        future.exception()  # (retrieved: no "exception was never retrieved" at exit)
 
 
 def _reason(error: Exception) -> str:

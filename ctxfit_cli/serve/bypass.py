@@ -186,8 +186,13 @@ class Bypass:
         starts = (earlier + element_starts(body, start, stop, elements))[-MOVED:]
         return passage._replace(body=body, end=stop, starts=starts, grown=passage.grown + grown)
 
-    def passed(self, route: int, passage: Passage) -> None:
-        """`passage`'s request was answered 200: the conversation's next one is judged against it."""
+    def passed(self, route: int, passage: Passage, *, unless_replaced: bool = False) -> None:
+        """`passage`'s request is answered 200: the conversation's next one is judged against it
+        (`unless_replaced`: only if the route's passage is still this request's, another body of
+        it, or none: a newer request's stays)."""
+        held = self._passages.get(route)
+        if unless_replaced and held is not None and held.body is not passage.body:
+            return
         self.drop(route)
         self._passages[route] = passage
         self.held += len(passage.body)

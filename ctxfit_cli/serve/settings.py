@@ -41,8 +41,8 @@ class Totals:
     passed_through: int = 0  # not a fitted path
     failed_open: int = 0
     rejected: int = 0
-    fitted_in_worker: int = 0  # bodies a worker process answered for
-    fast_path: int = 0  # bodies that provably needed no fitting: sent on without a worker (`bypass.py`)
+    fitted_in_worker: int = 0  # bodies a worker process answered for before they went on
+    fast_path: int = 0  # bodies that provably needed no fitting: sent on without a worker (`bypass.py`, `opening.py`)
     upstream_errors: int = 0
     #: Requests whose client went away before its reply was complete.
     client_gone: int = 0
