@@ -34,6 +34,7 @@ import functools
 import ipaddress
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import aiohttp
@@ -84,11 +85,9 @@ AUTO_HEADERS = ("Accept-Encoding", "User-Agent")
 _STARTED, _WHAT, _LOGGED, _REFUSAL = "ctxfit.started", "ctxfit.what", "ctxfit.logged", "ctxfit.refusal"
 #: (route, the passage the request opens or takes, or None: `bypass.py`), set as it is fitted.
 _PASSAGE = "ctxfit.passage"
-#: A request that went on at once (`opening.py`): its worker's fit under way, its owner and bound;
-#: and the reply's usage and refusal message, which that fit's outcome is told of once it is known.
+#: A request that went on at once (`opening.py`): its `_AtOnce`; and the reply's usage and
+#: refusal message, which its worker's outcome is told of once it is known.
 _AT_ONCE, _USAGE, _SAID = "ctxfit.at_once", "ctxfit.usage", "ctxfit.said"
-#: What starts the worker's read of a request that went on at once, called once its body is upstream.
-_AT_ONCE_START = "ctxfit.at_once_start"
 #: Bytes of a provider's error reply kept to read its message (the reply itself passes whole).
 ERROR_BYTES = 64 * 1024
 
@@ -387,8 +386,8 @@ class Proxy:
         on 2 cores a first request waited ~2-3 ms more when both ran at once) and is settled before the
         agent has a byte of the reply (`_settle`): most often long done, as the provider took
         longer, so the conversation's next request finds its passage open."""
-        started = request[_AT_ONCE_START] = _Started(fit)
-        request[_AT_ONCE] = (started, opening, where, body)
+        route, who = where
+        request[_AT_ONCE] = _AtOnce(fit, opening, route, who, body)
         self.totals.fast_path += 1
         outcome = Fitted(body, limits=opening.limits)
         outcome.bound = outcome.least = opening.bound
@@ -399,25 +398,28 @@ class Proxy:
         its reply (the provider took longer, most often: it is long done): the conversation's
         stats, and the passage its next request takes, which the reply's count then anchors as
         a worker's fit's (`_relay`). Returns the worker's outcome."""
-        started, opening, (route, who), body = request[_AT_ONCE]
+        at_once: _AtOnce = request[_AT_ONCE]
+        body = at_once.body
         try:
-            outcome = await started()  # (started by now, as its body went upstream)
+            outcome = await at_once.start()  # (started by now, as its body went upstream)
         except Exception as error:
             outcome = Fitted(body, getattr(error, "key", None), skipped=_reason(error))
-        request[_AT_ONCE] = (outcome, opening, (route, who), body)
+        at_once.outcome = outcome
         if outcome.key is not None:
             self._count_at_once(self.ledger.get(outcome.key, dialect_of(request.path)), outcome)
         passage = None
         if outcome.mark is not None and outcome.key is not None and outcome.limits is not None:
-            passage = opened(outcome.mark, who, body, outcome.limits, outcome.key, outcome.worker, outcome.ticket)
-        request[_PASSAGE] = (route, passage)
+            mark, who, limits = outcome.mark, at_once.who, outcome.limits
+            passage = opened(mark, who, body, limits, outcome.key, outcome.worker, outcome.ticket)
+        request[_PASSAGE] = (at_once.route, passage)
         return outcome
 
     def _settled(self, request: web.Request, body: bytes, status: str) -> str:
         """The log line of a request that went on at once, the usage its reply reported, and a
         refusal's lesson; its status for the log."""
-        outcome, opening, _, _ = request[_AT_ONCE]
-        if not isinstance(outcome, Fitted):  # (no reply came: its worker's read was not waited for)
+        at_once: _AtOnce = request[_AT_ONCE]
+        outcome, opening = at_once.outcome, at_once.opening
+        if outcome is None:  # (no reply came: its worker's read was not waited for)
             return status
         usage: ReplyUsage | None = request.get(_USAGE)
         reported = usage.reported() if usage is not None else None
@@ -429,8 +431,8 @@ class Proxy:
         if outcome.body is not body or (outcome.plan is not None and outcome.plan.tokens_after > opening.bound):
             what += f"; its bound was {opening.bound:,} tokens, yet its worker would have changed it (please report)"
             self.errors.error("at once", f"ctxfit proxy: went on at once, yet its worker would fit it: {what}")
-        at_once = f"fast path: a new conversation, ≤ {opening.bound:,} tokens by its bytes, sent on at once"
-        request[_WHAT] = f"{what}; {at_once}"
+        how = f"fast path: a new conversation, ≤ {opening.bound:,} tokens by its bytes, sent on at once"
+        request[_WHAT] = f"{what}; {how}"
         lesson = self._learn(outcome, request[_SAID], request.get(_REFUSAL, b"")) if _SAID in request else ""
         return f"{status} ({lesson})" if lesson else status
 
@@ -463,15 +465,15 @@ class Proxy:
         try:
             # Only the agent's headers: aiohttp would add its own Accept-Encoding (and then a
             # client that asked for none would get gzip back) and User-Agent.
-            start = request.get(_AT_ONCE_START)
-            upstream = await (self.client if start is None else self.at_once_client).request(
+            at_once = request.get(_AT_ONCE)
+            upstream = await (self.client if at_once is None else self.at_once_client).request(
                 request.method,
                 url,
                 headers=headers,
                 data=body,
                 allow_redirects=False,
                 skip_auto_headers=AUTO_HEADERS,
-                trace_request_ctx=start,
+                trace_request_ctx=at_once,
             )
         except (TimeoutError, aiohttp.ClientError) as error:
             why = why_unreachable(error, self.upstream.base)
@@ -638,18 +640,23 @@ def _loopback(host: str) -> bool:
         return False
 
 
-class _Started:
-    """A worker's read of a request that went on at once, started by the first call (its body's
-    last chunk sent upstream, `_body_sent`, or the reply, whichever comes first); each call
-    returns it."""
+@dataclass
+class _AtOnce:
+    """A request that went on at once (`Proxy._at_once`): its worker's read, started by the
+    first `start()` (its body's first chunk sent upstream, `_body_sent`, or its reply, whichever
+    comes first), and that read's outcome once the reply waited for it (`Proxy._settle`)."""
 
-    def __init__(self, fit: Callable[[], Awaitable[Fitted]]) -> None:
-        self._fit = fit
-        self._future: asyncio.Future | None = None
+    fit: Callable[[], Awaitable[Fitted]]
+    opening: Opening
+    route: int
+    who: tuple
+    body: bytes
+    outcome: Fitted | None = None
+    _future: asyncio.Future | None = None
 
-    def __call__(self) -> asyncio.Future:
+    def start(self) -> asyncio.Future:
         if self._future is None:
-            self._future = asyncio.ensure_future(self._fit())
+            self._future = asyncio.ensure_future(self.fit())
             self._future.add_done_callback(_retrieved)  # (a reply the agent gave up on leaves it unawaited)
         return self._future
 
@@ -657,9 +664,9 @@ class _Started:
 async def _body_sent(_session: aiohttp.ClientSession, context: Any, _sent: Any) -> None:
     """aiohttp's trace of a request body's chunk sent upstream: a request that went on at once
     starts its worker's read (`Proxy._at_once`)."""
-    start = context.trace_request_ctx
-    if isinstance(start, _Started):
-        start()
+    at_once = context.trace_request_ctx
+    if isinstance(at_once, _AtOnce):
+        at_once.start()
 
 
 def _retrieved(future: asyncio.Future) -> None:
